@@ -1,0 +1,239 @@
+//! Mode B (block-wise, throughput): closed-form safe bounds per triangle, the
+//! per-vertex minimum, one error-bound id per 32x32 tile and component, exact storage
+//! of critical and degenerate cells, and Lorenzo prediction inside each tile.
+//!
+//! Tiles are independent (Lorenzo treats the outside of a tile as 0), so bands of 32
+//! rows encode and decode in parallel, and a GPU block can own a tile.
+
+use super::forced::forced_exact;
+use super::parts::Parts;
+use super::quantize::{eb_of_id, id_for_bound, pv, quantize, reconstruct, NUM_IDS};
+use super::safe_bound::safe_relative_bound;
+use super::topology::{cp_orientation, gather, incident, tri_vertices, triangle_count, Half};
+use crate::codec::{unzigzag, zigzag};
+use crate::error::{Error, Result};
+use rayon::prelude::*;
+
+pub const TILE: usize = 32;
+/// Per-vertex id meaning "store exactly".
+const EXACT: u8 = u8::MAX;
+
+/// Safe relative bound of every triangle: +inf where a vertex is non-finite (no
+/// constraint: such triangles hold no critical point before or after), -1 where the
+/// triangle holds a critical point (its vertices are stored exactly).
+fn triangle_bounds(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<f64> {
+    let mut eps = vec![f64::INFINITY; triangle_count(ny, nx)];
+    if eps.is_empty() {
+        return eps;
+    }
+    eps.par_chunks_mut(2 * (nx - 1)).enumerate().for_each(|(j, row)| {
+        for i in 0..nx - 1 {
+            for half in [Half::T0, Half::T1] {
+                let p = gather(u, v, tri_vertices(nx, i, j, half));
+                let finite = p.iter().all(|q| q[0].is_finite() && q[1].is_finite());
+                row[2 * i + half as usize] = if !finite {
+                    f64::INFINITY
+                } else if cp_orientation(p) != 0 {
+                    -1.0
+                } else {
+                    safe_relative_bound(p)
+                };
+            }
+        }
+    });
+    eps
+}
+
+/// Per-vertex bound ids for u and v (EXACT when the vertex must be stored exactly).
+fn vertex_ids(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, forced: &[bool]) -> Vec<[u8; 2]> {
+    let eps = triangle_bounds(u, v, ny, nx);
+    let mut ids = vec![[EXACT; 2]; ny * nx];
+    ids.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
+        for (i, out) in row.iter_mut().enumerate() {
+            let k = j * nx + i;
+            if forced[k] {
+                continue;
+            }
+            let (tris, n) = incident(ny, nx, i, j);
+            let e = tris[..n].iter().map(|t| eps[t.0]).fold(f64::INFINITY, f64::min);
+            if e < 0.0 {
+                continue;
+            }
+            let id = |c: f32| id_for_bound(xi, xi.min(e * (c as f64).abs()));
+            if let (Some(a), Some(b)) = (id(u[k]), id(v[k])) {
+                *out = [a as u8, b as u8];
+            }
+        }
+    });
+    ids
+}
+
+/// The tile grid: (tiles across, tiles down).
+fn tiles(ny: usize, nx: usize) -> (usize, usize) {
+    (nx.div_ceil(TILE), ny.div_ceil(TILE))
+}
+
+/// In-tile Lorenzo prediction of vertex (i, j) of a band whose rows start at `j0`.
+#[inline]
+fn lorenzo(rec: &[f32], nx: usize, i: usize, jb: usize, ti: usize) -> f64 {
+    let at = |i: usize, jb: usize| pv(rec[jb * nx + i]);
+    let (west, north) = (i > ti, jb > 0);
+    match (west, north) {
+        (true, true) => (at(i - 1, jb) + at(i, jb - 1)) - at(i - 1, jb - 1),
+        (true, false) => at(i - 1, jb),
+        (false, true) => at(i, jb - 1),
+        (false, false) => 0.0,
+    }
+}
+
+/// Approximate cost in bits of a vertex component coded at a bound id (each halving
+/// of the bound adds about a bit) and of an exactly stored vertex.
+const CODED_BITS: u32 = 2;
+const EXACT_BITS: u32 = 64;
+
+/// One id per tile: the bound that minimises the tile's estimated size, given how
+/// many vertices need each id. Vertices that need a finer bound than the tile's are
+/// stored exactly, so one near-degenerate cell no longer drags its whole tile down.
+fn tile_id(hist: &[u32; NUM_IDS as usize]) -> u8 {
+    let total: u32 = hist.iter().sum();
+    let mut best = (u64::MAX, 0u8);
+    let mut covered = 0u32;
+    for (t, &h) in hist.iter().enumerate() {
+        covered += h;
+        let cost = covered as u64 * (t as u64 + CODED_BITS as u64) + (total - covered) as u64 * EXACT_BITS as u64;
+        if cost < best.0 {
+            best = (cost, t as u8);
+        }
+    }
+    best.1
+}
+
+struct BandOut {
+    ids: Vec<u32>,
+    raw: Vec<u32>,
+    codes: Vec<u32>,
+}
+
+pub fn encode(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, chunk_of_larger: bool) -> Parts {
+    let forced = forced_exact(u, v, ny, nx, chunk_of_larger);
+    let vids = vertex_ids(u, v, ny, nx, xi, &forced);
+    let (tx, _) = tiles(ny, nx);
+    let mut exact = vec![false; ny * nx];
+    let bands: Vec<BandOut> = exact
+        .par_chunks_mut(TILE * nx)
+        .enumerate()
+        .map(|(b, exact_band)| {
+            let j0 = b * TILE;
+            let rows = exact_band.len() / nx;
+            let mut rec_u = vec![0.0f32; rows * nx];
+            let mut rec_v = vec![0.0f32; rows * nx];
+            let mut out = BandOut { ids: Vec::with_capacity(2 * tx), raw: vec![], codes: vec![] };
+            for t in 0..tx {
+                let ti = t * TILE;
+                let te = (ti + TILE).min(nx);
+                // The tile's id per component, from the histogram of what its vertices need.
+                let mut hist = [[0u32; NUM_IDS as usize]; 2];
+                for jb in 0..rows {
+                    for i in ti..te {
+                        let id = vids[(j0 + jb) * nx + i];
+                        if id[0] != EXACT {
+                            hist[0][id[0] as usize] += 1;
+                            hist[1][id[1] as usize] += 1;
+                        }
+                    }
+                }
+                let tid = [tile_id(&hist[0]), tile_id(&hist[1])];
+                out.ids.extend([tid[0] as u32, tid[1] as u32]);
+                let (eu, ev) = (eb_of_id(xi, tid[0] as u32), eb_of_id(xi, tid[1] as u32));
+                for jb in 0..rows {
+                    for i in ti..te {
+                        let (k, kb) = ((j0 + jb) * nx + i, jb * nx + i);
+                        let id = vids[k];
+                        let coded = if id[0] == EXACT || id[0] > tid[0] || id[1] > tid[1] {
+                            None
+                        } else {
+                            let qu = quantize(u[k], lorenzo(&rec_u, nx, i, jb, ti), eu);
+                            let qv = quantize(v[k], lorenzo(&rec_v, nx, i, jb, ti), ev);
+                            qu.zip(qv)
+                        };
+                        match coded {
+                            Some(((qu, ru), (qv, rv))) => {
+                                out.codes.extend([zigzag(qu), zigzag(qv)]);
+                                rec_u[kb] = ru;
+                                rec_v[kb] = rv;
+                            }
+                            None => {
+                                exact_band[kb] = true;
+                                out.raw.extend([u[k].to_bits(), v[k].to_bits()]);
+                                rec_u[kb] = u[k];
+                                rec_v[kb] = v[k];
+                            }
+                        }
+                    }
+                }
+            }
+            out
+        })
+        .collect();
+    let mut parts = Parts { exact, ..Parts::default() };
+    for b in bands {
+        parts.ids.extend(b.ids);
+        parts.raw.extend(b.raw);
+        parts.codes.extend(b.codes);
+    }
+    parts
+}
+
+/// Rebuild u and v from the parts; every count was checked by the caller against
+/// `exact`, and each band re-checks its own slices.
+pub fn decode(parts: &Parts, ny: usize, nx: usize, xi: f64, u: &mut [f32], v: &mut [f32]) -> Result<()> {
+    let (tx, ty) = tiles(ny, nx);
+    if parts.ids.len() != 2 * tx * ty {
+        return Err(Error::corrupt("mode B stream has the wrong number of tile bound ids"));
+    }
+    if parts.ids.iter().any(|&id| id >= NUM_IDS) {
+        return Err(Error::corrupt("mode B stream has an out-of-range bound id"));
+    }
+    // Where each band's raw values and codes start.
+    let mut offsets = Vec::with_capacity(ty + 1);
+    let (mut r, mut c) = (0usize, 0usize);
+    for band in parts.exact.chunks(TILE * nx) {
+        offsets.push((r, c));
+        let n_exact = band.iter().filter(|&&e| e).count();
+        r += 2 * n_exact;
+        c += 2 * (band.len() - n_exact);
+    }
+    if r != parts.raw.len() || c != parts.codes.len() {
+        return Err(Error::corrupt("mode B stream: value counts do not match the exact-vertex mask"));
+    }
+    u.par_chunks_mut(TILE * nx)
+        .zip(v.par_chunks_mut(TILE * nx))
+        .enumerate()
+        .for_each(|(b, (ub, vb))| {
+            let rows = ub.len() / nx;
+            let (mut r, mut c) = offsets[b];
+            for t in 0..tx {
+                let ti = t * TILE;
+                let te = (ti + TILE).min(nx);
+                let tid = (b * tx + t) * 2;
+                let (eu, ev) = (eb_of_id(xi, parts.ids[tid]), eb_of_id(xi, parts.ids[tid + 1]));
+                for jb in 0..rows {
+                    for i in ti..te {
+                        let kb = jb * nx + i;
+                        if parts.exact[b * TILE * nx + kb] {
+                            ub[kb] = f32::from_bits(parts.raw[r]);
+                            vb[kb] = f32::from_bits(parts.raw[r + 1]);
+                            r += 2;
+                        } else {
+                            let pu = lorenzo(ub, nx, i, jb, ti);
+                            let pvv = lorenzo(vb, nx, i, jb, ti);
+                            ub[kb] = reconstruct(pu, eu, unzigzag(parts.codes[c]));
+                            vb[kb] = reconstruct(pvv, ev, unzigzag(parts.codes[c + 1]));
+                            c += 2;
+                        }
+                    }
+                }
+            }
+        });
+    Ok(())
+}

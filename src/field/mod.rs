@@ -1,0 +1,405 @@
+//! 2D vector fields: topology (critical points), the two compressors (mode B, mode S)
+//! and the public entry points.
+
+pub mod blockwise;
+pub mod exact;
+pub mod forced;
+pub mod parts;
+pub mod quantize;
+pub mod safe_bound;
+pub mod speculative;
+pub mod stream;
+pub mod topology;
+
+use crate::error::{Error, Result};
+use crate::format::{self, Header, Kind};
+use parts::Parts;
+use stream::MODE_LOSSLESS;
+
+pub use crate::codec::Coder;
+
+/// Which compressor frontend runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Mode {
+    /// Block-wise analytic bounds: throughput.
+    Blockwise = 1,
+    /// Speculative per-vertex verify-and-back-off: ratio.
+    Speculative = 2,
+}
+
+/// The user's error bound.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bound {
+    /// Absolute: every finite value within this distance (strict `<=`).
+    Abs(f64),
+    /// Value-range relative: `tau * (max - min)` over the finite values of both components.
+    Rel(f64),
+}
+
+/// How the two components lie in memory / in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Layout {
+    /// All of u, then all of v.
+    Soa = 0,
+    /// (u, v) interleaved per vertex.
+    Aos = 1,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FieldConfig {
+    pub mode: Mode,
+    pub bound: Bound,
+    pub coder: Coder,
+    /// 0 = no zstd stage; 1..=22 = zstd level on top of the entropy coder.
+    pub zstd_level: i32,
+    /// The field is one chunk of a larger one: store its perimeter exactly.
+    pub chunk_of_larger: bool,
+    /// Decode and re-check every triangle before returning; store losslessly on failure.
+    pub verify: bool,
+    /// Recorded in the stream so decompression can write the caller's layout back.
+    pub layout: Layout,
+}
+
+impl Default for FieldConfig {
+    fn default() -> Self {
+        FieldConfig {
+            mode: Mode::Speculative,
+            bound: Bound::Rel(1e-3),
+            coder: Coder::Rans,
+            zstd_level: 0,
+            chunk_of_larger: false,
+            verify: false,
+            layout: Layout::Soa,
+        }
+    }
+}
+
+/// What a compression did, beside the bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldReport {
+    /// The absolute bound actually used (the stream records it too).
+    pub abs_bound: f64,
+    /// Vertices stored exactly (anchors, critical cells, non-finite, fallbacks).
+    pub exact_vertices: usize,
+    /// The verify pass found a violation and the chunk was stored losslessly.
+    pub lossless_fallback: bool,
+    /// The verify pass ran.
+    pub verified: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Compressed {
+    pub bytes: Vec<u8>,
+    pub report: FieldReport,
+}
+
+/// A decoded field: SoA components plus the layout the data came in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decoded {
+    pub ny: usize,
+    pub nx: usize,
+    pub u: Vec<f32>,
+    pub v: Vec<f32>,
+    pub layout: Layout,
+}
+
+/// Largest field one stream holds (vertices); larger data goes in chunks.
+pub const MAX_VERTICES: usize = 1 << 34;
+
+impl Mode {
+    pub fn from_u8(x: u8) -> Option<Mode> {
+        match x {
+            1 => Some(Mode::Blockwise),
+            2 => Some(Mode::Speculative),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Blockwise => "b",
+            Mode::Speculative => "s",
+        }
+    }
+}
+
+impl Layout {
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Soa => "soa",
+            Layout::Aos => "aos",
+        }
+    }
+}
+
+/// Vertex count of a shape, refusing empty, overflowing and oversized shapes.
+pub fn vertex_count(ny: usize, nx: usize) -> Result<usize> {
+    if ny == 0 || nx == 0 {
+        return Err(Error::invalid(format!("field shape {ny}x{nx} is empty")));
+    }
+    ny.checked_mul(nx)
+        .filter(|&n| n <= MAX_VERTICES)
+        .ok_or_else(|| Error::invalid(format!("field shape {ny}x{nx} is too large for one stream")))
+}
+
+/// Check a configuration on its own (also used by the C ABI and the CLI).
+pub fn check_config(cfg: &FieldConfig) -> Result<()> {
+    match cfg.bound {
+        Bound::Abs(x) | Bound::Rel(x) if !(x.is_finite() && x > 0.0) => {
+            return Err(Error::invalid(format!("error bound must be finite and positive, got {x}")))
+        }
+        _ => {}
+    }
+    if !(0..=22).contains(&cfg.zstd_level) {
+        return Err(Error::invalid(format!("zstd level must be 0 (off) to 22, got {}", cfg.zstd_level)));
+    }
+    Ok(())
+}
+
+/// The absolute bound a configuration means for this data: `Abs(x)` is x, `Rel(t)`
+/// is `t * (max - min)` over the finite values of both components (0 if none).
+pub fn absolute_bound(u: &[f32], v: &[f32], bound: Bound) -> f64 {
+    match bound {
+        Bound::Abs(x) => x,
+        Bound::Rel(t) => {
+            let (lo, hi) = u
+                .iter()
+                .chain(v)
+                .filter(|x| x.is_finite())
+                .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+            if lo > hi {
+                0.0
+            } else {
+                (t * (hi as f64 - lo as f64)).min(f64::MAX)
+            }
+        }
+    }
+}
+
+fn header(ny: usize, nx: usize, xi: f64, mode: u8, cfg: &FieldConfig, flags: u32) -> Header {
+    Header {
+        version: format::VERSION,
+        kind: Kind::Field2d,
+        dtype: format::DTYPE_F32,
+        flags,
+        dims: [ny as u64, nx as u64, 0],
+        abs_bound: xi,
+        mode,
+        coder: cfg.coder as u8,
+        zstd_level: cfg.zstd_level as i8,
+        layout: cfg.layout as u8,
+        params: [0.0; 4],
+    }
+}
+
+fn lossless(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, cfg: &FieldConfig, flags: u32) -> Result<Vec<u8>> {
+    let raw = u.iter().zip(v).flat_map(|(a, b)| [a.to_bits(), b.to_bits()]).collect();
+    let parts = Parts { raw, ..Parts::default() };
+    stream::write(&header(ny, nx, xi, MODE_LOSSLESS, cfg, flags), &parts, cfg.coder, cfg.zstd_level)
+}
+
+/// The largest stream `compress` can return for a field of this shape (a stream
+/// that would be larger is stored losslessly, uncoded).
+pub fn max_compressed_size(ny: usize, nx: usize) -> Result<usize> {
+    let n = vertex_count(ny, nx)?;
+    Ok(format::header_len(1) + 8 * n)
+}
+
+/// Compress a field given as two component arrays (row-major `ny x nx`, x fastest).
+pub fn compress(u: &[f32], v: &[f32], ny: usize, nx: usize, cfg: &FieldConfig) -> Result<Compressed> {
+    let n = vertex_count(ny, nx)?;
+    if u.len() != n || v.len() != n {
+        return Err(Error::invalid(format!(
+            "field shape {ny}x{nx} needs {n} values per component, got {} and {}",
+            u.len(),
+            v.len()
+        )));
+    }
+    check_config(cfg)?;
+    let xi = absolute_bound(u, v, cfg.bound);
+    let flags = if cfg.chunk_of_larger { format::FLAG_CHUNK_OF_LARGER } else { 0 };
+    let parts = match cfg.mode {
+        Mode::Blockwise => blockwise::encode(u, v, ny, nx, xi, cfg.chunk_of_larger),
+        Mode::Speculative => speculative::encode(u, v, ny, nx, xi, cfg.chunk_of_larger),
+    };
+    let exact_vertices = parts.exact.iter().filter(|&&e| e).count();
+    let mut report = FieldReport { abs_bound: xi, exact_vertices, lossless_fallback: false, verified: false };
+    let verify_flag = if cfg.verify { format::FLAG_VERIFIED } else { 0 };
+    let mut bytes = stream::write(&header(ny, nx, xi, cfg.mode as u8, cfg, flags | verify_flag), &parts, cfg.coder, cfg.zstd_level)?;
+    if bytes.len() > max_compressed_size(ny, nx)? {
+        bytes = lossless(u, v, ny, nx, xi, cfg, flags | verify_flag)?;
+        report.exact_vertices = n;
+    }
+    if cfg.verify {
+        report.verified = true;
+        if let Err(why) = verify(u, v, xi, &bytes) {
+            // Never expected: the guarantee is built in. Keep the data anyway.
+            eprintln!("factz: verify pass failed ({why}); chunk stored losslessly");
+            bytes = lossless(u, v, ny, nx, xi, cfg, flags | verify_flag | format::FLAG_LOSSLESS_FALLBACK)?;
+            report.lossless_fallback = true;
+            report.exact_vertices = n;
+        }
+    }
+    Ok(Compressed { bytes, report })
+}
+
+/// Decode `bytes` and check every triangle's signature and every value's bound.
+fn verify(u: &[f32], v: &[f32], xi: f64, bytes: &[u8]) -> std::result::Result<(), String> {
+    let d = decompress(bytes).map_err(|e| e.to_string())?;
+    let diff = topology::diff((u, v), (&d.u, &d.v), d.ny, d.nx);
+    if !diff.is_clean() {
+        return Err(format!(
+            "{} lost, {} spurious, {} changed critical points",
+            diff.lost.len(),
+            diff.spurious.len(),
+            diff.type_changed.len()
+        ));
+    }
+    for (orig, dec) in [(u, &d.u), (v, &d.v)] {
+        for (&a, &b) in orig.iter().zip(dec.iter()) {
+            let ok = if a.is_finite() { quantize::within(b, a, xi) } else { a.to_bits() == b.to_bits() };
+            if !ok {
+                return Err(format!("value {a} decoded as {b}, outside the bound {xi}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a field stream says about itself (no payload is decoded).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldInfo {
+    pub ny: usize,
+    pub nx: usize,
+    pub layout: Layout,
+    /// None for a losslessly stored chunk.
+    pub mode: Option<Mode>,
+    pub coder: Coder,
+    pub zstd_level: i32,
+    pub abs_bound: f64,
+    pub chunk_of_larger: bool,
+    pub verified: bool,
+    pub lossless_fallback: bool,
+    pub version: u16,
+}
+
+/// Read and check a field stream's header.
+pub fn info(bytes: &[u8]) -> Result<FieldInfo> {
+    let p = format::parse(bytes)?;
+    info_of(&p.header)
+}
+
+fn info_of(h: &Header) -> Result<FieldInfo> {
+    if h.kind != Kind::Field2d {
+        return Err(Error::invalid(format!("stream holds {}, not a 2D vector field", h.kind.name())));
+    }
+    let ny = usize::try_from(h.dims[0]).map_err(|_| Error::corrupt("field shape overflows"))?;
+    let nx = usize::try_from(h.dims[1]).map_err(|_| Error::corrupt("field shape overflows"))?;
+    vertex_count(ny, nx).map_err(|e| Error::corrupt(format!("stream header: {e}")))?;
+    if h.dims[2] != 0 {
+        return Err(Error::corrupt("field stream header has a third dimension"));
+    }
+    if !(h.abs_bound.is_finite() && h.abs_bound >= 0.0) {
+        return Err(Error::corrupt("stream header holds an invalid error bound"));
+    }
+    let layout = match h.layout {
+        0 => Layout::Soa,
+        1 => Layout::Aos,
+        x => return Err(Error::corrupt(format!("unknown layout {x}"))),
+    };
+    let mode = match h.mode {
+        MODE_LOSSLESS => None,
+        m => Some(Mode::from_u8(m).ok_or_else(|| Error::corrupt(format!("unknown mode {m}")))?),
+    };
+    let coder = Coder::from_u8(h.coder).ok_or_else(|| Error::unsupported(format!("unknown coder id {}", h.coder)))?;
+    Ok(FieldInfo {
+        ny,
+        nx,
+        layout,
+        mode,
+        coder,
+        zstd_level: h.zstd_level as i32,
+        abs_bound: h.abs_bound,
+        chunk_of_larger: h.flags & format::FLAG_CHUNK_OF_LARGER != 0,
+        verified: h.flags & format::FLAG_VERIFIED != 0,
+        lossless_fallback: h.flags & format::FLAG_LOSSLESS_FALLBACK != 0,
+        version: h.version,
+    })
+}
+
+/// Decompress a field stream.
+pub fn decompress(bytes: &[u8]) -> Result<Decoded> {
+    let p = format::parse(bytes)?;
+    let info = info_of(&p.header)?;
+    let (ny, nx) = (info.ny, info.nx);
+    let n = ny * nx;
+    let (mut u, mut v) = (vec![0.0f32; n], vec![0.0f32; n]);
+    let xi = info.abs_bound;
+    match info.mode {
+        None => {
+            let parts = stream::read(&p, n, info.coder, |_| 0)?;
+            for (k, w) in parts.raw.chunks_exact(2).enumerate() {
+                u[k] = f32::from_bits(w[0]);
+                v[k] = f32::from_bits(w[1]);
+            }
+        }
+        Some(Mode::Blockwise) => {
+            let tiles = ny.div_ceil(blockwise::TILE) * nx.div_ceil(blockwise::TILE);
+            let parts = stream::read(&p, n, info.coder, |_| 2 * tiles)?;
+            blockwise::decode(&parts, ny, nx, xi, &mut u, &mut v)?;
+        }
+        Some(Mode::Speculative) => {
+            let parts = stream::read(&p, n, info.coder, |coded| coded)?;
+            speculative::decode(&parts, ny, nx, xi, &mut u, &mut v)?;
+        }
+    }
+    Ok(Decoded { ny, nx, u, v, layout: info.layout })
+}
+
+/// Split interleaved (u, v) pairs into two arrays.
+pub fn deinterleave(uv: &[f32]) -> (Vec<f32>, Vec<f32>) {
+    uv.chunks_exact(2).map(|p| (p[0], p[1])).unzip()
+}
+
+/// Interleave two arrays into (u, v) pairs.
+pub fn interleave(u: &[f32], v: &[f32]) -> Vec<f32> {
+    u.iter().zip(v).flat_map(|(&a, &b)| [a, b]).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A smooth field with many critical points (sums of a few Fourier modes).
+    pub(crate) fn waves(ny: usize, nx: usize) -> (Vec<f32>, Vec<f32>) {
+        let mut u = Vec::with_capacity(ny * nx);
+        let mut v = Vec::with_capacity(ny * nx);
+        for j in 0..ny {
+            for i in 0..nx {
+                let (x, y) = (i as f64 * 0.21, j as f64 * 0.17);
+                u.push(((x + 0.3).sin() * (1.3 * y).cos() + 0.2 * (2.1 * x - y).sin()) as f32);
+                v.push(((1.1 * x).cos() * (y - 0.5).sin() - 0.3 * (x + 1.7 * y).cos()) as f32);
+            }
+        }
+        (u, v)
+    }
+
+    #[test]
+    fn round_trips_keep_topology_and_bound() {
+        for (ny, nx) in [(67, 45), (1, 9), (2, 2), (33, 1), (64, 64)] {
+            let (u, v) = waves(ny, nx);
+            for mode in [Mode::Blockwise, Mode::Speculative] {
+                for coder in [Coder::Huffman, Coder::Rans] {
+                    for bound in [Bound::Rel(1e-1), Bound::Rel(1e-3), Bound::Abs(1e-5)] {
+                        let cfg = FieldConfig { mode, coder, bound, verify: true, ..FieldConfig::default() };
+                        let c = compress(&u, &v, ny, nx, &cfg).unwrap();
+                        assert!(!c.report.lossless_fallback, "{ny}x{nx} {mode:?} {coder:?} {bound:?}");
+                        let d = decompress(&c.bytes).unwrap();
+                        assert!(topology::diff((&u, &v), (&d.u, &d.v), ny, nx).is_clean());
+                    }
+                }
+            }
+        }
+    }
+}

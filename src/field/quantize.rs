@@ -1,0 +1,93 @@
+//! The quantizer both modes share: a logarithmic grid of error-bound ids, linear
+//! quantization of a prediction residual, and the one reconstruction formula the
+//! encoder and decoder (and every backend) must evaluate identically.
+
+/// Bound id k means `xi * 2^-k`; ids run 0..NUM_IDS. Below the last, a vertex is stored exactly.
+pub const NUM_IDS: u32 = 24;
+/// Largest |quantization code|; a residual beyond it is stored exactly.
+pub const RADIUS: i64 = 1 << 20;
+
+/// The error bound of id `k` under the user's absolute bound `xi`.
+#[inline]
+pub fn eb_of_id(xi: f64, k: u32) -> f64 {
+    xi * f64::powi(0.5, k as i32)
+}
+
+/// The smallest id whose bound fits under `e` (the largest bound <= e), or None
+/// when even the last id's bound is larger.
+#[inline]
+pub fn id_for_bound(xi: f64, e: f64) -> Option<u32> {
+    (0..NUM_IDS).find(|&k| eb_of_id(xi, k) <= e)
+}
+
+/// A neighbour's value as a predictor input: non-finite values predict as 0.
+#[inline]
+pub fn pv(x: f32) -> f64 {
+    if x.is_finite() {
+        x as f64
+    } else {
+        0.0
+    }
+}
+
+/// Reconstruction from prediction, bound and code. One formula, one operation order.
+#[inline]
+pub fn reconstruct(pred: f64, eb: f64, q: i32) -> f32 {
+    (pred + (2.0 * eb) * q as f64) as f32
+}
+
+/// Is `r` within `eb` of `x`, decided exactly (the f64 difference of two f32 may round).
+#[inline]
+pub fn within(r: f32, x: f32, eb: f64) -> bool {
+    let (a, b) = (r as f64, x as f64);
+    let s = a - b;
+    let bb = s - a;
+    let err = (a - (s - bb)) + (-b - bb); // two-sum: a - b == s + err exactly
+    let abs = s.abs();
+    abs < eb || (abs == eb && (err == 0.0 || (err < 0.0) == (s > 0.0)))
+}
+
+/// Quantize `x` against `pred` under bound `eb`; None when the code would be out of
+/// range or the reconstruction would not be finite and within the bound.
+#[inline]
+pub fn quantize(x: f32, pred: f64, eb: f64) -> Option<(i32, f32)> {
+    if !(eb > 0.0) || !x.is_finite() {
+        return None;
+    }
+    let q = ((x as f64 - pred) / (2.0 * eb)).round();
+    if !(q.abs() <= RADIUS as f64) {
+        return None;
+    }
+    let q = q as i32;
+    let r = reconstruct(pred, eb, q);
+    (r.is_finite() && within(r, x, eb)).then_some((q, r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn within_is_exact_at_the_edge() {
+        // 1 - 1e-30 and 1 + 1e-30 both round to 1.0 in f64; only one is within 1.
+        assert_eq!(1.0f64 - 1e-30f32 as f64, 1.0);
+        assert!(within(1.0, 1e-30, 1.0));
+        assert!(!within(1.0, -1e-30, 1.0));
+        assert!(!within(-1.0, 1e-30, 1.0));
+        assert!(within(-1.0, -1e-30, 1.0));
+        assert!(within(0.5, 0.25, 0.25) && !within(0.5, 0.25, 0.2499));
+    }
+
+    #[test]
+    fn quantize_respects_bound_and_radius() {
+        for &(x, pred, eb) in &[(1.0f32, 0.0, 0.1), (-3.5, 2.0, 1e-3), (1e30, 0.0, 1e-10), (0.0, 0.0, 1e-40)] {
+            if let Some((q, r)) = quantize(x, pred, eb) {
+                assert!(((r as f64) - (x as f64)).abs() <= eb);
+                assert_eq!(reconstruct(pred, eb, q), r);
+            }
+        }
+        assert!(quantize(1e30, 0.0, 1e-10).is_none());
+        assert!(quantize(f32::NAN, 0.0, 1.0).is_none());
+        assert!(quantize(1.0, 0.0, 0.0).is_none());
+    }
+}

@@ -1,0 +1,112 @@
+//! Field streams: `Parts` to container sections and back, entropy-coded with the
+//! stream's coder. Section ids and the mode byte are format constants.
+//!
+//! | section | content |
+//! |---|---|
+//! | 1 MASK | exact-vertex bitmap, grid order, LSB first, coded as bytes |
+//! | 2 RAW | bit patterns of exact vertices, (u, v) per vertex in processing order, split into 4 byte planes, coded as bytes |
+//! | 3 IDS | bound ids, coded as u32 symbols |
+//! | 4 CODES | zig-zag quantization codes, (u, v) per coded vertex, coded as u32 symbols |
+//!
+//! Mode 0 (lossless) has only RAW, holding every vertex's (u, v) bit patterns in grid
+//! order as plain little-endian words (not entropy-coded, so its size is exact:
+//! the worst case of every stream).
+
+use super::parts::Parts;
+use crate::codec::{decode_bytes, decode_u32, encode_bytes, encode_u32, Coder};
+use crate::error::{Error, Result};
+use crate::format::{self, Header, Kind, Parsed};
+
+pub const SEC_MASK: u32 = 1;
+pub const SEC_RAW: u32 = 2;
+pub const SEC_IDS: u32 = 3;
+pub const SEC_CODES: u32 = 4;
+
+pub const MODE_LOSSLESS: u8 = 0;
+
+fn pack_bits(bits: &[bool]) -> Vec<u8> {
+    let mut out = vec![0u8; bits.len().div_ceil(8)];
+    for (k, _) in bits.iter().enumerate().filter(|(_, &b)| b) {
+        out[k / 8] |= 1 << (k % 8);
+    }
+    out
+}
+
+fn unpack_bits(bytes: &[u8], n: usize) -> Vec<bool> {
+    (0..n).map(|k| bytes[k / 8] >> (k % 8) & 1 == 1).collect()
+}
+
+/// Words to four byte planes (all low bytes first): float bit patterns code far
+/// better plane by plane.
+fn to_planes(words: &[u32]) -> Vec<u8> {
+    let n = words.len();
+    let mut out = vec![0u8; 4 * n];
+    for (k, w) in words.iter().enumerate() {
+        for (b, byte) in w.to_le_bytes().into_iter().enumerate() {
+            out[b * n + k] = byte;
+        }
+    }
+    out
+}
+
+fn from_planes(bytes: &[u8]) -> Vec<u32> {
+    let n = bytes.len() / 4;
+    (0..n)
+        .map(|k| u32::from_le_bytes([bytes[k], bytes[n + k], bytes[2 * n + k], bytes[3 * n + k]]))
+        .collect()
+}
+
+/// Entropy-code the parts into a complete stream.
+pub fn write(header: &Header, parts: &Parts, coder: Coder, zstd_level: i32) -> Result<Vec<u8>> {
+    let sections = if header.mode == MODE_LOSSLESS {
+        let plain = parts.raw.iter().flat_map(|w| w.to_le_bytes()).collect();
+        vec![(SEC_RAW, plain)]
+    } else {
+        vec![
+            (SEC_MASK, encode_bytes(coder, &pack_bits(&parts.exact))),
+            (SEC_RAW, encode_bytes(coder, &to_planes(&parts.raw))),
+            (SEC_IDS, encode_u32(coder, &parts.ids)),
+            (SEC_CODES, encode_u32(coder, &parts.codes)),
+        ]
+    };
+    format::write(header, &sections, zstd_level)
+}
+
+/// Ceiling on any coded section of a field of n vertices: no coder expands a
+/// symbol past a few bytes, plus tables.
+fn ceiling(n: usize) -> usize {
+    n.saturating_mul(24).saturating_add(1 << 20)
+}
+
+fn section_bytes(p: &Parsed, id: u32, coder: Coder, count: usize) -> Result<Vec<u8>> {
+    let coded = p.section(id, ceiling(count))?;
+    decode_bytes(coder, &coded, count)
+}
+
+fn section_u32(p: &Parsed, id: u32, coder: Coder, count: usize) -> Result<Vec<u32>> {
+    let coded = p.section(id, ceiling(count))?;
+    decode_u32(coder, &coded, count)
+}
+
+/// Decode the sections of a checked stream into parts; `ids_len` maps the number
+/// of coded vertices to the number of bound ids the mode stores.
+pub fn read(p: &Parsed, n: usize, coder: Coder, ids_len: impl Fn(usize) -> usize) -> Result<Parts> {
+    if p.header.kind != Kind::Field2d {
+        return Err(Error::invalid("stream holds particles, not a vector field"));
+    }
+    if p.header.mode == MODE_LOSSLESS {
+        let plain = p.section(SEC_RAW, 8 * n)?;
+        if plain.len() != 8 * n {
+            return Err(Error::corrupt("lossless stream has the wrong number of values"));
+        }
+        let raw = plain.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        return Ok(Parts { exact: vec![true; n], raw, ..Parts::default() });
+    }
+    let exact = unpack_bits(&section_bytes(p, SEC_MASK, coder, n.div_ceil(8))?, n);
+    let n_exact = exact.iter().filter(|&&e| e).count();
+    let raw = from_planes(&section_bytes(p, SEC_RAW, coder, 8 * n_exact)?);
+    let n_coded = n - n_exact;
+    let ids = section_u32(p, SEC_IDS, coder, ids_len(n_coded))?;
+    let codes = section_u32(p, SEC_CODES, coder, 2 * n_coded)?;
+    Ok(Parts { exact, raw, ids, codes })
+}

@@ -1,0 +1,401 @@
+//! Critical points of a piecewise-linear 2D vector field: the triangle signature
+//! (existence and type, exact), extraction over a grid, and the diff of two fields.
+//!
+//! Conventions (DESIGN.md): vertex (i, j) is `u[j * nx + i]`, i = x. The quad with
+//! lower-left vertex (i, j) splits along (i,j)-(i+1,j+1) into
+//! `T0 = (i,j),(i+1,j),(i+1,j+1)` and `T1 = (i,j),(i+1,j+1),(i,j+1)`; triangle id
+//! `2 * (j * (nx - 1) + i) + t`. Both triangles are counter-clockwise with unit area
+//! 1/2, so det J of the linear interpolant equals `m = m0 + m1 + m2`.
+
+use super::exact::sign_of_sum;
+use rayon::prelude::*;
+
+/// Which of the two triangles of a quad.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Half {
+    T0 = 0,
+    T1 = 1,
+}
+
+/// Named critical-point types, derived from the sign triple.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CpType {
+    Saddle,
+    /// Repelling node (real eigenvalues, both positive).
+    Source,
+    /// Attracting node (real eigenvalues, both negative).
+    Sink,
+    RepellingFocus,
+    AttractingFocus,
+    Center,
+}
+
+impl CpType {
+    pub fn name(self) -> &'static str {
+        match self {
+            CpType::Saddle => "saddle",
+            CpType::Source => "source",
+            CpType::Sink => "sink",
+            CpType::RepellingFocus => "repelling focus",
+            CpType::AttractingFocus => "attracting focus",
+            CpType::Center => "center",
+        }
+    }
+}
+
+/// The signature of a triangle: no critical point, or the exact sign triple
+/// (det J, tr J, tr^2 - 4 det J). Packed in a byte: 0 = none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Sig(pub u8);
+
+impl Sig {
+    pub const NONE: Sig = Sig(0);
+
+    fn from_signs(det: i8, tr: i8, disc: i8) -> Sig {
+        Sig(1 + ((det + 1) * 9 + (tr + 1) * 3 + (disc + 1)) as u8)
+    }
+    pub fn is_cp(self) -> bool {
+        self.0 != 0
+    }
+    /// (sign det J, sign tr J, sign disc), or None without a critical point.
+    pub fn signs(self) -> Option<(i8, i8, i8)> {
+        if self.0 == 0 {
+            return None;
+        }
+        let c = (self.0 - 1) as i8;
+        Some((c / 9 - 1, (c / 3) % 3 - 1, c % 3 - 1))
+    }
+    pub fn cp_type(self) -> Option<CpType> {
+        let (det, tr, disc) = self.signs()?;
+        Some(if det < 0 {
+            CpType::Saddle
+        } else if disc >= 0 {
+            if tr > 0 {
+                CpType::Source
+            } else {
+                CpType::Sink
+            }
+        } else if tr > 0 {
+            CpType::RepellingFocus
+        } else if tr < 0 {
+            CpType::AttractingFocus
+        } else {
+            CpType::Center
+        })
+    }
+}
+
+/// Orientation of the critical point in a triangle: the sign of m when it holds
+/// one (closed-triangle rule), else 0 (also for a triangle with a non-finite vertex).
+/// Each m_k is a difference of two exact products, so its sign is exact, and the
+/// signs of the m_k alone decide: m is their exact sum. A NaN or infinite component
+/// makes some m_k non-finite (f32 products never overflow f64), which is how
+/// non-finite triangles are recognised here without a separate pass.
+#[inline]
+pub fn cp_orientation(p: [[f32; 2]; 3]) -> i8 {
+    let t = |a: f32, b: f32| (a as f64) * (b as f64);
+    let m0 = t(p[1][0], p[2][1]) - t(p[2][0], p[1][1]);
+    let m1 = t(p[2][0], p[0][1]) - t(p[0][0], p[2][1]);
+    let m2 = t(p[0][0], p[1][1]) - t(p[1][0], p[0][1]);
+    if !(m0 + m1 + m2).is_finite() {
+        return 0;
+    }
+    let pos = (m0 > 0.0) | (m1 > 0.0) | (m2 > 0.0);
+    let neg = (m0 < 0.0) | (m1 < 0.0) | (m2 < 0.0);
+    match (pos, neg) {
+        (true, false) => 1,
+        (false, true) => -1,
+        _ => 0,
+    }
+}
+
+/// True when m == 0 exactly for three finite vertices (the closed-form bounds of
+/// mode B cannot protect such a triangle, so its vertices are stored exactly).
+#[inline]
+pub fn is_degenerate(p: [[f32; 2]; 3]) -> bool {
+    let t = |a: f32, b: f32| (a as f64) * (b as f64);
+    sign_of_sum(&[
+        t(p[1][0], p[2][1]),
+        -t(p[2][0], p[1][1]),
+        t(p[2][0], p[0][1]),
+        -t(p[0][0], p[2][1]),
+        t(p[0][0], p[1][1]),
+        -t(p[1][0], p[0][1]),
+    ]) == 0
+}
+
+/// The signature of a triangle given its vertices in T0/T1 order.
+#[inline]
+pub fn signature(p: [[f32; 2]; 3], half: Half) -> Sig {
+    let det = cp_orientation(p);
+    if det == 0 {
+        return Sig::NONE;
+    }
+    // tr J as four f32 terms: T0: (u1 - u0) + (v2 - v1); T1: (u1 - u2) + (v2 - v0).
+    let tr_terms: [f64; 4] = match half {
+        Half::T0 => [p[1][0] as f64, -(p[0][0] as f64), p[2][1] as f64, -(p[1][1] as f64)],
+        Half::T1 => [p[1][0] as f64, -(p[2][0] as f64), p[2][1] as f64, -(p[0][1] as f64)],
+    };
+    let tr = sign_of_sum(&tr_terms);
+    // tr^2 - 4 det: 16 exact products from tr^2, six exact products (times 4, exact) from det.
+    let mut terms = [0.0f64; 22];
+    let mut n = 0;
+    for a in tr_terms {
+        for b in tr_terms {
+            terms[n] = a * b;
+            n += 1;
+        }
+    }
+    let t = |a: f32, b: f32| 4.0 * (a as f64) * (b as f64);
+    let dets = [
+        -t(p[1][0], p[2][1]),
+        t(p[2][0], p[1][1]),
+        -t(p[2][0], p[0][1]),
+        t(p[0][0], p[2][1]),
+        -t(p[0][0], p[1][1]),
+        t(p[1][0], p[0][1]),
+    ];
+    terms[16..].copy_from_slice(&dets);
+    let disc = sign_of_sum(&terms);
+    Sig::from_signs(det, tr, disc)
+}
+
+/// Vertex indices of a triangle of the quad with lower-left vertex (i, j).
+#[inline]
+pub fn tri_vertices(nx: usize, i: usize, j: usize, half: Half) -> [usize; 3] {
+    let k = j * nx + i;
+    match half {
+        Half::T0 => [k, k + 1, k + nx + 1],
+        Half::T1 => [k, k + nx + 1, k + nx],
+    }
+}
+
+/// The (up to six) triangles incident to vertex (i, j): ids and vertex indices.
+#[inline]
+pub fn incident(ny: usize, nx: usize, i: usize, j: usize) -> ([(usize, [usize; 3], Half); 6], usize) {
+    let mut out = [(0usize, [0usize; 3], Half::T0); 6];
+    let mut n = 0;
+    let mut push = |qi: usize, qj: usize, half: Half| {
+        out[n] = (2 * (qj * (nx - 1) + qi) + half as usize, tri_vertices(nx, qi, qj, half), half);
+        n += 1;
+    };
+    let (left, down, right, up) = (i > 0, j > 0, i + 1 < nx, j + 1 < ny);
+    if left && down {
+        push(i - 1, j - 1, Half::T0);
+        push(i - 1, j - 1, Half::T1);
+    }
+    if right && down {
+        push(i, j - 1, Half::T1);
+    }
+    if left && up {
+        push(i - 1, j, Half::T0);
+    }
+    if right && up {
+        push(i, j, Half::T0);
+        push(i, j, Half::T1);
+    }
+    (out, n)
+}
+
+#[inline]
+pub fn gather(u: &[f32], v: &[f32], idx: [usize; 3]) -> [[f32; 2]; 3] {
+    [
+        [u[idx[0]], v[idx[0]]],
+        [u[idx[1]], v[idx[1]]],
+        [u[idx[2]], v[idx[2]]],
+    ]
+}
+
+/// Number of triangles of an ny x nx grid.
+pub fn triangle_count(ny: usize, nx: usize) -> usize {
+    2 * ny.saturating_sub(1) * nx.saturating_sub(1)
+}
+
+/// Signatures of every triangle, indexed by triangle id.
+pub fn signatures(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<Sig> {
+    let mut out = vec![Sig::NONE; triangle_count(ny, nx)];
+    if out.is_empty() {
+        return out;
+    }
+    out.par_chunks_mut(2 * (nx - 1))
+        .enumerate()
+        .for_each(|(j, row)| {
+            for i in 0..nx - 1 {
+                for half in [Half::T0, Half::T1] {
+                    let p = gather(u, v, tri_vertices(nx, i, j, half));
+                    row[2 * i + half as usize] = signature(p, half);
+                }
+            }
+        });
+    out
+}
+
+/// One critical point: its triangle, where it sits, and its type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CriticalPoint {
+    /// Triangle id `2 * (j * (nx - 1) + i) + t`.
+    pub tri: usize,
+    pub i: usize,
+    pub j: usize,
+    pub half: Half,
+    /// Barycentric coordinates `m_k / m` on the triangle's vertices.
+    pub bary: [f64; 3],
+    /// Position in grid units (x = column, y = row).
+    pub x: f64,
+    pub y: f64,
+    pub sig: Sig,
+    pub kind: CpType,
+}
+
+/// Every critical point of the field, in triangle-id order.
+pub fn extract(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<CriticalPoint> {
+    let sigs = signatures(u, v, ny, nx);
+    sigs.iter()
+        .enumerate()
+        .filter(|(_, s)| s.is_cp())
+        .map(|(tri, &sig)| {
+            let q = tri / 2;
+            let (i, j) = (q % (nx - 1), q / (nx - 1));
+            let half = if tri % 2 == 0 { Half::T0 } else { Half::T1 };
+            let p = gather(u, v, tri_vertices(nx, i, j, half));
+            let d = |a: usize, b: usize| {
+                (p[a][0] as f64) * (p[b][1] as f64) - (p[b][0] as f64) * (p[a][1] as f64)
+            };
+            let m = [d(1, 2), d(2, 0), d(0, 1)];
+            let sum = m[0] + m[1] + m[2];
+            let bary = [m[0] / sum, m[1] / sum, m[2] / sum];
+            let corners: [(f64, f64); 3] = match half {
+                Half::T0 => [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0)],
+                Half::T1 => [(0.0, 0.0), (1.0, 1.0), (0.0, 1.0)],
+            };
+            let x = i as f64 + (0..3).map(|k| bary[k] * corners[k].0).sum::<f64>();
+            let y = j as f64 + (0..3).map(|k| bary[k] * corners[k].1).sum::<f64>();
+            CriticalPoint {
+                tri,
+                i,
+                j,
+                half,
+                bary,
+                x,
+                y,
+                sig,
+                kind: sig.cp_type().expect("critical point has a type"),
+            }
+        })
+        .collect()
+}
+
+/// How two fields' critical points differ, triangle by triangle.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TopologyDiff {
+    /// P1: triangles with a critical point in the original and none after.
+    pub lost: Vec<usize>,
+    /// P2: triangles with a critical point after and none in the original.
+    pub spurious: Vec<usize>,
+    /// P3: triangles whose critical point changed its sign triple.
+    pub type_changed: Vec<usize>,
+    /// Critical points in the original.
+    pub original: usize,
+}
+
+impl TopologyDiff {
+    pub fn is_clean(&self) -> bool {
+        self.lost.is_empty() && self.spurious.is_empty() && self.type_changed.is_empty()
+    }
+}
+
+/// Compare the critical points of two fields of the same shape.
+pub fn diff(
+    orig: (&[f32], &[f32]),
+    other: (&[f32], &[f32]),
+    ny: usize,
+    nx: usize,
+) -> TopologyDiff {
+    let a = signatures(orig.0, orig.1, ny, nx);
+    let b = signatures(other.0, other.1, ny, nx);
+    let mut d = TopologyDiff::default();
+    for (t, (&sa, &sb)) in a.iter().zip(&b).enumerate() {
+        d.original += sa.is_cp() as usize;
+        match (sa.is_cp(), sb.is_cp()) {
+            (true, false) => d.lost.push(t),
+            (false, true) => d.spurious.push(t),
+            (true, true) if sa != sb => d.type_changed.push(t),
+            _ => {}
+        }
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Linear field V(x, y) = A (x - x0, y - y0) sampled on a 3x3 grid.
+    fn linear(a: [[f32; 2]; 2], x0: f32, y0: f32) -> (Vec<f32>, Vec<f32>) {
+        let (mut u, mut v) = (vec![], vec![]);
+        for j in 0..3 {
+            for i in 0..3 {
+                let (dx, dy) = (i as f32 - x0, j as f32 - y0);
+                u.push(a[0][0] * dx + a[0][1] * dy);
+                v.push(a[1][0] * dx + a[1][1] * dy);
+            }
+        }
+        (u, v)
+    }
+
+    #[test]
+    fn linear_fields_have_one_point_of_the_right_type() {
+        let cases = [
+            ([[1.0, 0.0], [0.0, -1.0]], CpType::Saddle),
+            ([[1.0, 0.0], [0.0, 2.0]], CpType::Source),
+            ([[-1.0, 0.0], [0.0, -2.0]], CpType::Sink),
+            ([[1.0, -2.0], [2.0, 1.0]], CpType::RepellingFocus),
+            ([[-1.0, -2.0], [2.0, -1.0]], CpType::AttractingFocus),
+            ([[0.0, -2.0], [2.0, 0.0]], CpType::Center),
+        ];
+        for (a, kind) in cases {
+            let (u, v) = linear(a, 1.3, 0.6);
+            let cps = extract(&u, &v, 3, 3);
+            assert_eq!(cps.len(), 1, "{kind:?}");
+            assert_eq!(cps[0].kind, kind);
+            assert!((cps[0].x - 1.3).abs() < 1e-5 && (cps[0].y - 0.6).abs() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn non_finite_and_degenerate_triangles_hold_none() {
+        let (mut u, v) = linear([[1.0, 0.0], [0.0, -1.0]], 1.3, 0.6);
+        u[4] = f32::NAN;
+        assert!(extract(&u, &v, 3, 3).is_empty());
+        let z = vec![0.0f32; 9];
+        assert!(extract(&z, &z, 3, 3).is_empty());
+        assert!(is_degenerate([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]]));
+    }
+
+    #[test]
+    fn incident_triangles_contain_the_vertex() {
+        let (ny, nx) = (4, 5);
+        let mut seen = vec![0usize; triangle_count(ny, nx)];
+        for j in 0..ny {
+            for i in 0..nx {
+                let (tris, n) = incident(ny, nx, i, j);
+                for &(t, verts, _) in &tris[..n] {
+                    assert!(verts.contains(&(j * nx + i)));
+                    seen[t] += 1;
+                }
+            }
+        }
+        assert!(seen.iter().all(|&c| c == 3), "each triangle has three vertices");
+    }
+
+    #[test]
+    fn sig_packing_round_trips() {
+        for det in [-1i8, 0, 1] {
+            for tr in [-1i8, 0, 1] {
+                for disc in [-1i8, 0, 1] {
+                    assert_eq!(Sig::from_signs(det, tr, disc).signs(), Some((det, tr, disc)));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! factz: error-bounded compression that preserves the features scientists analyse:
+//! every critical point of a 2D vector field (position cell and type).
+//!
+//! The CPU path in this crate is the reference; see `DESIGN.md` in the project's
+//! shared folder for the exact conventions every backend follows.
+
+pub mod codec;
+pub mod error;
+pub mod field;
+pub mod format;
+
+pub use error::{Error, ErrorKind, Result};
