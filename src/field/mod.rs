@@ -328,13 +328,47 @@ fn info_of(h: &Header) -> Result<FieldInfo> {
     })
 }
 
-/// Decompress a field stream.
+/// `decompress` allocates the shape a stream claims only up to this many decoded
+/// bytes per stream byte (or up to `DECODE_FLOOR` bytes), so a crafted header cannot
+/// make it reserve gigabytes for a few bytes of input. Legitimate streams beyond it
+/// (huge constant or zero fields) decode with `decompress_into`, where the caller
+/// owns the buffers and so vouches for the shape.
+pub const MAX_EXPANSION: usize = 1 << 16;
+pub const DECODE_FLOOR: usize = 1 << 28;
+
+/// Decompress a field stream into new arrays.
 pub fn decompress(bytes: &[u8]) -> Result<Decoded> {
+    let info = info(bytes)?;
+    let decoded = 8 * info.ny * info.nx;
+    if decoded > DECODE_FLOOR.max(bytes.len().saturating_mul(MAX_EXPANSION)) {
+        return Err(Error::corrupt(format!(
+            "stream claims a {}x{} field ({decoded} bytes) from only {} bytes; if that is \
+             right, decode into caller-owned buffers (decompress_into)",
+            info.ny,
+            info.nx,
+            bytes.len()
+        )));
+    }
+    let n = info.ny * info.nx;
+    let (mut u, mut v) = (vec![0.0f32; n], vec![0.0f32; n]);
+    decompress_into(bytes, &mut u, &mut v)?;
+    Ok(Decoded { ny: info.ny, nx: info.nx, u, v, layout: info.layout })
+}
+
+/// Decompress a field stream into caller-owned component arrays, whose length must
+/// be the stream's `ny * nx` (checked before anything is decoded).
+pub fn decompress_into(bytes: &[u8], u: &mut [f32], v: &mut [f32]) -> Result<()> {
     let p = format::parse(bytes)?;
     let info = info_of(&p.header)?;
     let (ny, nx) = (info.ny, info.nx);
     let n = ny * nx;
-    let (mut u, mut v) = (vec![0.0f32; n], vec![0.0f32; n]);
+    if u.len() != n || v.len() != n {
+        return Err(Error::invalid(format!(
+            "stream holds a {ny}x{nx} field ({n} values per component); buffers hold {} and {}",
+            u.len(),
+            v.len()
+        )));
+    }
     let xi = info.abs_bound;
     match info.mode {
         None => {
@@ -347,14 +381,14 @@ pub fn decompress(bytes: &[u8]) -> Result<Decoded> {
         Some(Mode::Blockwise) => {
             let tiles = ny.div_ceil(blockwise::TILE) * nx.div_ceil(blockwise::TILE);
             let parts = stream::read(&p, n, info.coder, |_| 2 * tiles)?;
-            blockwise::decode(&parts, ny, nx, xi, &mut u, &mut v)?;
+            blockwise::decode(&parts, ny, nx, xi, u, v)?;
         }
         Some(Mode::Speculative) => {
             let parts = stream::read(&p, n, info.coder, |coded| coded)?;
-            speculative::decode(&parts, ny, nx, xi, &mut u, &mut v)?;
+            speculative::decode(&parts, ny, nx, xi, u, v)?;
         }
     }
-    Ok(Decoded { ny, nx, u, v, layout: info.layout })
+    Ok(())
 }
 
 /// Split interleaved (u, v) pairs into two arrays.
