@@ -132,7 +132,7 @@ fn run_case(p: &Prepared, c: &FieldConfig) -> Result<(), String> {
             }
         }
         None => {
-            if !(rep.abs_bound >= 0.0) {
+            if rep.abs_bound.is_nan() || rep.abs_bound < 0.0 {
                 errs.push(format!(
                     "report.abs_bound {:e} (no finite values)",
                     rep.abs_bound

@@ -5,11 +5,13 @@
 //! Tiles are independent (Lorenzo treats the outside of a tile as 0), so bands of 32
 //! rows encode and decode in parallel, and a GPU block can own a tile.
 
-use super::forced::forced_exact;
+use super::forced::forced_vertices;
 use super::parts::Parts;
 use super::quantize::{eb_of_id, id_for_bound, pv, quantize, reconstruct, NUM_IDS};
 use super::safe_bound::safe_relative_bound;
-use super::topology::{cp_orientation, gather, incident, tri_vertices, triangle_count, Half};
+use super::topology::{
+    cp_orientation, gather, incident, is_degenerate, tri_vertices, triangle_count, Half,
+};
 use crate::codec::{unzigzag, zigzag};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -20,32 +22,41 @@ const EXACT: u8 = u8::MAX;
 
 /// Safe relative bound of every triangle: +inf where a vertex is non-finite (no
 /// constraint: such triangles hold no critical point before or after), -1 where the
-/// triangle holds a critical point (its vertices are stored exactly).
+/// triangle holds a critical point or is degenerate (its vertices are stored exactly).
 fn triangle_bounds(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<f64> {
     let mut eps = vec![f64::INFINITY; triangle_count(ny, nx)];
     if eps.is_empty() {
         return eps;
     }
-    eps.par_chunks_mut(2 * (nx - 1)).enumerate().for_each(|(j, row)| {
-        for i in 0..nx - 1 {
-            for half in [Half::T0, Half::T1] {
-                let p = gather(u, v, tri_vertices(nx, i, j, half));
-                let finite = p.iter().all(|q| q[0].is_finite() && q[1].is_finite());
-                row[2 * i + half as usize] = if !finite {
-                    f64::INFINITY
-                } else if cp_orientation(p) != 0 {
-                    -1.0
-                } else {
-                    safe_relative_bound(p)
-                };
+    eps.par_chunks_mut(2 * (nx - 1))
+        .enumerate()
+        .for_each(|(j, row)| {
+            for i in 0..nx - 1 {
+                for half in [Half::T0, Half::T1] {
+                    let p = gather(u, v, tri_vertices(nx, i, j, half));
+                    let finite = p.iter().all(|q| q[0].is_finite() && q[1].is_finite());
+                    row[2 * i + half as usize] = if !finite {
+                        f64::INFINITY
+                    } else if cp_orientation(p) != 0 || is_degenerate(p) {
+                        -1.0
+                    } else {
+                        safe_relative_bound(p)
+                    };
+                }
             }
-        }
-    });
+        });
     eps
 }
 
 /// Per-vertex bound ids for u and v (EXACT when the vertex must be stored exactly).
-fn vertex_ids(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, forced: &[bool]) -> Vec<[u8; 2]> {
+fn vertex_ids(
+    u: &[f32],
+    v: &[f32],
+    ny: usize,
+    nx: usize,
+    xi: f64,
+    forced: &[bool],
+) -> Vec<[u8; 2]> {
     let eps = triangle_bounds(u, v, ny, nx);
     let mut ids = vec![[EXACT; 2]; ny * nx];
     ids.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
@@ -55,7 +66,10 @@ fn vertex_ids(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, forced: &[boo
                 continue;
             }
             let (tris, n) = incident(ny, nx, i, j);
-            let e = tris[..n].iter().map(|t| eps[t.0]).fold(f64::INFINITY, f64::min);
+            let e = tris[..n]
+                .iter()
+                .map(|t| eps[t.0])
+                .fold(f64::INFINITY, f64::min);
             if e < 0.0 {
                 continue;
             }
@@ -100,7 +114,8 @@ fn tile_id(hist: &[u32; NUM_IDS as usize]) -> u8 {
     let mut covered = 0u32;
     for (t, &h) in hist.iter().enumerate() {
         covered += h;
-        let cost = covered as u64 * (t as u64 + CODED_BITS as u64) + (total - covered) as u64 * EXACT_BITS as u64;
+        let cost = covered as u64 * (t as u64 + CODED_BITS as u64)
+            + (total - covered) as u64 * EXACT_BITS as u64;
         if cost < best.0 {
             best = (cost, t as u8);
         }
@@ -115,7 +130,7 @@ struct BandOut {
 }
 
 pub fn encode(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, chunk_of_larger: bool) -> Parts {
-    let forced = forced_exact(u, v, ny, nx, chunk_of_larger);
+    let forced = forced_vertices(u, v, ny, nx, chunk_of_larger);
     let vids = vertex_ids(u, v, ny, nx, xi, &forced);
     let (tx, _) = tiles(ny, nx);
     let mut exact = vec![false; ny * nx];
@@ -127,7 +142,11 @@ pub fn encode(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, chunk_of_larg
             let rows = exact_band.len() / nx;
             let mut rec_u = vec![0.0f32; rows * nx];
             let mut rec_v = vec![0.0f32; rows * nx];
-            let mut out = BandOut { ids: Vec::with_capacity(2 * tx), raw: vec![], codes: vec![] };
+            let mut out = BandOut {
+                ids: Vec::with_capacity(2 * tx),
+                raw: vec![],
+                codes: vec![],
+            };
             for t in 0..tx {
                 let ti = t * TILE;
                 let te = (ti + TILE).min(nx);
@@ -175,7 +194,10 @@ pub fn encode(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, chunk_of_larg
             out
         })
         .collect();
-    let mut parts = Parts { exact, ..Parts::default() };
+    let mut parts = Parts {
+        exact,
+        ..Parts::default()
+    };
     for b in bands {
         parts.ids.extend(b.ids);
         parts.raw.extend(b.raw);
@@ -186,10 +208,19 @@ pub fn encode(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, chunk_of_larg
 
 /// Rebuild u and v from the parts; every count was checked by the caller against
 /// `exact`, and each band re-checks its own slices.
-pub fn decode(parts: &Parts, ny: usize, nx: usize, xi: f64, u: &mut [f32], v: &mut [f32]) -> Result<()> {
+pub fn decode(
+    parts: &Parts,
+    ny: usize,
+    nx: usize,
+    xi: f64,
+    u: &mut [f32],
+    v: &mut [f32],
+) -> Result<()> {
     let (tx, ty) = tiles(ny, nx);
     if parts.ids.len() != 2 * tx * ty {
-        return Err(Error::corrupt("mode B stream has the wrong number of tile bound ids"));
+        return Err(Error::corrupt(
+            "mode B stream has the wrong number of tile bound ids",
+        ));
     }
     if parts.ids.iter().any(|&id| id >= NUM_IDS) {
         return Err(Error::corrupt("mode B stream has an out-of-range bound id"));
@@ -204,7 +235,9 @@ pub fn decode(parts: &Parts, ny: usize, nx: usize, xi: f64, u: &mut [f32], v: &m
         c += 2 * (band.len() - n_exact);
     }
     if r != parts.raw.len() || c != parts.codes.len() {
-        return Err(Error::corrupt("mode B stream: value counts do not match the exact-vertex mask"));
+        return Err(Error::corrupt(
+            "mode B stream: value counts do not match the exact-vertex mask",
+        ));
     }
     u.par_chunks_mut(TILE * nx)
         .zip(v.par_chunks_mut(TILE * nx))
@@ -216,7 +249,10 @@ pub fn decode(parts: &Parts, ny: usize, nx: usize, xi: f64, u: &mut [f32], v: &m
                 let ti = t * TILE;
                 let te = (ti + TILE).min(nx);
                 let tid = (b * tx + t) * 2;
-                let (eu, ev) = (eb_of_id(xi, parts.ids[tid]), eb_of_id(xi, parts.ids[tid + 1]));
+                let (eu, ev) = (
+                    eb_of_id(xi, parts.ids[tid]),
+                    eb_of_id(xi, parts.ids[tid + 1]),
+                );
                 for jb in 0..rows {
                     for i in ti..te {
                         let kb = jb * nx + i;

@@ -74,7 +74,10 @@ mod tests {
         assert_eq!(sign_of_sum(&[big, 1e-200, -big]), 1);
         assert_eq!(sign_of_sum(&[big, -1e-200, -big]), -1);
         assert_eq!(sign_of_sum(&[big, -big]), 0);
-        assert_eq!(sign_of_sum(&[1.0, 2f64.powi(-60), -1.0, 2f64.powi(-61), -2f64.powi(-60)]), 1);
+        assert_eq!(
+            sign_of_sum(&[1.0, 2f64.powi(-60), -1.0, 2f64.powi(-61), -2f64.powi(-60)]),
+            1
+        );
         assert_eq!(sign_of_sum(&[]), 0);
         assert_eq!(sign_of_sum(&[1e-310, -1e-310, 1e-320]), 1);
     }
@@ -93,7 +96,9 @@ mod tests {
             // sum is exact in i128: an independent answer.
             let n = (rnd() % 7 + 1) as usize;
             let scale = 2f64.powi((rnd() % 80) as i32 - 40);
-            let mut ints: Vec<i64> = (0..n).map(|_| (rnd() % (1 << 45)) as i64 - (1 << 44)).collect();
+            let mut ints: Vec<i64> = (0..n)
+                .map(|_| (rnd() % (1 << 45)) as i64 - (1 << 44))
+                .collect();
             let partial: i64 = ints.iter().sum();
             ints.push(-partial + (rnd() % 3) as i64 - 1); // nearly cancel
             let terms: Vec<f64> = ints.iter().map(|&k| k as f64 * scale).collect();

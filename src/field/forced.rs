@@ -5,12 +5,15 @@
 use super::topology::{gather, is_degenerate, tri_vertices, Half};
 use rayon::prelude::*;
 
-pub fn forced_exact(u: &[f32], v: &[f32], ny: usize, nx: usize, chunk_of_larger: bool) -> Vec<bool> {
-    let mut exact: Vec<bool> = u
-        .par_iter()
-        .zip(v)
-        .map(|(&a, &b)| !a.is_finite() || !b.is_finite() || (a == 0.0 && b == 0.0))
-        .collect();
+/// Every forced vertex: the per-vertex rules plus vertices of degenerate triangles.
+pub fn forced_exact(
+    u: &[f32],
+    v: &[f32],
+    ny: usize,
+    nx: usize,
+    chunk_of_larger: bool,
+) -> Vec<bool> {
+    let mut exact = forced_vertices(u, v, ny, nx, chunk_of_larger);
     if ny >= 2 && nx >= 2 {
         // Degenerate triangles are rare: find them row by row in parallel, mark after.
         let degenerate: Vec<Vec<[usize; 3]>> = (0..ny - 1)
@@ -36,6 +39,23 @@ pub fn forced_exact(u: &[f32], v: &[f32], ny: usize, nx: usize, chunk_of_larger:
             }
         }
     }
+    exact
+}
+
+/// The per-vertex rules only: non-finite values, zero vectors, the chunk perimeter
+/// (mode B folds the degenerate-triangle rule into its per-triangle pass).
+pub fn forced_vertices(
+    u: &[f32],
+    v: &[f32],
+    ny: usize,
+    nx: usize,
+    chunk_of_larger: bool,
+) -> Vec<bool> {
+    let mut exact: Vec<bool> = u
+        .par_iter()
+        .zip(v)
+        .map(|(&a, &b)| !a.is_finite() || !b.is_finite() || (a == 0.0 && b == 0.0))
+        .collect();
     if chunk_of_larger {
         for i in 0..nx {
             exact[i] = true;

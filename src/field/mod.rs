@@ -87,6 +87,8 @@ pub struct FieldReport {
     pub lossless_fallback: bool,
     /// The verify pass ran.
     pub verified: bool,
+    /// What the verify pass found, when it forced the lossless fallback.
+    pub fallback_reason: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -147,12 +149,17 @@ pub fn vertex_count(ny: usize, nx: usize) -> Result<usize> {
 pub fn check_config(cfg: &FieldConfig) -> Result<()> {
     match cfg.bound {
         Bound::Abs(x) | Bound::Rel(x) if !(x.is_finite() && x > 0.0) => {
-            return Err(Error::invalid(format!("error bound must be finite and positive, got {x}")))
+            return Err(Error::invalid(format!(
+                "error bound must be finite and positive, got {x}"
+            )))
         }
         _ => {}
     }
     if !(0..=22).contains(&cfg.zstd_level) {
-        return Err(Error::invalid(format!("zstd level must be 0 (off) to 22, got {}", cfg.zstd_level)));
+        return Err(Error::invalid(format!(
+            "zstd level must be 0 (off) to 22, got {}",
+            cfg.zstd_level
+        )));
     }
     Ok(())
 }
@@ -167,7 +174,9 @@ pub fn absolute_bound(u: &[f32], v: &[f32], bound: Bound) -> f64 {
                 .iter()
                 .chain(v)
                 .filter(|x| x.is_finite())
-                .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+                .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| {
+                    (lo.min(x), hi.max(x))
+                });
             if lo > hi {
                 0.0
             } else {
@@ -193,10 +202,30 @@ fn header(ny: usize, nx: usize, xi: f64, mode: u8, cfg: &FieldConfig, flags: u32
     }
 }
 
-fn lossless(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, cfg: &FieldConfig, flags: u32) -> Result<Vec<u8>> {
-    let raw = u.iter().zip(v).flat_map(|(a, b)| [a.to_bits(), b.to_bits()]).collect();
-    let parts = Parts { raw, ..Parts::default() };
-    stream::write(&header(ny, nx, xi, MODE_LOSSLESS, cfg, flags), &parts, cfg.coder, cfg.zstd_level)
+fn lossless(
+    u: &[f32],
+    v: &[f32],
+    ny: usize,
+    nx: usize,
+    xi: f64,
+    cfg: &FieldConfig,
+    flags: u32,
+) -> Result<Vec<u8>> {
+    let raw = u
+        .iter()
+        .zip(v)
+        .flat_map(|(a, b)| [a.to_bits(), b.to_bits()])
+        .collect();
+    let parts = Parts {
+        raw,
+        ..Parts::default()
+    };
+    stream::write(
+        &header(ny, nx, xi, MODE_LOSSLESS, cfg, flags),
+        &parts,
+        cfg.coder,
+        cfg.zstd_level,
+    )
 }
 
 /// The largest stream `compress` can return for a field of this shape (a stream
@@ -207,7 +236,13 @@ pub fn max_compressed_size(ny: usize, nx: usize) -> Result<usize> {
 }
 
 /// Compress a field given as two component arrays (row-major `ny x nx`, x fastest).
-pub fn compress(u: &[f32], v: &[f32], ny: usize, nx: usize, cfg: &FieldConfig) -> Result<Compressed> {
+pub fn compress(
+    u: &[f32],
+    v: &[f32],
+    ny: usize,
+    nx: usize,
+    cfg: &FieldConfig,
+) -> Result<Compressed> {
     let n = vertex_count(ny, nx)?;
     if u.len() != n || v.len() != n {
         return Err(Error::invalid(format!(
@@ -218,15 +253,30 @@ pub fn compress(u: &[f32], v: &[f32], ny: usize, nx: usize, cfg: &FieldConfig) -
     }
     check_config(cfg)?;
     let xi = absolute_bound(u, v, cfg.bound);
-    let flags = if cfg.chunk_of_larger { format::FLAG_CHUNK_OF_LARGER } else { 0 };
+    let flags = if cfg.chunk_of_larger {
+        format::FLAG_CHUNK_OF_LARGER
+    } else {
+        0
+    };
     let parts = match cfg.mode {
         Mode::Blockwise => blockwise::encode(u, v, ny, nx, xi, cfg.chunk_of_larger),
         Mode::Speculative => speculative::encode(u, v, ny, nx, xi, cfg.chunk_of_larger),
     };
     let exact_vertices = parts.exact.iter().filter(|&&e| e).count();
-    let mut report = FieldReport { abs_bound: xi, exact_vertices, lossless_fallback: false, verified: false };
+    let mut report = FieldReport {
+        abs_bound: xi,
+        exact_vertices,
+        lossless_fallback: false,
+        verified: false,
+        fallback_reason: None,
+    };
     let verify_flag = if cfg.verify { format::FLAG_VERIFIED } else { 0 };
-    let mut bytes = stream::write(&header(ny, nx, xi, cfg.mode as u8, cfg, flags | verify_flag), &parts, cfg.coder, cfg.zstd_level)?;
+    let mut bytes = stream::write(
+        &header(ny, nx, xi, cfg.mode as u8, cfg, flags | verify_flag),
+        &parts,
+        cfg.coder,
+        cfg.zstd_level,
+    )?;
     if bytes.len() > max_compressed_size(ny, nx)? {
         bytes = lossless(u, v, ny, nx, xi, cfg, flags | verify_flag)?;
         report.exact_vertices = n;
@@ -234,10 +284,18 @@ pub fn compress(u: &[f32], v: &[f32], ny: usize, nx: usize, cfg: &FieldConfig) -
     if cfg.verify {
         report.verified = true;
         if let Err(why) = verify(u, v, xi, &bytes) {
-            // Never expected: the guarantee is built in. Keep the data anyway.
-            eprintln!("factz: verify pass failed ({why}); chunk stored losslessly");
-            bytes = lossless(u, v, ny, nx, xi, cfg, flags | verify_flag | format::FLAG_LOSSLESS_FALLBACK)?;
+            // Never expected: the guarantee is built in. Keep the data anyway and say why.
+            bytes = lossless(
+                u,
+                v,
+                ny,
+                nx,
+                xi,
+                cfg,
+                flags | verify_flag | format::FLAG_LOSSLESS_FALLBACK,
+            )?;
             report.lossless_fallback = true;
+            report.fallback_reason = Some(why);
             report.exact_vertices = n;
         }
     }
@@ -258,7 +316,11 @@ fn verify(u: &[f32], v: &[f32], xi: f64, bytes: &[u8]) -> std::result::Result<()
     }
     for (orig, dec) in [(u, &d.u), (v, &d.v)] {
         for (&a, &b) in orig.iter().zip(dec.iter()) {
-            let ok = if a.is_finite() { quantize::within(b, a, xi) } else { a.to_bits() == b.to_bits() };
+            let ok = if a.is_finite() {
+                quantize::within(b, a, xi)
+            } else {
+                a.to_bits() == b.to_bits()
+            };
             if !ok {
                 return Err(format!("value {a} decoded as {b}, outside the bound {xi}"));
             }
@@ -292,7 +354,10 @@ pub fn info(bytes: &[u8]) -> Result<FieldInfo> {
 
 fn info_of(h: &Header) -> Result<FieldInfo> {
     if h.kind != Kind::Field2d {
-        return Err(Error::invalid(format!("stream holds {}, not a 2D vector field", h.kind.name())));
+        return Err(Error::invalid(format!(
+            "stream holds {}, not a 2D vector field",
+            h.kind.name()
+        )));
     }
     let ny = usize::try_from(h.dims[0]).map_err(|_| Error::corrupt("field shape overflows"))?;
     let nx = usize::try_from(h.dims[1]).map_err(|_| Error::corrupt("field shape overflows"))?;
@@ -312,7 +377,8 @@ fn info_of(h: &Header) -> Result<FieldInfo> {
         MODE_LOSSLESS => None,
         m => Some(Mode::from_u8(m).ok_or_else(|| Error::corrupt(format!("unknown mode {m}")))?),
     };
-    let coder = Coder::from_u8(h.coder).ok_or_else(|| Error::unsupported(format!("unknown coder id {}", h.coder)))?;
+    let coder = Coder::from_u8(h.coder)
+        .ok_or_else(|| Error::unsupported(format!("unknown coder id {}", h.coder)))?;
     Ok(FieldInfo {
         ny,
         nx,
@@ -352,7 +418,13 @@ pub fn decompress(bytes: &[u8]) -> Result<Decoded> {
     let n = info.ny * info.nx;
     let (mut u, mut v) = (vec![0.0f32; n], vec![0.0f32; n]);
     decompress_into(bytes, &mut u, &mut v)?;
-    Ok(Decoded { ny: info.ny, nx: info.nx, u, v, layout: info.layout })
+    Ok(Decoded {
+        ny: info.ny,
+        nx: info.nx,
+        u,
+        v,
+        layout: info.layout,
+    })
 }
 
 /// Decompress a field stream into caller-owned component arrays, whose length must
@@ -426,9 +498,18 @@ mod tests {
             for mode in [Mode::Blockwise, Mode::Speculative] {
                 for coder in [Coder::Huffman, Coder::Rans] {
                     for bound in [Bound::Rel(1e-1), Bound::Rel(1e-3), Bound::Abs(1e-5)] {
-                        let cfg = FieldConfig { mode, coder, bound, verify: true, ..FieldConfig::default() };
+                        let cfg = FieldConfig {
+                            mode,
+                            coder,
+                            bound,
+                            verify: true,
+                            ..FieldConfig::default()
+                        };
                         let c = compress(&u, &v, ny, nx, &cfg).unwrap();
-                        assert!(!c.report.lossless_fallback, "{ny}x{nx} {mode:?} {coder:?} {bound:?}");
+                        assert!(
+                            !c.report.lossless_fallback,
+                            "{ny}x{nx} {mode:?} {coder:?} {bound:?}"
+                        );
                         let d = decompress(&c.bytes).unwrap();
                         assert!(topology::diff((&u, &v), (&d.u, &d.v), ny, nx).is_clean());
                     }

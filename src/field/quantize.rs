@@ -10,14 +10,23 @@ pub const RADIUS: i64 = 1 << 20;
 /// The error bound of id `k` under the user's absolute bound `xi`.
 #[inline]
 pub fn eb_of_id(xi: f64, k: u32) -> f64 {
-    xi * f64::powi(0.5, k as i32)
+    debug_assert!(k < NUM_IDS);
+    xi * f64::from_bits((1023 - k as u64) << 52) // exact 2^-k
 }
 
 /// The smallest id whose bound fits under `e` (the largest bound <= e), or None
 /// when even the last id's bound is larger.
 #[inline]
 pub fn id_for_bound(xi: f64, e: f64) -> Option<u32> {
-    (0..NUM_IDS).find(|&k| eb_of_id(xi, k) <= e)
+    if e >= xi {
+        return Some(0);
+    }
+    if e.is_nan() || e <= 0.0 {
+        return None;
+    }
+    // log2 estimates the id; the exact comparison decides it.
+    let guess = ((xi / e).log2().ceil().max(1.0) as u32).min(NUM_IDS) - 1;
+    (guess..NUM_IDS).find(|&k| eb_of_id(xi, k) <= e)
 }
 
 /// A neighbour's value as a predictor input: non-finite values predict as 0.
@@ -51,11 +60,11 @@ pub fn within(r: f32, x: f32, eb: f64) -> bool {
 /// range or the reconstruction would not be finite and within the bound.
 #[inline]
 pub fn quantize(x: f32, pred: f64, eb: f64) -> Option<(i32, f32)> {
-    if !(eb > 0.0) || !x.is_finite() {
+    if eb.is_nan() || eb <= 0.0 || !x.is_finite() {
         return None;
     }
     let q = ((x as f64 - pred) / (2.0 * eb)).round();
-    if !(q.abs() <= RADIUS as f64) {
+    if q.is_nan() || q.abs() > RADIUS as f64 {
         return None;
     }
     let q = q as i32;
@@ -66,6 +75,25 @@ pub fn quantize(x: f32, pred: f64, eb: f64) -> Option<(i32, f32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn id_for_bound_is_the_largest_bound_that_fits() {
+        for xi in [1.0, 3.7e-5, 1e30] {
+            for e in [
+                xi * 2.0,
+                xi,
+                xi * 0.75,
+                xi * 0.5,
+                xi * 0.4999,
+                xi * 1e-5,
+                xi * 1e-9,
+                0.0,
+            ] {
+                let slow = (0..NUM_IDS).find(|&k| eb_of_id(xi, k) <= e);
+                assert_eq!(id_for_bound(xi, e), slow, "xi {xi} e {e}");
+            }
+        }
+    }
 
     #[test]
     fn within_is_exact_at_the_edge() {
@@ -80,7 +108,12 @@ mod tests {
 
     #[test]
     fn quantize_respects_bound_and_radius() {
-        for &(x, pred, eb) in &[(1.0f32, 0.0, 0.1), (-3.5, 2.0, 1e-3), (1e30, 0.0, 1e-10), (0.0, 0.0, 1e-40)] {
+        for &(x, pred, eb) in &[
+            (1.0f32, 0.0, 0.1),
+            (-3.5, 2.0, 1e-3),
+            (1e30, 0.0, 1e-10),
+            (0.0, 0.0, 1e-40),
+        ] {
             if let Some((q, r)) = quantize(x, pred, eb) {
                 assert!(((r as f64) - (x as f64)).abs() <= eb);
                 assert_eq!(reconstruct(pred, eb, q), r);

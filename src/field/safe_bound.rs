@@ -1,61 +1,55 @@
 //! Mode B's closed-form safe relative bound for a triangle without a critical point.
 //!
-//! A determinant `sum(t_i)` of products of two components keeps its sign under any
+//! A 2x2 determinant `t1 - t2` (two products of components) keeps its sign under any
 //! relative perturbation `|du| <= eps |u|` of every component when
-//! `P+ (1 - eps)^2 > P- (1 + eps)^2` (P+/P- the sums of the positive/negative terms),
-//! i.e. `eps < (sqrt P+ - sqrt P-) / (sqrt P+ + sqrt P-) = |P+ - P-| / (sqrt P+ + sqrt P-)^2`.
-//! A triangle is free of critical points while two m_k of opposite signs keep their
-//! signs (first-order small in the grid step, so this is the loose condition on
-//! smooth data), or while m and one m_k of the opposite sign do; the bound is the
-//! best such pair. The numerator uses a rigorous lower
-//! bound of |det| and the result is shrunk by a relative margin that covers every
+//! `P+ (1 - eps)^2 > P- (1 + eps)^2` (P+/P- the positive/negative terms), i.e.
+//! `eps < (sqrt P+ - sqrt P-) / (sqrt P+ + sqrt P-) = |P+ - P-| / (sqrt P+ + sqrt P-)^2`.
+//! A triangle without a critical point that is not degenerate always has two m_k of
+//! opposite signs (one against the sign of m, one with it); while both keep their
+//! signs the closed-triangle rule cannot hold, whatever m does. The bound is the best
+//! such pair. (Conditions through m itself are second order in the grid step, far
+//! tighter on smooth data, and never needed.) The numerator is a rigorous lower
+//! bound of |m_k| and the result is shrunk by a relative margin that covers every
 //! rounding in the formula, so the bound is safe, not just approximately so.
 
 /// Relative slack that absorbs the rounding of sqrt, sums and the final division.
 const MARGIN: f64 = 1.0 - 1e-6;
 
+/// Safe relative bound of `t1 - t2`, both exact f64 products.
 #[inline]
-fn det_bound(terms: &[f64]) -> f64 {
-    let (mut pos, mut neg, mut sum) = (0.0f64, 0.0f64, 0.0f64);
-    for &t in terms {
+fn det_bound(t1: f64, t2: f64) -> f64 {
+    let (mut pos, mut neg) = (0.0f64, 0.0f64);
+    for t in [t1, -t2] {
         if t > 0.0 {
             pos += t;
         } else {
             neg -= t;
         }
-        sum += t;
     }
-    let slack = (terms.len() as f64 + 2.0) * 2.0 * f64::EPSILON * (pos + neg);
-    let lower = sum.abs() - slack;
-    if lower <= 0.0 {
-        return 0.0;
-    }
+    // t1 - t2 is correctly rounded: |t1 - t2| >= |rounded| (1 - 2^-53).
+    let lower = (t1 - t2).abs() * (1.0 - f64::EPSILON);
     let root = pos.sqrt() + neg.sqrt();
     lower / (root * root) * MARGIN
 }
 
-/// The safe relative bound of a finite, non-degenerate triangle without a critical
-/// point (the caller checked those), vertices as [u, v].
+/// The safe relative bound of a finite triangle without a critical point (the
+/// caller checked), vertices as [u, v]; 0 when no pair of opposite m_k exists
+/// (degenerate triangles, whose vertices are stored exactly anyway).
 #[inline]
 pub fn safe_relative_bound(p: [[f32; 2]; 3]) -> f64 {
     let t = |a: f32, b: f32| (a as f64) * (b as f64);
     // m_k = u_a v_b - u_b v_a over the vertex pairs (1,2), (2,0), (0,1).
-    let pairs = [(1, 2), (2, 0), (0, 1)];
-    let mk: [[f64; 2]; 3] = pairs.map(|(a, b)| [t(p[a][0], p[b][1]), -t(p[b][0], p[a][1])]);
-    let all = [mk[0][0], mk[0][1], mk[1][0], mk[1][1], mk[2][0], mk[2][1]];
-    let m: f64 = all.iter().sum();
-    let m_bound = det_bound(&all);
-    let d = mk.map(|t| t[0] + t[1]); // signs exact: difference of two exact products
-    let eps = mk.map(|t| det_bound(&t));
+    let mk = [(1, 2), (2, 0), (0, 1)].map(|(a, b)| (t(p[a][0], p[b][1]), t(p[b][0], p[a][1])));
+    let sign = mk.map(|(t1, t2)| (t1 > t2) as i8 - (t1 < t2) as i8); // exact
+    let pairs = [(0, 1), (0, 2), (1, 2)];
+    if pairs.iter().all(|&(a, b)| sign[a] * sign[b] >= 0) {
+        return 0.0;
+    }
+    let eps = mk.map(|(t1, t2)| det_bound(t1, t2));
     let mut best = 0.0f64;
-    for a in 0..3 {
-        if (d[a] > 0.0 && m < 0.0) || (d[a] < 0.0 && m > 0.0) {
-            best = best.max(m_bound.min(eps[a]));
-        }
-        for b in a + 1..3 {
-            if (d[a] > 0.0 && d[b] < 0.0) || (d[a] < 0.0 && d[b] > 0.0) {
-                best = best.max(eps[a].min(eps[b]));
-            }
+    for (a, b) in pairs {
+        if sign[a] * sign[b] < 0 {
+            best = best.max(eps[a].min(eps[b]));
         }
     }
     best
@@ -91,7 +85,9 @@ mod tests {
                     let c = &mut q[k / 2][k % 2];
                     *c = (*c as f64 * (1.0 + sgn * eps)) as f32;
                     // rounding to f32 may step outside; pull back inside
-                    if ((*c as f64) - p[k / 2][k % 2] as f64).abs() > eps * (p[k / 2][k % 2] as f64).abs() {
+                    if ((*c as f64) - p[k / 2][k % 2] as f64).abs()
+                        > eps * (p[k / 2][k % 2] as f64).abs()
+                    {
                         *c = p[k / 2][k % 2];
                     }
                 }

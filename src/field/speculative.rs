@@ -17,7 +17,7 @@
 use super::forced::forced_exact;
 use super::parts::Parts;
 use super::quantize::{eb_of_id, pv, quantize, reconstruct, NUM_IDS};
-use super::topology::{incident, signatures, signature, Sig};
+use super::topology::{incident, signature, signatures, Sig};
 use crate::codec::{unzigzag, zigzag};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -116,7 +116,14 @@ impl Ring {
             return None;
         }
         let q = j * (nx - 1) + i;
-        let tris = [2 * q, 2 * q + 1, 2 * (q - 1), 2 * (q - nx) + 1, 2 * (q - nx), 2 * (q - nx + 1) + 1];
+        let tris = [
+            2 * q,
+            2 * q + 1,
+            2 * (q - 1),
+            2 * (q - nx) + 1,
+            2 * (q - nx),
+            2 * (q - nx + 1) + 1,
+        ];
         if tris.iter().any(|&t| sigs[t].is_cp()) {
             return None;
         }
@@ -154,10 +161,20 @@ enum Decision {
     Coded { id: u8, q: [i32; 2], r: [f32; 2] },
 }
 
-fn decide(f: &Field, orig: (&[f32], &[f32]), sigs: &[Sig], xi: f64, i: usize, j: usize, s: usize, phase: Phase) -> Decision {
+fn decide(
+    f: &Field,
+    orig: (&[f32], &[f32]),
+    sigs: &[Sig],
+    xi: f64,
+    (i, j): (usize, usize),
+    (s, phase): (usize, Phase),
+) -> Decision {
     let k = j * f.nx + i;
     let (x, y) = (orig.0[k], orig.1[k]);
-    let (pu, pw) = (predict(f.u, f.ny, f.nx, i, j, s, phase), predict(f.v, f.ny, f.nx, i, j, s, phase));
+    let (pu, pw) = (
+        predict(f.u, f.ny, f.nx, i, j, s, phase),
+        predict(f.v, f.ny, f.nx, i, j, s, phase),
+    );
     let ring = Ring::new(f, sigs, i, j);
     for id in 0..NUM_IDS {
         let eb = eb_of_id(xi, id);
@@ -169,7 +186,11 @@ fn decide(f: &Field, orig: (&[f32], &[f32]), sigs: &[Sig], xi: f64, i: usize, j:
             None => keeps_topology(f, sigs, i, j, ra, rb),
         };
         if keeps {
-            return Decision::Coded { id: id as u8, q: [qa, qb], r: [ra, rb] };
+            return Decision::Coded {
+                id: id as u8,
+                q: [qa, qb],
+                r: [ra, rb],
+            };
         }
     }
     Decision::Exact
@@ -192,7 +213,12 @@ pub fn encode(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, chunk_of_larg
         let (r0, rs, c0, cs) = axes(s, phase);
         let rows: Vec<usize> = (r0..ny).step_by(rs).collect();
         let decided: Vec<Vec<(usize, Decision)>> = {
-            let f = Field { u: &ru, v: &rv, ny, nx };
+            let f = Field {
+                u: &ru,
+                v: &rv,
+                ny,
+                nx,
+            };
             let exact = &exact;
             rows.par_iter()
                 .map(|&j| {
@@ -202,7 +228,7 @@ pub fn encode(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, chunk_of_larg
                             let d = if exact[j * nx + i] {
                                 Decision::Exact
                             } else {
-                                decide(&f, (u, v), &sigs, xi, i, j, s, phase)
+                                decide(&f, (u, v), &sigs, xi, (i, j), (s, phase))
                             };
                             (i, d)
                         })
@@ -232,11 +258,23 @@ pub fn encode(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, chunk_of_larg
     parts
 }
 
-pub fn decode(parts: &Parts, ny: usize, nx: usize, xi: f64, u: &mut [f32], v: &mut [f32]) -> Result<()> {
+pub fn decode(
+    parts: &Parts,
+    ny: usize,
+    nx: usize,
+    xi: f64,
+    u: &mut [f32],
+    v: &mut [f32],
+) -> Result<()> {
     let n_exact = parts.exact.iter().filter(|&&e| e).count();
     let n_coded = ny * nx - n_exact;
-    if parts.raw.len() != 2 * n_exact || parts.codes.len() != 2 * n_coded || parts.ids.len() != n_coded {
-        return Err(Error::corrupt("mode S stream: value counts do not match the exact-vertex mask"));
+    if parts.raw.len() != 2 * n_exact
+        || parts.codes.len() != 2 * n_coded
+        || parts.ids.len() != n_coded
+    {
+        return Err(Error::corrupt(
+            "mode S stream: value counts do not match the exact-vertex mask",
+        ));
     }
     if parts.ids.iter().any(|&id| id >= NUM_IDS) {
         return Err(Error::corrupt("mode S stream has an out-of-range bound id"));
@@ -246,7 +284,8 @@ pub fn decode(parts: &Parts, ny: usize, nx: usize, xi: f64, u: &mut [f32], v: &m
         for i in (0..nx).step_by(STRIDE) {
             let k = j * nx + i;
             let r = raw.next().filter(|_| parts.exact[k]);
-            let r = r.ok_or_else(|| Error::corrupt("mode S stream: an anchor is not marked exact"))?;
+            let r =
+                r.ok_or_else(|| Error::corrupt("mode S stream: an anchor is not marked exact"))?;
             u[k] = f32::from_bits(r[0]);
             v[k] = f32::from_bits(r[1]);
         }
@@ -259,7 +298,10 @@ pub fn decode(parts: &Parts, ny: usize, nx: usize, xi: f64, u: &mut [f32], v: &m
             .step_by(rs)
             .map(|j| {
                 let start = (j, r_at, c_at);
-                let n_ex = (c0..nx).step_by(cs).filter(|&i| parts.exact[j * nx + i]).count();
+                let n_ex = (c0..nx)
+                    .step_by(cs)
+                    .filter(|&i| parts.exact[j * nx + i])
+                    .count();
                 let n_tg = (c0..nx).step_by(cs).count();
                 r_at += 2 * n_ex;
                 c_at += n_tg - n_ex;
@@ -276,7 +318,10 @@ pub fn decode(parts: &Parts, ny: usize, nx: usize, xi: f64, u: &mut [f32], v: &m
                             let k = j * nx + i;
                             if parts.exact[k] {
                                 r += 2;
-                                [f32::from_bits(parts.raw[r - 2]), f32::from_bits(parts.raw[r - 1])]
+                                [
+                                    f32::from_bits(parts.raw[r - 2]),
+                                    f32::from_bits(parts.raw[r - 1]),
+                                ]
                             } else {
                                 let eb = eb_of_id(xi, parts.ids[c]);
                                 let pu = predict(u, ny, nx, i, j, s, phase);

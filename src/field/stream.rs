@@ -97,10 +97,19 @@ pub fn read(p: &Parsed, n: usize, coder: Coder, ids_len: impl Fn(usize) -> usize
     if p.header.mode == MODE_LOSSLESS {
         let plain = p.section(SEC_RAW, 8 * n)?;
         if plain.len() != 8 * n {
-            return Err(Error::corrupt("lossless stream has the wrong number of values"));
+            return Err(Error::corrupt(
+                "lossless stream has the wrong number of values",
+            ));
         }
-        let raw = plain.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-        return Ok(Parts { exact: vec![true; n], raw, ..Parts::default() });
+        let raw = plain
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        return Ok(Parts {
+            exact: vec![true; n],
+            raw,
+            ..Parts::default()
+        });
     }
     let exact = unpack_bits(&section_bytes(p, SEC_MASK, coder, n.div_ceil(8))?, n);
     let n_exact = exact.iter().filter(|&&e| e).count();
@@ -108,5 +117,10 @@ pub fn read(p: &Parsed, n: usize, coder: Coder, ids_len: impl Fn(usize) -> usize
     let n_coded = n - n_exact;
     let ids = section_u32(p, SEC_IDS, coder, ids_len(n_coded))?;
     let codes = section_u32(p, SEC_CODES, coder, 2 * n_coded)?;
-    Ok(Parts { exact, raw, ids, codes })
+    Ok(Parts {
+        exact,
+        raw,
+        ids,
+        codes,
+    })
 }

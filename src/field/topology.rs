@@ -133,8 +133,18 @@ pub fn signature(p: [[f32; 2]; 3], half: Half) -> Sig {
     }
     // tr J as four f32 terms: T0: (u1 - u0) + (v2 - v1); T1: (u1 - u2) + (v2 - v0).
     let tr_terms: [f64; 4] = match half {
-        Half::T0 => [p[1][0] as f64, -(p[0][0] as f64), p[2][1] as f64, -(p[1][1] as f64)],
-        Half::T1 => [p[1][0] as f64, -(p[2][0] as f64), p[2][1] as f64, -(p[0][1] as f64)],
+        Half::T0 => [
+            p[1][0] as f64,
+            -(p[0][0] as f64),
+            p[2][1] as f64,
+            -(p[1][1] as f64),
+        ],
+        Half::T1 => [
+            p[1][0] as f64,
+            -(p[2][0] as f64),
+            p[2][1] as f64,
+            -(p[0][1] as f64),
+        ],
     };
     let tr = sign_of_sum(&tr_terms);
     // tr^2 - 4 det: 16 exact products from tr^2, six exact products (times 4, exact) from det.
@@ -172,11 +182,20 @@ pub fn tri_vertices(nx: usize, i: usize, j: usize, half: Half) -> [usize; 3] {
 
 /// The (up to six) triangles incident to vertex (i, j): ids and vertex indices.
 #[inline]
-pub fn incident(ny: usize, nx: usize, i: usize, j: usize) -> ([(usize, [usize; 3], Half); 6], usize) {
+pub fn incident(
+    ny: usize,
+    nx: usize,
+    i: usize,
+    j: usize,
+) -> ([(usize, [usize; 3], Half); 6], usize) {
     let mut out = [(0usize, [0usize; 3], Half::T0); 6];
     let mut n = 0;
     let mut push = |qi: usize, qj: usize, half: Half| {
-        out[n] = (2 * (qj * (nx - 1) + qi) + half as usize, tri_vertices(nx, qi, qj, half), half);
+        out[n] = (
+            2 * (qj * (nx - 1) + qi) + half as usize,
+            tri_vertices(nx, qi, qj, half),
+            half,
+        );
         n += 1;
     };
     let (left, down, right, up) = (i > 0, j > 0, i + 1 < nx, j + 1 < ny);
@@ -305,12 +324,7 @@ impl TopologyDiff {
 }
 
 /// Compare the critical points of two fields of the same shape.
-pub fn diff(
-    orig: (&[f32], &[f32]),
-    other: (&[f32], &[f32]),
-    ny: usize,
-    nx: usize,
-) -> TopologyDiff {
+pub fn diff(orig: (&[f32], &[f32]), other: (&[f32], &[f32]), ny: usize, nx: usize) -> TopologyDiff {
     let a = signatures(orig.0, orig.1, ny, nx);
     let b = signatures(other.0, other.1, ny, nx);
     let mut d = TopologyDiff::default();
@@ -385,7 +399,10 @@ mod tests {
                 }
             }
         }
-        assert!(seen.iter().all(|&c| c == 3), "each triangle has three vertices");
+        assert!(
+            seen.iter().all(|&c| c == 3),
+            "each triangle has three vertices"
+        );
     }
 
     #[test]
@@ -393,7 +410,10 @@ mod tests {
         for det in [-1i8, 0, 1] {
             for tr in [-1i8, 0, 1] {
                 for disc in [-1i8, 0, 1] {
-                    assert_eq!(Sig::from_signs(det, tr, disc).signs(), Some((det, tr, disc)));
+                    assert_eq!(
+                        Sig::from_signs(det, tr, disc).signs(),
+                        Some((det, tr, disc))
+                    );
                 }
             }
         }

@@ -447,8 +447,11 @@ pub fn mixed_subnormal(base: &Field) -> Field {
     f.renamed(format!("{}+halfsubnormal", base.name))
 }
 
+/// A named linear type: name, Jacobian A, expected sign triple.
+pub type LinearType = (&'static str, [[f64; 2]; 2], [i8; 3]);
+
 /// The linear critical-point types with their Jacobians A and expected sign triple.
-pub const LINEAR_TYPES: &[(&str, [[f64; 2]; 2], [i8; 3])] = &[
+pub const LINEAR_TYPES: &[LinearType] = &[
     ("saddle", [[1.0, 0.0], [0.0, -1.0]], [-1, 0, 1]),
     ("saddle_rot", [[1.0, 2.0], [2.0, -1.0]], [-1, 0, 1]),
     ("source", [[1.0, 0.0], [0.0, 2.0]], [1, 1, 1]),

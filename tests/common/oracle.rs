@@ -414,7 +414,7 @@ pub fn diff(
 /// TwoSum in f64 gives the exact difference as `s + e`; rounding is monotone, so only
 /// `|s| == bound` needs the error term.
 pub fn within(a: f32, b: f32, bound: f64) -> bool {
-    if !(bound >= 0.0) {
+    if bound.is_nan() || bound < 0.0 {
         return false;
     }
     let (x, y) = (a as f64, -(b as f64));
