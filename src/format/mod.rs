@@ -105,10 +105,8 @@ pub fn write(header: &Header, sections: &[(u32, Vec<u8>)], zstd_level: i32) -> R
         }
         stored.push((*id, payload, raw.len(), flags));
     }
-    let total: usize = FIXED_LEN
-        + stored.len() * ENTRY_LEN
-        + 4
-        + stored.iter().map(|s| s.1.len()).sum::<usize>();
+    let total: usize =
+        FIXED_LEN + stored.len() * ENTRY_LEN + 4 + stored.iter().map(|s| s.1.len()).sum::<usize>();
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&header.version.to_le_bytes());
@@ -119,7 +117,12 @@ pub fn write(header: &Header, sections: &[(u32, Vec<u8>)], zstd_level: i32) -> R
         out.extend_from_slice(&d.to_le_bytes());
     }
     out.extend_from_slice(&header.abs_bound.to_le_bytes());
-    out.extend_from_slice(&[header.mode, header.coder, header.zstd_level as u8, header.layout]);
+    out.extend_from_slice(&[
+        header.mode,
+        header.coder,
+        header.zstd_level as u8,
+        header.layout,
+    ]);
     for p in header.params {
         out.extend_from_slice(&p.to_le_bytes());
     }
@@ -203,7 +206,9 @@ pub fn parse(data: &[u8]) -> Result<Parsed<'_>> {
     let params = [c.f64()?, c.f64()?, c.f64()?, c.f64()?];
     let count = c.u32()?;
     if count > MAX_SECTIONS {
-        return Err(Error::corrupt(format!("section count {count} is implausible")));
+        return Err(Error::corrupt(format!(
+            "section count {count} is implausible"
+        )));
     }
     let mut raw_entries = Vec::with_capacity(count as usize);
     for _ in 0..count {
@@ -212,10 +217,14 @@ pub fn parse(data: &[u8]) -> Result<Parsed<'_>> {
     let crc_pos = c.pos;
     let crc = c.u32()?;
     if crc32fast::hash(&data[..crc_pos]) != crc {
-        return Err(Error::corrupt("stream header checksum mismatch (corrupted header)"));
+        return Err(Error::corrupt(
+            "stream header checksum mismatch (corrupted header)",
+        ));
     }
     if dtype != DTYPE_F32 {
-        return Err(Error::unsupported(format!("element type {dtype} is not supported")));
+        return Err(Error::unsupported(format!(
+            "element type {dtype} is not supported"
+        )));
     }
     if flags & !KNOWN_FLAGS != 0 {
         return Err(Error::corrupt(format!("unknown header flags {flags:#x}")));
@@ -223,8 +232,10 @@ pub fn parse(data: &[u8]) -> Result<Parsed<'_>> {
     let mut offset = c.pos;
     let mut sections = Vec::with_capacity(raw_entries.len());
     for (id, stored, raw, sflags, scrc) in raw_entries {
-        let stored = usize::try_from(stored).map_err(|_| Error::corrupt("section length overflows"))?;
-        let raw_len = usize::try_from(raw).map_err(|_| Error::corrupt("section length overflows"))?;
+        let stored =
+            usize::try_from(stored).map_err(|_| Error::corrupt("section length overflows"))?;
+        let raw_len =
+            usize::try_from(raw).map_err(|_| Error::corrupt("section length overflows"))?;
         let end = offset
             .checked_add(stored)
             .filter(|&e| e <= data.len())
@@ -236,7 +247,14 @@ pub fn parse(data: &[u8]) -> Result<Parsed<'_>> {
         if !zstd && raw_len != stored {
             return Err(Error::corrupt(format!("section {id} length mismatch")));
         }
-        sections.push(SectionInfo { id, offset, stored_len: stored, raw_len, zstd, crc: scrc });
+        sections.push(SectionInfo {
+            id,
+            offset,
+            stored_len: stored,
+            raw_len,
+            zstd,
+            crc: scrc,
+        });
         offset = end;
     }
     if offset != data.len() {
@@ -258,7 +276,11 @@ pub fn parse(data: &[u8]) -> Result<Parsed<'_>> {
         layout,
         params,
     };
-    Ok(Parsed { header, sections, data })
+    Ok(Parsed {
+        header,
+        sections,
+        data,
+    })
 }
 
 impl Parsed<'_> {
@@ -278,14 +300,18 @@ impl Parsed<'_> {
         }
         let stored = &self.data[s.offset..s.offset + s.stored_len];
         if crc32fast::hash(stored) != s.crc {
-            return Err(Error::corrupt(format!("section {id} checksum mismatch (corrupted data)")));
+            return Err(Error::corrupt(format!(
+                "section {id} checksum mismatch (corrupted data)"
+            )));
         }
         if !s.zstd {
             return Ok(Cow::Borrowed(stored));
         }
         let raw = crate::codec::zstd_decompress(stored, s.raw_len)?;
         if raw.len() != s.raw_len {
-            return Err(Error::corrupt(format!("section {id} decompressed to the wrong length")));
+            return Err(Error::corrupt(format!(
+                "section {id} decompressed to the wrong length"
+            )));
         }
         Ok(Cow::Owned(raw))
     }
