@@ -58,6 +58,20 @@ pub(crate) struct BitReader<'a> {
     nbits: u32,
 }
 
+/// Byte-wise refill near the end of the input (zero bytes past it). Takes and
+/// returns the reader's fields by value so the hot loop keeps them in registers.
+#[cold]
+#[inline(never)]
+fn refill_slow(data: &[u8], mut pos: usize, mut buf: u64, mut nbits: u32) -> (usize, u64, u32) {
+    while nbits <= 56 {
+        let b = data.get(pos).copied().unwrap_or(0);
+        buf |= u64::from(b) << nbits;
+        pos += 1;
+        nbits += 8;
+    }
+    (pos, buf, nbits)
+}
+
 impl<'a> BitReader<'a> {
     pub(crate) fn new(data: &'a [u8]) -> Self {
         BitReader {
@@ -80,19 +94,9 @@ impl<'a> BitReader<'a> {
                 self.pos += take as usize;
                 self.nbits += take * 8;
             } else {
-                self.refill_slow();
+                (self.pos, self.buf, self.nbits) =
+                    refill_slow(self.data, self.pos, self.buf, self.nbits);
             }
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn refill_slow(&mut self) {
-        while self.nbits <= 56 {
-            let b = self.data.get(self.pos).copied().unwrap_or(0);
-            self.buf |= u64::from(b) << self.nbits;
-            self.pos += 1;
-            self.nbits += 8;
         }
     }
 

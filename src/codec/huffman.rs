@@ -18,8 +18,12 @@
 //!                        zero-padded to a whole byte
 //! ```
 //!
-//! Codes are canonical: ordered by (length, symbol). Decoding uses an 11-bit
-//! primary table and a per-length limit search for longer codes.
+//! Codes are canonical: ordered by (length, symbol); the code lengths come from
+//! Moffat-Katajainen's in-place Huffman, limited by raising the smallest weights.
+//! Decoding uses a 12-bit primary table and a per-length limit search for longer
+//! codes, and runs two blocks' bit streams interleaved (independent dependency
+//! chains); blocks are decoded in parallel with rayon. A single-symbol stream
+//! (n == 1) cannot check the symbol count.
 
 use rayon::prelude::*;
 
@@ -35,7 +39,7 @@ const MAX_BLOCK_LOG2: u8 = 24;
 const SOFT_MAX_LEN: u32 = 24;
 /// Longest code length the format allows.
 const MAX_LEN: u32 = 32;
-const TABLE_BITS: u32 = 11;
+const TABLE_BITS: u32 = 12;
 const TABLE_SIZE: usize = 1 << TABLE_BITS;
 
 /// A symbol type the Huffman coder handles (`u32` codes, `u8` bytes).
@@ -383,8 +387,11 @@ pub(crate) fn encode<T: Symbol>(symbols: &[T]) -> Vec<u8> {
 
 /// Decoding tables built from (and validating) a code-length table.
 struct DecodeTable {
-    /// Indexed by the next TABLE_BITS bits: symbol << 32 | length, or 0 when the code is longer.
-    primary: Box<[u64; TABLE_SIZE]>,
+    /// Indexed by the next TABLE_BITS bits: symbol << 8 | length, or 0 when the code is
+    /// longer or its symbol does not fit in 24 bits (then `slow` decodes it).
+    primary: Box<[u32; TABLE_SIZE]>,
+    /// Shortest code length `slow` may meet.
+    slow_start: u32,
     max_len: u32,
     /// For each length L: left-justified (32-bit) limit of codes of length <= L.
     limit: [u64; MAX_LEN as usize + 1],
@@ -436,17 +443,22 @@ impl DecodeTable {
             *slot = s;
             fill[l as usize] += 1;
         }
-        let mut primary: Box<[u64; TABLE_SIZE]> = vec![0u64; TABLE_SIZE]
+        let mut primary: Box<[u32; TABLE_SIZE]> = vec![0u32; TABLE_SIZE]
             .into_boxed_slice()
             .try_into()
             .map_err(|_| Error::internal("huffman: table size"))?;
+        let mut slow_start = TABLE_BITS + 1;
         for l in 1..=max_len.min(TABLE_BITS) {
             let lu = l as usize;
             for k in 0..bl_count[lu] {
                 let code = (first[lu] + k) as u32;
                 let rev = (code.reverse_bits() >> (32 - l)) as usize;
                 let sym = sorted[(offset[lu] + k) as usize];
-                let entry = (u64::from(sym) << 32) | u64::from(l);
+                if sym >= 1 << 24 {
+                    slow_start = slow_start.min(l);
+                    continue;
+                }
+                let entry = (sym << 8) | l;
                 let mut j = rev;
                 while j < TABLE_SIZE {
                     primary[j] = entry;
@@ -456,6 +468,7 @@ impl DecodeTable {
         }
         Ok(DecodeTable {
             primary,
+            slow_start,
             max_len,
             limit,
             first,
@@ -464,11 +477,11 @@ impl DecodeTable {
         })
     }
 
-    /// Decodes a code longer than TABLE_BITS from the next 32 bits (LSB-first).
+    /// Decodes a code the primary table does not resolve from the next 32 bits (LSB-first).
     #[inline]
     fn slow(&self, window: u32) -> Result<(u32, u32)> {
         let v = u64::from(window.reverse_bits());
-        for l in TABLE_BITS + 1..=self.max_len {
+        for l in self.slow_start..=self.max_len {
             let lu = l as usize;
             if v < self.limit[lu] {
                 let idx = (v >> (32 - l))
@@ -484,23 +497,60 @@ impl DecodeTable {
         Err(Error::corrupt("huffman: invalid code"))
     }
 
-    fn decode_block<T: Symbol>(&self, data: &[u8], out: &mut [T]) -> Result<()> {
-        let mut br = BitReader::new(data);
-        for o in out.iter_mut() {
-            br.refill();
-            let bits = br.peek();
-            let e = self.primary[(bits as usize) & (TABLE_SIZE - 1)];
-            let len = (e & 0xff) as u32;
-            if len != 0 {
-                br.consume(len);
-                *o = T::from_u32((e >> 32) as u32);
-            } else {
-                let (s, l) = self.slow(bits as u32)?;
-                br.consume(l);
-                *o = T::from_u32(s);
-            }
+    /// Decodes one symbol from `br`.
+    #[inline(always)]
+    fn decode_sym<T: Symbol>(&self, br: &mut BitReader) -> Result<T> {
+        br.refill();
+        let bits = br.peek();
+        let e = self.primary[(bits as usize) & (TABLE_SIZE - 1)];
+        let len = e & 0xff;
+        if len != 0 {
+            br.consume(len);
+            Ok(T::from_u32(e >> 8))
+        } else {
+            let (s, l) = self.slow(bits as u32)?;
+            br.consume(l);
+            Ok(T::from_u32(s))
         }
-        br.finish()
+    }
+
+    /// Decodes up to two blocks, interleaving their independent bit streams
+    /// (two dependency chains keep the core busier than one).
+    fn decode_blocks<T: Symbol>(
+        &self,
+        blocks: &[&[u8]],
+        out: &mut [T],
+        block: usize,
+    ) -> Result<()> {
+        let (oa, ob) = out.split_at_mut(block.min(out.len()));
+        let (da, db) = match blocks {
+            [a] => (*a, None),
+            [a, b] => (*a, Some(*b)),
+            _ => return Err(Error::internal("huffman: block pairing")),
+        };
+        let mut ra = BitReader::new(da);
+        let Some(db) = db else {
+            for o in oa.iter_mut() {
+                *o = self.decode_sym(&mut ra)?;
+            }
+            return ra.finish();
+        };
+        let mut rb = BitReader::new(db);
+        let common = ob.len().min(oa.len());
+        let (oa_head, oa_tail) = oa.split_at_mut(common);
+        let (ob_head, ob_tail) = ob.split_at_mut(common);
+        for (a, b) in oa_head.iter_mut().zip(ob_head.iter_mut()) {
+            *a = self.decode_sym(&mut ra)?;
+            *b = self.decode_sym(&mut rb)?;
+        }
+        for a in oa_tail.iter_mut() {
+            *a = self.decode_sym(&mut ra)?;
+        }
+        for b in ob_tail.iter_mut() {
+            *b = self.decode_sym(&mut rb)?;
+        }
+        ra.finish()?;
+        rb.finish()
     }
 }
 
@@ -593,9 +643,9 @@ pub(crate) fn decode<T: Symbol>(data: &[u8], count: usize) -> Result<Vec<T>> {
         pos += len;
     }
     let mut out = vec![T::default(); count];
-    out.par_chunks_mut(block)
-        .zip(slices.par_iter())
-        .try_for_each(|(o, s)| dec.decode_block(s, o))?;
+    out.par_chunks_mut(2 * block)
+        .zip(slices.par_chunks(2))
+        .try_for_each(|(o, s)| dec.decode_blocks(s, o, block))?;
     Ok(out)
 }
 

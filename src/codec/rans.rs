@@ -12,7 +12,7 @@
 //! u8  block_log2            symbols per block = 1 << block_log2 (10..=24; the encoder uses 16)
 //! u8  plane_mask            bit k set = plane k stored (u32: bits 0..=3, bytes: bit 0 only)
 //! per stored plane, k ascending:
-//!   u8 kind                 0 = constant plane, 1 = rANS-coded plane
+//!   u8 kind                 0 = constant, 1 = rANS-coded, 2 = sparse plane
 //!   kind 0:  u8 value       every symbol has this byte in plane k
 //!   kind 1:  u8 m-1         m distinct byte values in the plane (m >= 1)
 //!            m x (u8 value strictly ascending, varint freq-1)   frequencies sum to 4096
@@ -23,7 +23,14 @@
 //!            reads them: symbols in order, each decoded state below 2^16 reads
 //!            one word. Decoding a block must consume it exactly and end with
 //!            every state = 2^16 (the encoder's initial state).
+//!   kind 2:  varint nnz, then nnz x (varint gap, u8 value): the symbols whose byte
+//!            in plane k is not zero; index = previous index + 1 + gap (first: gap)
 //! ```
+//!
+//! The encoder picks kind 0 for a single-valued plane, kind 2 when it is smaller
+//! than the estimated rANS size (planes that only rare outliers reach), else kind 1.
+//! Only rANS planes pin the symbol count; a stream of constant/sparse planes decodes
+//! for any count larger than its last sparse index.
 
 use rayon::prelude::*;
 
@@ -39,14 +46,15 @@ const MIN_BLOCK_LOG2: u8 = 10;
 const MAX_BLOCK_LOG2: u8 = 24;
 const KIND_CONST: u8 = 0;
 const KIND_RANS: u8 = 1;
+const KIND_SPARSE: u8 = 2;
 
 /// A symbol type split into byte planes (`u32` codes: 4 planes, `u8` bytes: 1).
 pub(crate) trait PlaneSym: Copy + Send + Sync + Default + 'static {
     const PLANES: u32;
     /// Byte `shift / 8` of the symbol.
     fn plane(self, shift: u32) -> u8;
-    /// Adds byte `b` as plane `shift / 8` of a symbol whose plane is still zero.
-    fn merge(&mut self, b: u8, shift: u32);
+    /// The symbol with byte `b` added as plane `shift / 8` (that plane still zero in `self`).
+    fn with_plane(self, b: u8, shift: u32) -> Self;
     fn or_all(s: &[Self]) -> u32;
 }
 
@@ -57,8 +65,8 @@ impl PlaneSym for u32 {
         (self >> shift) as u8
     }
     #[inline(always)]
-    fn merge(&mut self, b: u8, shift: u32) {
-        *self |= u32::from(b) << shift;
+    fn with_plane(self, b: u8, shift: u32) -> Self {
+        self | (u32::from(b) << shift)
     }
     fn or_all(s: &[Self]) -> u32 {
         s.par_chunks(1 << 16)
@@ -74,8 +82,8 @@ impl PlaneSym for u8 {
         self
     }
     #[inline(always)]
-    fn merge(&mut self, b: u8, _shift: u32) {
-        *self = b;
+    fn with_plane(self, b: u8, _shift: u32) -> Self {
+        b
     }
     fn or_all(s: &[Self]) -> u32 {
         u32::from(
@@ -93,25 +101,29 @@ fn plane_histograms<T: PlaneSym>(src: &[T], shifts: &[u32]) -> Vec<[u64; 256]> {
     let np = shifts.len();
     src.par_chunks(1 << 18)
         .map(|c| {
-            // Two sub-tables per plane so repeated symbols do not serialize on one counter.
-            let mut h = vec![[0u32; 256]; 2 * np];
-            let mut it = c.chunks_exact(2);
+            // Four sub-tables per plane so repeated symbols do not serialize on one counter.
+            let mut h = vec![[0u32; 256]; 4 * np];
+            let mut it = c.chunks_exact(4);
             for q in &mut it {
                 for (p, &sh) in shifts.iter().enumerate() {
-                    h[2 * p][q[0].plane(sh) as usize] += 1;
-                    h[2 * p + 1][q[1].plane(sh) as usize] += 1;
+                    if let Some(hp) = h.get_mut(4 * p..4 * p + 4) {
+                        hp[0][q[0].plane(sh) as usize] += 1;
+                        hp[1][q[1].plane(sh) as usize] += 1;
+                        hp[2][q[2].plane(sh) as usize] += 1;
+                        hp[3][q[3].plane(sh) as usize] += 1;
+                    }
                 }
             }
             for x in it.remainder() {
                 for (p, &sh) in shifts.iter().enumerate() {
-                    h[2 * p][x.plane(sh) as usize] += 1;
+                    h[4 * p][x.plane(sh) as usize] += 1;
                 }
             }
             (0..np)
                 .map(|p| {
                     let mut o = [0u64; 256];
                     for (i, v) in o.iter_mut().enumerate() {
-                        *v = u64::from(h[2 * p][i]) + u64::from(h[2 * p + 1][i]);
+                        *v = (0..4).map(|k| u64::from(h[4 * p + k][i])).sum();
                     }
                     o
                 })
@@ -171,12 +183,22 @@ fn normalize(hist: &[u64; 256]) -> [u32; 256] {
 
 #[derive(Clone, Copy, Default)]
 struct EncSym {
-    /// Reciprocal of freq: x / freq == (x * rcp) >> 44 for every state x < 2^32.
-    rcp: u64,
-    freq: u32,
-    start: u32,
     /// Renormalize (emit one 16-bit word) when the state is >= x_max.
     x_max: u64,
+    /// Reciprocal of freq: x / freq == ((x * rcp) >> 32) >> rcp_shift for x < 2^20 * freq.
+    rcp: u64,
+    rcp_shift: u32,
+    /// 4096 - freq.
+    cmpl_freq: u32,
+    start: u32,
+}
+
+/// (rcp, rcp_shift) with x / f == ((x * rcp) >> 32) >> rcp_shift for all x < 2^20 * f
+/// (f in 1..=4096): shift = ceil(log2 f), rcp = floor(2^(32 + shift) / f) + 1 (< 2^33).
+fn reciprocal(f: u32) -> (u64, u32) {
+    let shift = 32 - (f - 1).leading_zeros().min(32);
+    let shift = if f == 1 { 0 } else { shift };
+    ((1u64 << (32 + shift)) / u64::from(f) + 1, shift)
 }
 
 fn enc_table(freq: &[u32; 256]) -> [EncSym; 256] {
@@ -184,11 +206,13 @@ fn enc_table(freq: &[u32; 256]) -> [EncSym; 256] {
     let mut start = 0u32;
     for (s, &f) in freq.iter().enumerate() {
         if f > 0 {
+            let (rcp, rcp_shift) = reciprocal(f);
             t[s] = EncSym {
-                rcp: (1u64 << 44) / u64::from(f) + 1,
-                freq: f,
-                start,
                 x_max: u64::from((RANS_L >> PROB_BITS) << 16) * u64::from(f),
+                rcp,
+                rcp_shift,
+                cmpl_freq: PROB_SCALE - f,
+                start,
             };
             start += f;
         }
@@ -196,49 +220,105 @@ fn enc_table(freq: &[u32; 256]) -> [EncSym; 256] {
     t
 }
 
+/// One encoding step of state `x`. Renormalization words are written backwards
+/// from the end of `buf` (word k at `buf.len() - 2 (k + 1)`), so they end up in
+/// the order the decoder reads them; `*nw` counts them. Branch-free: the slot is
+/// always written, `*nw` advances only when the word is needed.
 #[inline(always)]
-fn enc_step(x: &mut u32, e: &EncSym, out: &mut Vec<u16>) {
-    let mut y = *x;
-    // States live in [2^16, 2^32); one word brings y below x_max = 2^20 * freq.
-    if u64::from(y) >= e.x_max {
-        out.push(y as u16);
-        y >>= 16;
+fn enc_step(x: u32, e: &EncSym, buf: &mut [u8], nw: &mut usize) -> u32 {
+    // States live in [2^16, 2^32); one word brings x below x_max = 2^20 * freq.
+    let need = u64::from(x) >= e.x_max;
+    let p = buf.len().wrapping_sub(2 * (*nw + 1));
+    if let Some(w) = buf.get_mut(p..p.wrapping_add(2)) {
+        w.copy_from_slice(&(x as u16).to_le_bytes());
     }
-    let q = ((u128::from(y) * u128::from(e.rcp)) >> 44) as u32;
-    *x = (q << PROB_BITS) + (y - q * e.freq) + e.start;
+    *nw += usize::from(need);
+    let x = if need { x >> 16 } else { x };
+    // q = x / freq; x' = q * 4096 + x % freq + start = x + q * (4096 - freq) + start.
+    let q = ((u64::from(x) * e.rcp) >> 32) as u32 >> e.rcp_shift;
+    x + q * e.cmpl_freq + e.start
 }
 
+/// Codes plane `shift` of one block; returns the payload (see the module doc).
 fn encode_block<T: PlaneSym>(src: &[T], shift: u32, t: &[EncSym; 256]) -> Vec<u8> {
-    let mut words: Vec<u16> = Vec::with_capacity(src.len() / 2 + 16);
-    let mut x = [RANS_L; STATES];
+    // States, at most one word per symbol, and a spare slot for the branch-free store.
+    let mut buf = vec![0u8; 4 * STATES + 2 * (src.len() + 1)];
+    let mut nw = 0usize;
+    let [mut x0, mut x1, mut x2, mut x3] = [RANS_L; STATES];
     let n = src.len();
     let full = n - n % STATES;
-    for i in (full..n).rev() {
-        enc_step(
-            &mut x[i % STATES],
-            &t[src[i].plane(shift) as usize],
-            &mut words,
-        );
+    let tail = &src[full..];
+    if tail.len() > 2 {
+        x2 = enc_step(x2, &t[tail[2].plane(shift) as usize], &mut buf, &mut nw);
+    }
+    if tail.len() > 1 {
+        x1 = enc_step(x1, &t[tail[1].plane(shift) as usize], &mut buf, &mut nw);
+    }
+    if !tail.is_empty() {
+        x0 = enc_step(x0, &t[tail[0].plane(shift) as usize], &mut buf, &mut nw);
     }
     for q in src[..full].rchunks_exact(STATES) {
-        enc_step(&mut x[3], &t[q[3].plane(shift) as usize], &mut words);
-        enc_step(&mut x[2], &t[q[2].plane(shift) as usize], &mut words);
-        enc_step(&mut x[1], &t[q[1].plane(shift) as usize], &mut words);
-        enc_step(&mut x[0], &t[q[0].plane(shift) as usize], &mut words);
+        x3 = enc_step(x3, &t[q[3].plane(shift) as usize], &mut buf, &mut nw);
+        x2 = enc_step(x2, &t[q[2].plane(shift) as usize], &mut buf, &mut nw);
+        x1 = enc_step(x1, &t[q[1].plane(shift) as usize], &mut buf, &mut nw);
+        x0 = enc_step(x0, &t[q[0].plane(shift) as usize], &mut buf, &mut nw);
     }
-    let mut out = Vec::with_capacity(4 * STATES + 2 * words.len());
-    for s in x {
-        out.extend_from_slice(&s.to_le_bytes());
+    // Payload = the four states, then the words; move it to the front.
+    let start = buf.len() - 2 * nw - 4 * STATES;
+    for (j, s) in [x0, x1, x2, x3].into_iter().enumerate() {
+        buf[start + 4 * j..start + 4 * j + 4].copy_from_slice(&s.to_le_bytes());
     }
-    for w in words.iter().rev() {
-        out.extend_from_slice(&w.to_le_bytes());
+    buf.copy_within(start.., 0);
+    buf.truncate(buf.len() - start);
+    buf
+}
+
+/// Estimated size in bytes of a plane coded with rANS.
+fn rans_size(hist: &[u64; 256], freq: &[u32; 256], n_blocks: usize) -> usize {
+    let bits: f64 = hist
+        .iter()
+        .zip(freq)
+        .filter(|(&c, _)| c > 0)
+        .map(|(&c, &f)| c as f64 * (f64::from(PROB_BITS) - f64::from(f).log2()))
+        .sum();
+    let m = hist.iter().filter(|&&c| c > 0).count();
+    (bits / 8.0) as usize + n_blocks * (4 * STATES + 3) + 2 + 3 * m
+}
+
+/// The body of a sparse plane (see the module doc), or None if it would not be
+/// shorter than `budget` bytes.
+fn sparse_plane<T: PlaneSym>(src: &[T], shift: u32, nnz: u64, budget: usize) -> Option<Vec<u8>> {
+    let chunks: Vec<Vec<(usize, u8)>> = src
+        .par_chunks(1 << 16)
+        .enumerate()
+        .map(|(c, chunk)| {
+            let base = c << 16;
+            chunk
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.plane(shift) != 0)
+                .map(|(i, s)| (base + i, s.plane(shift)))
+                .collect()
+        })
+        .collect();
+    let mut body = Vec::with_capacity((2 * nnz as usize).min(budget));
+    put_uvarint(&mut body, nnz);
+    let mut next = 0usize;
+    for &(i, b) in chunks.iter().flatten() {
+        put_uvarint(&mut body, (i - next) as u64);
+        body.push(b);
+        next = i + 1;
+        if body.len() >= budget {
+            return None;
+        }
     }
-    out
+    Some(body)
 }
 
 /// How the encoder codes one stored plane.
 enum EncPlane {
-    Const(u8),
+    /// Constant or sparse: written entirely in the plane header.
+    Const,
     Rans(Box<[EncSym; 256]>),
 }
 
@@ -252,50 +332,67 @@ pub(crate) fn encode<T: PlaneSym>(src: &[T]) -> Vec<u8> {
     let mask = shifts.iter().fold(0u8, |m, &sh| m | (1 << (sh / 8)));
     let mut headers: Vec<Vec<u8>> = Vec::with_capacity(shifts.len());
     let mut planes: Vec<EncPlane> = Vec::with_capacity(shifts.len());
-    for hist in plane_histograms(src, &shifts) {
+    let n_blocks = src.len().div_ceil(1 << BLOCK_LOG2);
+    for (hist, &shift) in plane_histograms(src, &shifts).iter().zip(&shifts) {
         let present: Vec<usize> = (0..256).filter(|&s| hist[s] > 0).collect();
         let mut h = Vec::new();
         if present.len() == 1 {
             h.push(KIND_CONST);
             h.push(present[0] as u8);
-            planes.push(EncPlane::Const(present[0] as u8));
-        } else {
-            let freq = normalize(&hist);
-            h.push(KIND_RANS);
-            h.push((present.len() - 1) as u8);
-            for &s in &present {
-                h.push(s as u8);
-                put_uvarint(&mut h, u64::from(freq[s] - 1));
-            }
-            planes.push(EncPlane::Rans(Box::new(enc_table(&freq))));
+            planes.push(EncPlane::Const);
+            headers.push(h);
+            continue;
         }
+        let freq = normalize(hist);
+        let rans_bytes = rans_size(hist, &freq, n_blocks);
+        let nnz = src.len() as u64 - hist[0];
+        if nnz.saturating_mul(2) < rans_bytes as u64 {
+            if let Some(body) = sparse_plane(src, shift, nnz, rans_bytes) {
+                h.push(KIND_SPARSE);
+                h.extend_from_slice(&body);
+                planes.push(EncPlane::Const);
+                headers.push(h);
+                continue;
+            }
+        }
+        h.push(KIND_RANS);
+        h.push((present.len() - 1) as u8);
+        for &s in &present {
+            h.push(s as u8);
+            put_uvarint(&mut h, u64::from(freq[s] - 1));
+        }
+        planes.push(EncPlane::Rans(Box::new(enc_table(&freq))));
         headers.push(h);
     }
-    // Block-major: each block's planes are coded while the block is in cache.
-    let blocks: Vec<Vec<Vec<u8>>> = src
-        .par_chunks(1 << BLOCK_LOG2)
-        .map(|b| {
-            planes
-                .iter()
-                .zip(&shifts)
-                .map(|(p, &sh)| match p {
-                    EncPlane::Const(_) => Vec::new(),
-                    EncPlane::Rans(t) => encode_block(b, sh, t),
-                })
-                .collect()
+    // Block-major: a block's rANS planes are coded one after the other while it is in cache.
+    let rans: Vec<(u32, &[EncSym; 256])> = shifts
+        .iter()
+        .zip(&planes)
+        .filter_map(|(&sh, p)| match p {
+            EncPlane::Const => None,
+            EncPlane::Rans(t) => Some((sh, &**t)),
         })
         .collect();
+    let blocks: Vec<Vec<Vec<u8>>> = if rans.is_empty() {
+        Vec::new()
+    } else {
+        src.par_chunks(1 << BLOCK_LOG2)
+            .map(|b| rans.iter().map(|&(sh, t)| encode_block(b, sh, t)).collect())
+            .collect()
+    };
     let mut out = vec![BLOCK_LOG2, mask];
     out.reserve(blocks.iter().flatten().map(|b| b.len() + 3).sum());
-    for (p, (plane, header)) in planes.iter().zip(&headers).enumerate() {
+    let mut r = 0;
+    for (plane, header) in planes.iter().zip(&headers) {
         out.extend_from_slice(header);
         if let EncPlane::Rans(_) = plane {
             for b in &blocks {
-                put_uvarint(&mut out, b[p].len() as u64);
+                put_uvarint(&mut out, b[r].len() as u64);
             }
             for b in &blocks {
-                out.extend_from_slice(&b[p]);
+                out.extend_from_slice(&b[r]);
             }
+            r += 1;
         }
     }
     out
@@ -303,21 +400,38 @@ pub(crate) fn encode<T: PlaneSym>(src: &[T]) -> Vec<u8> {
 
 // ---------------------------------------------------------------- decoder
 
-/// Slot -> symbol | (freq - 1) << 8 | (slot - start) << 20.
-type DecTable = Box<[u32; PROB_SCALE as usize]>;
+/// Decoding table of one plane: per slot, the symbol and its (freq, slot - start).
+struct DecTable {
+    slots: [DecSlot; PROB_SCALE as usize],
+    syms: [u8; PROB_SCALE as usize],
+}
+
+#[derive(Clone, Copy, Default)]
+struct DecSlot {
+    freq: u16,
+    bias: u16,
+}
+
+static EMPTY_TABLE: DecTable = DecTable {
+    slots: [DecSlot { freq: 0, bias: 0 }; PROB_SCALE as usize],
+    syms: [0; PROB_SCALE as usize],
+};
 
 enum Plane<'a> {
     Const(u8),
-    Rans(DecTable, Vec<&'a [u8]>),
+    /// (index, byte) of the symbols whose plane byte is not zero, indices ascending.
+    Sparse(Vec<(usize, u8)>),
+    Rans(Box<DecTable>, Vec<&'a [u8]>),
 }
 
 /// One decoding step without renormalization; returns the symbol.
 #[inline(always)]
-fn dec_core(x: &mut u32, t: &[u32; PROB_SCALE as usize]) -> u8 {
-    let e = t[(*x & (PROB_SCALE - 1)) as usize];
+fn dec_core(x: &mut u32, t: &DecTable) -> u8 {
+    let slot = (*x & (PROB_SCALE - 1)) as usize;
+    let d = t.slots[slot];
     // No overflow: freq * (x >> 12) + bias <= 4096 * (2^20 - 1) + 4095 < 2^32.
-    *x = (((e >> 8) & 0xfff) + 1) * (*x >> PROB_BITS) + (e >> 20);
-    e as u8
+    *x = u32::from(d.freq) * (*x >> PROB_BITS) + u32::from(d.bias);
+    t.syms[slot]
 }
 
 /// Renormalization with bounds checks (block tails).
@@ -333,83 +447,131 @@ fn renorm_checked(x: &mut u32, data: &[u8], pos: &mut usize) -> Result<()> {
     Ok(())
 }
 
-/// Branch-free renormalization; the caller guarantees `pos + 2 <= data.len()`.
+/// Renormalizes the four states of a quad, branch-free when 8 input bytes remain.
 #[inline(always)]
-fn renorm_fast(x: &mut u32, w: &[u8; 8], off: &mut usize) {
-    let need = *x < RANS_L;
-    let o = *off & 7;
-    let word = u32::from(w[o]) | (u32::from(w[(o + 1) & 7]) << 8);
-    *x = if need { (*x << 16) | word } else { *x };
-    *off += 2 * usize::from(need);
-}
-
-fn decode_block<T: PlaneSym>(
-    t: &[u32; PROB_SCALE as usize],
-    data: &[u8],
-    out: &mut [T],
-    shift: u32,
-) -> Result<()> {
-    let mut x = [0u32; STATES];
-    for (j, s) in x.iter_mut().enumerate() {
-        let b = data
-            .get(4 * j..4 * j + 4)
-            .ok_or_else(|| Error::corrupt("rans: truncated block header"))?;
-        *s = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        if *s < RANS_L {
-            return Err(Error::corrupt("rans: invalid initial state"));
+fn renorm_quad(x: &mut [u32; STATES], data: &[u8], pos: &mut usize) -> Result<()> {
+    if let Some(w) = data.get(*pos..*pos + 8) {
+        let mut w8 = [0u8; 8];
+        w8.copy_from_slice(w);
+        let w = u64::from_le_bytes(w8);
+        let mut off = 0u32;
+        for s in x.iter_mut() {
+            let need = *s < RANS_L;
+            // off <= 48: at most three earlier states took a word.
+            let word = ((w >> off) & 0xffff) as u32;
+            *s = if need { (*s << 16) | word } else { *s };
+            off += 16 * u32::from(need);
         }
-    }
-    let mut pos = 4 * STATES;
-    let mut quads = out.chunks_exact_mut(STATES);
-    for q in &mut quads {
-        let s0 = dec_core(&mut x[0], t);
-        let s1 = dec_core(&mut x[1], t);
-        let s2 = dec_core(&mut x[2], t);
-        let s3 = dec_core(&mut x[3], t);
-        q[0].merge(s0, shift);
-        q[1].merge(s1, shift);
-        q[2].merge(s2, shift);
-        q[3].merge(s3, shift);
-        // The four states need at most 8 bytes.
-        if let Some(w) = data.get(pos..pos + 8) {
-            let mut w8 = [0u8; 8];
-            w8.copy_from_slice(w);
-            let mut off = 0usize;
-            renorm_fast(&mut x[0], &w8, &mut off);
-            renorm_fast(&mut x[1], &w8, &mut off);
-            renorm_fast(&mut x[2], &w8, &mut off);
-            renorm_fast(&mut x[3], &w8, &mut off);
-            pos += off;
-        } else {
-            for s in x.iter_mut() {
-                renorm_checked(s, data, &mut pos)?;
-            }
+        *pos += (off / 8) as usize;
+    } else {
+        for s in x.iter_mut() {
+            renorm_checked(s, data, pos)?;
         }
-    }
-    for (j, o) in quads.into_remainder().iter_mut().enumerate() {
-        let s = dec_core(&mut x[j], t);
-        renorm_checked(&mut x[j], data, &mut pos)?;
-        o.merge(s, shift);
-    }
-    if pos != data.len() {
-        return Err(Error::corrupt("rans: block has trailing bytes"));
-    }
-    if x.iter().any(|&s| s != RANS_L) {
-        return Err(Error::corrupt("rans: final state mismatch"));
     }
     Ok(())
 }
 
-fn parse_plane<'a>(data: &'a [u8], pos: &mut usize, n_blocks: usize) -> Result<Plane<'a>> {
+/// Symbols decoded per plane before moving to the next plane (keeps the output in L1).
+const RUN: usize = 512;
+
+/// Decodes one block of the rANS planes (table, shift, payload) into `out`,
+/// every symbol starting from `base` (the constant planes).
+fn decode_block<T: PlaneSym>(
+    planes: &[(&DecTable, u32, &[u8])],
+    base: T,
+    out: &mut [T],
+) -> Result<()> {
+    let mut x = [[0u32; STATES]; 4];
+    let mut pos = [4 * STATES; 4];
+    if planes.len() > 4 {
+        return Err(Error::internal("rans: more than four planes"));
+    }
+    for (xp, (_, _, data)) in x.iter_mut().zip(planes) {
+        for (j, s) in xp.iter_mut().enumerate() {
+            let b = data
+                .get(4 * j..4 * j + 4)
+                .ok_or_else(|| Error::corrupt("rans: truncated block header"))?;
+            *s = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            if *s < RANS_L {
+                return Err(Error::corrupt("rans: invalid initial state"));
+            }
+        }
+    }
+    if planes.is_empty() {
+        out.fill(base);
+    }
+    for run in out.chunks_mut(RUN) {
+        for (p, &(t, shift, data)) in planes.iter().enumerate() {
+            let (xp, pp) = (&mut x[p], &mut pos[p]);
+            let mut quads = run.chunks_exact_mut(STATES);
+            if p == 0 {
+                for q in &mut quads {
+                    for (o, s) in q.iter_mut().zip(xp.iter_mut()) {
+                        *o = base.with_plane(dec_core(s, t), shift);
+                    }
+                    renorm_quad(xp, data, pp)?;
+                }
+            } else {
+                for q in &mut quads {
+                    for (o, s) in q.iter_mut().zip(xp.iter_mut()) {
+                        *o = o.with_plane(dec_core(s, t), shift);
+                    }
+                    renorm_quad(xp, data, pp)?;
+                }
+            }
+            // Only the block's last run has a partial quad.
+            for (o, s) in quads.into_remainder().iter_mut().zip(xp.iter_mut()) {
+                let prev = if p == 0 { base } else { *o };
+                *o = prev.with_plane(dec_core(s, t), shift);
+                renorm_checked(s, data, pp)?;
+            }
+        }
+    }
+    for (p, (_, _, data)) in planes.iter().enumerate() {
+        if pos[p] != data.len() {
+            return Err(Error::corrupt("rans: block has trailing bytes"));
+        }
+        if x[p].iter().any(|&s| s != RANS_L) {
+            return Err(Error::corrupt("rans: final state mismatch"));
+        }
+    }
+    Ok(())
+}
+
+fn parse_plane<'a>(
+    data: &'a [u8],
+    pos: &mut usize,
+    count: usize,
+    n_blocks: usize,
+) -> Result<Plane<'a>> {
     let kind = get_u8(data, pos, "rans: plane kind")?;
     match kind {
+        KIND_SPARSE => {
+            let nnz = get_uvarint_max(data, pos, count as u64, "rans: sparse count")?;
+            // Each entry takes at least two bytes.
+            if nnz > data.len().saturating_sub(*pos) / 2 {
+                return Err(Error::corrupt("rans: sparse count exceeds stream size"));
+            }
+            let mut entries = Vec::with_capacity(nnz);
+            let mut next = 0usize;
+            for _ in 0..nnz {
+                let gap = get_uvarint_max(data, pos, count as u64, "rans: sparse gap")?;
+                let idx = next
+                    .checked_add(gap)
+                    .filter(|&i| i < count)
+                    .ok_or_else(|| Error::corrupt("rans: sparse index out of range"))?;
+                entries.push((idx, get_u8(data, pos, "rans: sparse value")?));
+                next = idx + 1;
+            }
+            Ok(Plane::Sparse(entries))
+        }
         KIND_CONST => Ok(Plane::Const(get_u8(data, pos, "rans: constant plane")?)),
         KIND_RANS => {
             let m = usize::from(get_u8(data, pos, "rans: symbol count")?) + 1;
-            let mut t: DecTable = vec![0u32; PROB_SCALE as usize]
-                .into_boxed_slice()
-                .try_into()
-                .map_err(|_| Error::internal("rans: table size"))?;
+            let mut t = Box::new(DecTable {
+                slots: [DecSlot::default(); PROB_SCALE as usize],
+                syms: [0; PROB_SCALE as usize],
+            });
             let mut start = 0u32;
             let mut prev: Option<u8> = None;
             for _ in 0..m {
@@ -424,8 +586,13 @@ fn parse_plane<'a>(data: &'a [u8], pos: &mut usize, n_blocks: usize) -> Result<P
                 if start + f > PROB_SCALE {
                     return Err(Error::corrupt("rans: frequencies exceed the scale"));
                 }
-                for k in 0..f {
-                    t[(start + k) as usize] = u32::from(s) | ((f - 1) << 8) | (k << 20);
+                let range = start as usize..(start + f) as usize;
+                t.syms[range.clone()].fill(s);
+                for (k, d) in t.slots[range].iter_mut().enumerate() {
+                    *d = DecSlot {
+                        freq: f as u16,
+                        bias: k as u16,
+                    };
                 }
                 start += f;
             }
@@ -475,30 +642,46 @@ pub(crate) fn decode<T: PlaneSym>(data: &[u8], count: usize) -> Result<Vec<T>> {
     let mut planes = Vec::new();
     for k in 0..T::PLANES {
         if mask & (1 << k) != 0 {
-            planes.push((8 * k, parse_plane(data, &mut pos, n_blocks)?));
+            planes.push((8 * k, parse_plane(data, &mut pos, count, n_blocks)?));
         }
     }
     if pos != data.len() {
         return Err(Error::corrupt("rans: trailing bytes"));
     }
+    let mut base = T::default();
+    for (shift, plane) in &planes {
+        if let Plane::Const(v) = plane {
+            base = base.with_plane(*v, *shift);
+        }
+    }
     let mut out = vec![T::default(); count];
-    // Block-major: a block's output stays in cache while every plane is merged in.
     out.par_chunks_mut(block)
         .enumerate()
-        .try_for_each(|(bi, o)| -> Result<()> {
+        .try_for_each(|(bi, o)| {
+            let mut rans: [(&DecTable, u32, &[u8]); 4] = [(&EMPTY_TABLE, 0, &[]); 4];
+            let mut np = 0;
             for (shift, plane) in &planes {
-                match plane {
-                    Plane::Const(v) => o.iter_mut().for_each(|x| x.merge(*v, *shift)),
-                    Plane::Rans(t, blocks) => {
-                        let b = blocks
-                            .get(bi)
-                            .ok_or_else(|| Error::internal("rans: block index out of range"))?;
-                        decode_block(t, b, o, *shift)?;
+                if let Plane::Rans(t, blocks) = plane {
+                    // parse_plane gave every rANS plane one payload per block; a missing
+                    // one fails the block header check as an empty slice.
+                    let b = blocks.get(bi).copied().unwrap_or(&[]);
+                    if let Some(slot) = rans.get_mut(np) {
+                        *slot = (&**t, *shift, b);
+                        np += 1;
                     }
                 }
             }
-            Ok(())
+            decode_block(&rans[..np], base, o)
         })?;
+    for (shift, plane) in &planes {
+        if let Plane::Sparse(entries) = plane {
+            for &(i, b) in entries {
+                if let Some(o) = out.get_mut(i) {
+                    *o = o.with_plane(b, *shift);
+                }
+            }
+        }
+    }
     Ok(out)
 }
 
@@ -533,15 +716,13 @@ mod tests {
                 fr
             })[0];
             let x_max = e.x_max.min(1 << 32);
-            let mut xs = vec![0, 1, f - 1, f, x_max - 1, x_max / 2, u64::from(u32::MAX)];
-            xs.extend((0..50).map(|_| r.next() % x_max));
+            let fu = u64::from(f);
+            let mut xs = vec![0, 1, fu - 1, fu, x_max - 1, x_max / 2, x_max - fu];
+            xs.extend((0..200).map(|_| r.next() % x_max));
             for x in xs {
                 let x = x as u32;
-                assert_eq!(
-                    ((u128::from(x) * u128::from(e.rcp)) >> 44) as u32,
-                    x / f,
-                    "x={x} f={f}"
-                );
+                let q = ((u64::from(x) * e.rcp) >> 32) as u32 >> e.rcp_shift;
+                assert_eq!(q, x / f, "x={x} f={f}");
             }
         }
     }
@@ -597,10 +778,57 @@ mod tests {
     fn rejects_bad_streams() {
         let e = encode(&[1u32, 2, 3, 1000]);
         assert!(decode::<u8>(&e, 4).is_err());
-        assert!(decode::<u32>(&e, 5).is_err());
         assert!(decode::<u32>(&e, 3).is_err());
         let mut bad = e.clone();
         bad.push(0);
         assert!(decode::<u32>(&bad, 4).is_err());
+        // With a rANS plane the block structure pins the count.
+        let v: Vec<u32> = (0..1000).map(|i| i % 7).collect();
+        let e = encode(&v);
+        assert_eq!(e[2], KIND_RANS);
+        for n in [999, 1001, 0] {
+            assert!(decode::<u32>(&e, n).is_err());
+        }
+        // A sparse index beyond the count.
+        let e = encode(&[0u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7]);
+        assert_eq!(e[2], KIND_SPARSE);
+        assert!(decode::<u32>(&e, 10).is_err());
+    }
+
+    #[test]
+    fn plane_kinds() {
+        // Plane 0 rANS, plane 1 sparse (rare outliers), plane 2 constant-free: absent.
+        let mut r = Rng(17);
+        let v: Vec<u32> = (0..200_000)
+            .map(|_| {
+                let x = r.next();
+                (x % 5) as u32
+                    + if x % 5000 == 0 {
+                        300 + (x >> 40) as u32 % 1000
+                    } else {
+                        0
+                    }
+            })
+            .collect();
+        let e = rt32(&v);
+        assert_eq!(e[1], 0b11);
+        assert_eq!(e[2], KIND_RANS);
+        // All symbols share a high byte: constant plane 3.
+        let w: Vec<u32> = v.iter().map(|&x| x | 0x7f00_0000).collect();
+        let e = rt32(&w);
+        assert_eq!(e[1], 0b1011);
+        assert_eq!(e[e.len() - 2], KIND_CONST);
+        assert_eq!(e[e.len() - 1], 0x7f);
+        // The sparse plane 1 beats rANS on size here.
+        let sparse = encode(&v).len();
+        let only_low: Vec<u32> = v.iter().map(|&x| x & 0xff).collect();
+        assert!(sparse < encode(&only_low).len() + 3 * 200_000 / 5000 + 64);
+        // Sparse bytes.
+        let mut b = vec![0u8; 100_000];
+        b[5] = 1;
+        b[99_999] = 200;
+        let e = encode(&b);
+        assert_eq!(e[2], KIND_SPARSE);
+        assert_eq!(decode::<u8>(&e, b.len()).unwrap(), b);
     }
 }

@@ -8,10 +8,8 @@
 use super::forced::forced_vertices;
 use super::parts::Parts;
 use super::quantize::{eb_of_id, id_for_bound, pv, quantize, reconstruct, NUM_IDS};
-use super::safe_bound::safe_relative_bound;
-use super::topology::{
-    cp_orientation, gather, incident, is_degenerate, tri_vertices, triangle_count, Half,
-};
+use super::safe_bound::triangle_constraint;
+use super::topology::{gather, incident_ids, tri_vertices, triangle_count, Half};
 use crate::codec::{unzigzag, zigzag};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -20,9 +18,7 @@ pub const TILE: usize = 32;
 /// Per-vertex id meaning "store exactly".
 const EXACT: u8 = u8::MAX;
 
-/// Safe relative bound of every triangle: +inf where a vertex is non-finite (no
-/// constraint: such triangles hold no critical point before or after), -1 where the
-/// triangle holds a critical point or is degenerate (its vertices are stored exactly).
+/// The constraint of every triangle (see `triangle_constraint`), by triangle id.
 fn triangle_bounds(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<f64> {
     let mut eps = vec![f64::INFINITY; triangle_count(ny, nx)];
     if eps.is_empty() {
@@ -34,14 +30,7 @@ fn triangle_bounds(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<f64> {
             for i in 0..nx - 1 {
                 for half in [Half::T0, Half::T1] {
                     let p = gather(u, v, tri_vertices(nx, i, j, half));
-                    let finite = p.iter().all(|q| q[0].is_finite() && q[1].is_finite());
-                    row[2 * i + half as usize] = if !finite {
-                        f64::INFINITY
-                    } else if cp_orientation(p) != 0 || is_degenerate(p) {
-                        -1.0
-                    } else {
-                        safe_relative_bound(p)
-                    };
+                    row[2 * i + half as usize] = triangle_constraint(p);
                 }
             }
         });
@@ -65,10 +54,10 @@ fn vertex_ids(
             if forced[k] {
                 continue;
             }
-            let (tris, n) = incident(ny, nx, i, j);
+            let (tris, n) = incident_ids(ny, nx, i, j);
             let e = tris[..n]
                 .iter()
-                .map(|t| eps[t.0])
+                .map(|&t| eps[t])
                 .fold(f64::INFINITY, f64::min);
             if e < 0.0 {
                 continue;

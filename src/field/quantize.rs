@@ -24,8 +24,10 @@ pub fn id_for_bound(xi: f64, e: f64) -> Option<u32> {
     if e.is_nan() || e <= 0.0 {
         return None;
     }
-    // log2 estimates the id; the exact comparison decides it.
-    let guess = ((xi / e).log2().ceil().max(1.0) as u32).min(NUM_IDS) - 1;
+    // floor(log2(xi / e)) from the exponent bits estimates the id (the division may
+    // round); the exact comparison decides it.
+    let ratio_exp = ((xi / e).to_bits() >> 52) as i64 - 1023;
+    let guess = (ratio_exp - 1).clamp(0, NUM_IDS as i64) as u32;
     (guess..NUM_IDS).find(|&k| eb_of_id(xi, k) <= e)
 }
 

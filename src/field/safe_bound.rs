@@ -1,4 +1,5 @@
 //! Mode B's closed-form safe relative bound for a triangle without a critical point.
+
 //!
 //! A 2x2 determinant `t1 - t2` (two products of components) keeps its sign under any
 //! relative perturbation `|du| <= eps |u|` of every component when
@@ -11,6 +12,8 @@
 //! tighter on smooth data, and never needed.) The numerator is a rigorous lower
 //! bound of |m_k| and the result is shrunk by a relative margin that covers every
 //! rounding in the formula, so the bound is safe, not just approximately so.
+
+use super::exact::sign_of_sum;
 
 /// Relative slack that absorbs the rounding of sqrt, sums and the final division.
 const MARGIN: f64 = 1.0 - 1e-6;
@@ -32,23 +35,33 @@ fn det_bound(t1: f64, t2: f64) -> f64 {
     lower / (root * root) * MARGIN
 }
 
-/// The safe relative bound of a finite triangle without a critical point (the
-/// caller checked), vertices as [u, v]; 0 when no pair of opposite m_k exists
-/// (degenerate triangles, whose vertices are stored exactly anyway).
+/// The constraint a triangle puts on its vertices' relative bounds, from one set of
+/// products: `+inf` when a vertex is non-finite (such a triangle holds no critical
+/// point before or after, whatever the others do), `-1` when it holds a critical
+/// point or is degenerate (m == 0; its vertices are stored exactly), else the safe
+/// relative bound of the best pair of opposite m_k (0 if none is safe).
 #[inline]
-pub fn safe_relative_bound(p: [[f32; 2]; 3]) -> f64 {
+pub fn triangle_constraint(p: [[f32; 2]; 3]) -> f64 {
     let t = |a: f32, b: f32| (a as f64) * (b as f64);
-    // m_k = u_a v_b - u_b v_a over the vertex pairs (1,2), (2,0), (0,1).
+    // m_k = t1 - t2 = u_a v_b - u_b v_a over the vertex pairs (1,2), (2,0), (0,1).
     let mk = [(1, 2), (2, 0), (0, 1)].map(|(a, b)| (t(p[a][0], p[b][1]), t(p[b][0], p[a][1])));
-    let sign = mk.map(|(t1, t2)| (t1 > t2) as i8 - (t1 < t2) as i8); // exact
-    let pairs = [(0, 1), (0, 2), (1, 2)];
-    if pairs.iter().all(|&(a, b)| sign[a] * sign[b] >= 0) {
-        return 0.0;
+    let d = mk.map(|(t1, t2)| t1 - t2); // correctly rounded: exact signs
+    if !(d[0] + d[1] + d[2]).is_finite() {
+        return f64::INFINITY; // f32 products never overflow: a component is NaN or Inf
+    }
+    let pos = d.iter().any(|&x| x > 0.0);
+    let neg = d.iter().any(|&x| x < 0.0);
+    if pos != neg {
+        return -1.0; // closed-triangle rule: a critical point
+    }
+    let six = [mk[0].0, -mk[0].1, mk[1].0, -mk[1].1, mk[2].0, -mk[2].1];
+    if !pos || sign_of_sum(&six) == 0 {
+        return -1.0; // degenerate: m == 0
     }
     let eps = mk.map(|(t1, t2)| det_bound(t1, t2));
     let mut best = 0.0f64;
-    for (a, b) in pairs {
-        if sign[a] * sign[b] < 0 {
+    for (a, b) in [(0, 1), (0, 2), (1, 2)] {
+        if (d[a] > 0.0 && d[b] < 0.0) || (d[a] < 0.0 && d[b] > 0.0) {
             best = best.max(eps[a].min(eps[b]));
         }
     }
@@ -58,7 +71,7 @@ pub fn safe_relative_bound(p: [[f32; 2]; 3]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::field::topology::cp_orientation;
+    use crate::field::topology::{cp_orientation, is_degenerate};
 
     #[test]
     fn perturbations_inside_the_bound_create_no_critical_point() {
@@ -72,10 +85,11 @@ mod tests {
         let mut tested = 0;
         for _ in 0..20000 {
             let p = [[rnd(), rnd()], [rnd(), rnd()], [rnd(), rnd()]];
-            if cp_orientation(p) != 0 {
+            let eps = triangle_constraint(p);
+            if cp_orientation(p) != 0 || is_degenerate(p) {
+                assert_eq!(eps, -1.0);
                 continue;
             }
-            let eps = safe_relative_bound(p);
             assert!((0.0..1.0).contains(&eps));
             // push every component to the edge of its bound, in every sign pattern
             for pattern in 0..64u32 {

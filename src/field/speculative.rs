@@ -17,7 +17,7 @@
 use super::forced::forced_exact;
 use super::parts::Parts;
 use super::quantize::{eb_of_id, pv, quantize, reconstruct, NUM_IDS};
-use super::topology::{incident, signature, signatures, Sig};
+use super::topology::{incident, incident_ids, signature, signatures, Sig};
 use crate::codec::{unzigzag, zigzag};
 use crate::error::{Error, Result};
 use rayon::prelude::*;

@@ -216,6 +216,26 @@ pub fn incident(
     (out, n)
 }
 
+/// Ids of the triangles incident to vertex (i, j); the interior case is a fixed
+/// pattern around quad index q = j * (nx - 1) + i.
+#[inline]
+pub fn incident_ids(ny: usize, nx: usize, i: usize, j: usize) -> ([usize; 6], usize) {
+    if i > 0 && j > 0 && i + 1 < nx && j + 1 < ny {
+        let q = j * (nx - 1) + i;
+        let ids = [
+            2 * q,
+            2 * q + 1,
+            2 * (q - 1),
+            2 * (q - nx) + 1,
+            2 * (q - nx),
+            2 * (q - nx + 1) + 1,
+        ];
+        return (ids, 6);
+    }
+    let (tris, n) = incident(ny, nx, i, j);
+    (tris.map(|t| t.0), n)
+}
+
 #[inline]
 pub fn gather(u: &[f32], v: &[f32], idx: [usize; 3]) -> [[f32; 2]; 3] {
     [
@@ -393,6 +413,12 @@ mod tests {
         for j in 0..ny {
             for i in 0..nx {
                 let (tris, n) = incident(ny, nx, i, j);
+                let (ids, m) = incident_ids(ny, nx, i, j);
+                let mut a: Vec<usize> = tris[..n].iter().map(|t| t.0).collect();
+                let mut b = ids[..m].to_vec();
+                a.sort();
+                b.sort();
+                assert_eq!(a, b, "vertex ({i}, {j})");
                 for &(t, verts, _) in &tris[..n] {
                     assert!(verts.contains(&(j * nx + i)));
                     seen[t] += 1;

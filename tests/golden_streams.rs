@@ -1,0 +1,85 @@
+//! Streams written by earlier versions keep decoding to the same bits.
+//!
+//! `tests/golden/*.fz` are committed streams; next to each, `*.f32` holds its
+//! decoded field (u then v, little-endian). A format change must keep these
+//! decoding; regenerate only for new golden files, never to paper over a change:
+//! `FACTZ_WRITE_GOLDEN=1 cargo test --test golden_streams` writes the files for the
+//! current version under names carrying the format version.
+
+use factz::field::{compress, decompress, Bound, Coder, FieldConfig, Layout, Mode};
+use std::path::PathBuf;
+
+fn golden_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+/// A small field with critical points, a NaN, an Inf and a zero vector.
+fn sample() -> (Vec<f32>, Vec<f32>, usize, usize) {
+    let (ny, nx) = (37, 45);
+    let mut u = Vec::new();
+    let mut v = Vec::new();
+    for j in 0..ny {
+        for i in 0..nx {
+            let (x, y) = (i as f64 * 0.23, j as f64 * 0.19);
+            u.push(((x + 0.4).sin() * (1.2 * y).cos() + 0.1 * (3.1 * x - y).sin()) as f32);
+            v.push(((0.9 * x).cos() * (y - 0.3).sin() - 0.2 * (x + 1.9 * y).cos()) as f32);
+        }
+    }
+    u[5] = f32::NAN;
+    v[77] = f32::INFINITY;
+    u[400] = 0.0;
+    v[400] = 0.0;
+    (u, v, ny, nx)
+}
+
+fn cases() -> Vec<(String, FieldConfig)> {
+    let mut out = vec![];
+    for (mode, m) in [(Mode::Blockwise, "b"), (Mode::Speculative, "s")] {
+        for (coder, c) in [(Coder::Huffman, "huffman"), (Coder::Rans, "rans")] {
+            for (zstd, z) in [(0, ""), (3, "-zstd")] {
+                let cfg = FieldConfig {
+                    mode,
+                    coder,
+                    zstd_level: zstd,
+                    bound: Bound::Rel(1e-3),
+                    layout: if zstd == 0 { Layout::Soa } else { Layout::Aos },
+                    ..FieldConfig::default()
+                };
+                out.push((format!("{m}-{c}{z}"), cfg));
+            }
+        }
+    }
+    out
+}
+
+fn to_bytes(u: &[f32], v: &[f32]) -> Vec<u8> {
+    u.iter().chain(v).flat_map(|x| x.to_le_bytes()).collect()
+}
+
+#[test]
+fn golden_streams_decode_to_their_recorded_bits() {
+    let dir = golden_dir();
+    if std::env::var_os("FACTZ_WRITE_GOLDEN").is_some() {
+        let (u, v, ny, nx) = sample();
+        for (name, cfg) in cases() {
+            let c = compress(&u, &v, ny, nx, &cfg).unwrap();
+            let d = decompress(&c.bytes).unwrap();
+            let base = dir.join(format!("v{}-{name}", factz::format::VERSION));
+            std::fs::write(base.with_extension("fz"), &c.bytes).unwrap();
+            std::fs::write(base.with_extension("f32"), to_bytes(&d.u, &d.v)).unwrap();
+        }
+    }
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).expect("tests/golden exists") {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("fz") {
+            continue;
+        }
+        let stream = std::fs::read(&path).unwrap();
+        let expected = std::fs::read(path.with_extension("f32")).unwrap();
+        let d = decompress(&stream).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(to_bytes(&d.u, &d.v) == expected, "{} decodes differently", path.display());
+        checked += 1;
+    }
+    assert!(checked >= 8, "expected the golden streams in {}", dir.display());
+}
