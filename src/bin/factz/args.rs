@@ -1,0 +1,259 @@
+//! A small argument parser: `--flag VALUE`, `--flag=VALUE`, boolean `--flag`,
+//! positionals (`-` is one), `--` ends the flags. Unknown flags are errors.
+
+use crate::{CliError, CliResult};
+use factz::field::{Bound, Layout, Mode};
+use std::ffi::OsString;
+
+/// One flag a command accepts.
+pub struct FlagSpec {
+    pub name: &'static str,
+    pub takes_value: bool,
+}
+
+pub const fn val(name: &'static str) -> FlagSpec {
+    FlagSpec {
+        name,
+        takes_value: true,
+    }
+}
+
+pub const fn switch(name: &'static str) -> FlagSpec {
+    FlagSpec {
+        name,
+        takes_value: false,
+    }
+}
+
+/// What a command line held, checked against the command's flags.
+#[derive(Debug)]
+pub struct Args {
+    cmd: &'static str,
+    flags: Vec<(&'static str, Option<String>)>,
+    pub positionals: Vec<String>,
+    /// `-h` / `--help` was given.
+    pub help: bool,
+}
+
+/// Parse `argv` for command `cmd` accepting `specs` (`--help` is always accepted).
+pub fn parse(cmd: &'static str, argv: Vec<OsString>, specs: &[FlagSpec]) -> CliResult<Args> {
+    let mut out = Args {
+        cmd,
+        flags: Vec::new(),
+        positionals: Vec::new(),
+        help: false,
+    };
+    let mut it = argv.into_iter();
+    let mut only_positionals = false;
+    while let Some(raw) = it.next() {
+        let arg = raw
+            .into_string()
+            .map_err(|a| CliError::usage(format!("{cmd}: argument {a:?} is not valid UTF-8")))?;
+        if only_positionals || arg == "-" || !arg.starts_with('-') {
+            out.positionals.push(arg);
+            continue;
+        }
+        if arg == "--" {
+            only_positionals = true;
+            continue;
+        }
+        if arg == "-h" || arg == "--help" {
+            out.help = true;
+            continue;
+        }
+        if arg == "-v" && specs.iter().any(|s| s.name == "verbose") {
+            out.push("verbose", None)?;
+            continue;
+        }
+        let Some(body) = arg.strip_prefix("--") else {
+            return Err(CliError::usage(format!(
+                "{cmd}: unknown option '{arg}' (try `factz help {cmd}`)"
+            )));
+        };
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (body, None),
+        };
+        let spec = specs.iter().find(|s| s.name == name).ok_or_else(|| {
+            CliError::usage(format!(
+                "{cmd}: unknown option '--{name}' (try `factz help {cmd}`)"
+            ))
+        })?;
+        let value =
+            if spec.takes_value {
+                match inline {
+                    Some(v) => Some(v),
+                    None => Some(it.next().and_then(|v| v.into_string().ok()).ok_or_else(
+                        || CliError::usage(format!("{cmd}: option --{name} needs a value")),
+                    )?),
+                }
+            } else {
+                if inline.is_some() {
+                    return Err(CliError::usage(format!(
+                        "{cmd}: option --{name} takes no value"
+                    )));
+                }
+                None
+            };
+        out.push(spec.name, value)?;
+    }
+    Ok(out)
+}
+
+impl Args {
+    fn push(&mut self, name: &'static str, value: Option<String>) -> CliResult<()> {
+        if self.flags.iter().any(|(n, _)| *n == name) {
+            return Err(CliError::usage(format!(
+                "{}: option --{name} is given twice",
+                self.cmd
+            )));
+        }
+        self.flags.push((name, value));
+        Ok(())
+    }
+
+    /// The value of a flag that takes one, if given.
+    pub fn value(&self, name: &str) -> Option<&str> {
+        self.flags
+            .iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, v)| v.as_deref())
+    }
+
+    /// Whether a flag was given.
+    pub fn has(&self, name: &str) -> bool {
+        self.flags.iter().any(|(n, _)| *n == name)
+    }
+
+    /// The names of the given flags among `names`.
+    pub fn given<'a>(&self, names: &[&'a str]) -> Vec<&'a str> {
+        names.iter().copied().filter(|n| self.has(n)).collect()
+    }
+
+    /// Exactly `n` positionals, named in `what` for the message.
+    pub fn positionals_exact(&self, what: &[&str]) -> CliResult<()> {
+        let got = self.positionals.len();
+        if got < what.len() {
+            return Err(CliError::usage(format!(
+                "{}: missing {} (usage: factz {} {} ...; try `factz help {}`)",
+                self.cmd,
+                what[got..].join(" and "),
+                self.cmd,
+                what.join(" "),
+                self.cmd
+            )));
+        }
+        if got > what.len() {
+            return Err(CliError::usage(format!(
+                "{}: unexpected extra argument '{}'",
+                self.cmd,
+                self.positionals[what.len()]
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn usage_err(&self, msg: impl std::fmt::Display) -> CliError {
+        CliError::usage(format!("{}: {msg}", self.cmd))
+    }
+
+    /// `--shape NY,NX` (also `NYxNX`), if given.
+    pub fn shape(&self) -> CliResult<Option<(usize, usize)>> {
+        let Some(s) = self.value("shape") else {
+            return Ok(None);
+        };
+        parse_shape(s).map(Some).map_err(|m| self.usage_err(m))
+    }
+
+    /// `--layout soa|aos`, if given.
+    pub fn layout(&self) -> CliResult<Option<Layout>> {
+        let Some(s) = self.value("layout") else {
+            return Ok(None);
+        };
+        match s.to_ascii_lowercase().as_str() {
+            "soa" => Ok(Some(Layout::Soa)),
+            "aos" => Ok(Some(Layout::Aos)),
+            _ => Err(self.usage_err(format!("bad --layout '{s}': expected soa or aos"))),
+        }
+    }
+
+    /// `--abs X` or `--rel X` (not both), if given.
+    pub fn bound(&self) -> CliResult<Option<Bound>> {
+        match (self.value("abs"), self.value("rel")) {
+            (Some(_), Some(_)) => Err(self.usage_err("give --abs or --rel, not both")),
+            (Some(a), None) => Ok(Some(Bound::Abs(self.positive("abs", a)?))),
+            (None, Some(r)) => Ok(Some(Bound::Rel(self.positive("rel", r)?))),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// A finite, positive float.
+    pub fn positive(&self, name: &str, s: &str) -> CliResult<f64> {
+        match s.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+            _ => Err(self.usage_err(format!(
+                "bad --{name} '{s}': expected a finite positive number"
+            ))),
+        }
+    }
+
+    /// An unsigned integer flag in `lo..=hi`, if given.
+    pub fn int_in(&self, name: &str, lo: u64, hi: u64) -> CliResult<Option<u64>> {
+        let Some(s) = self.value(name) else {
+            return Ok(None);
+        };
+        match s.trim().parse::<u64>() {
+            Ok(x) if (lo..=hi).contains(&x) => Ok(Some(x)),
+            _ => Err(self.usage_err(format!(
+                "bad --{name} '{s}': expected an integer from {lo} to {hi}"
+            ))),
+        }
+    }
+
+    /// `--kind`: field2d (default) or particles (refused with a clear message).
+    pub fn check_kind(&self) -> CliResult<()> {
+        match self.value("kind").map(|k| k.to_ascii_lowercase()) {
+            None => Ok(()),
+            Some(k) if k == "field2d" => Ok(()),
+            Some(k) if k == "particles" => Err(CliError::usage(crate::PARTICLES_UNSUPPORTED)),
+            Some(k) => {
+                Err(self.usage_err(format!("bad --kind '{k}': expected field2d or particles")))
+            }
+        }
+    }
+}
+
+/// "NY,NX" or "NYxNX": two positive integers.
+pub fn parse_shape(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("bad --shape '{s}': expected NY,NX (two positive integers)");
+    let parts: Vec<&str> = s.split([',', 'x', 'X']).collect();
+    if parts.len() != 2 {
+        return Err(bad());
+    }
+    let ny: usize = parts[0].trim().parse().map_err(|_| bad())?;
+    let nx: usize = parts[1].trim().parse().map_err(|_| bad())?;
+    if ny == 0 || nx == 0 {
+        return Err(bad());
+    }
+    factz::field::vertex_count(ny, nx).map_err(|e| format!("bad --shape '{s}': {e}"))?;
+    Ok((ny, nx))
+}
+
+/// `b|s` (also the long names).
+pub fn parse_mode(s: &str) -> Option<Mode> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "b" | "blockwise" | "block" => Some(Mode::Blockwise),
+        "s" | "speculative" => Some(Mode::Speculative),
+        _ => None,
+    }
+}
+
+/// A comma-separated list, each item parsed by `f`.
+pub fn parse_list<T>(s: &str, f: impl Fn(&str) -> Option<T>) -> Option<Vec<T>> {
+    let items: Option<Vec<T>> = s
+        .split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(|x| f(x.trim()))
+        .collect();
+    items.filter(|v| !v.is_empty())
+}

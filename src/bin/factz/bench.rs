@@ -1,0 +1,522 @@
+//! `factz bench`: ratio, accuracy, topology and speed of both modes and both coders
+//! at several bounds, against baselines at the same absolute bound (zstd lossless;
+//! SZ3 when built with the `sz3` feature).
+
+use crate::args::{self, switch, val, FlagSpec};
+use crate::fileio::{self, Progress};
+use crate::json::{Json, Obj};
+use crate::stats::{self, short, Topo};
+use crate::{help, synth, CliError, CliResult};
+use factz::field::{self, topology, Bound, Coder, FieldConfig, Layout, Mode};
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+struct Input {
+    name: String,
+    ny: usize,
+    nx: usize,
+    u: Vec<f32>,
+    v: Vec<f32>,
+}
+
+/// One line of the table.
+struct Row {
+    field: String,
+    rel: f64,
+    abs: f64,
+    method: &'static str,
+    mode: &'static str,
+    coder: &'static str,
+    bytes: usize,
+    raw: usize,
+    values: usize,
+    psnr: f64,
+    max_over_bound: f64,
+    outside: usize,
+    topo: Topo,
+    compress: Duration,
+    decompress: Duration,
+}
+
+impl Row {
+    fn ratio(&self) -> f64 {
+        self.raw as f64 / self.bytes as f64
+    }
+    fn bits(&self) -> f64 {
+        8.0 * self.bytes as f64 / self.values as f64
+    }
+    fn mbs(&self, d: Duration) -> f64 {
+        self.raw as f64 / 1e6 / d.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Best (shortest) time of `repeat` runs of `f`, and the last result.
+fn best_of<T>(repeat: usize, mut f: impl FnMut() -> CliResult<T>) -> CliResult<(Duration, T)> {
+    let mut best = Duration::MAX;
+    let mut last = None;
+    for _ in 0..repeat.max(1) {
+        let t = Instant::now();
+        let r = f()?;
+        best = best.min(t.elapsed());
+        last = Some(r);
+    }
+    Ok((best, last.expect("at least one run")))
+}
+
+/// The shape (and layout) a datagen sidecar (`IN.json` beside `IN.f32`) records.
+fn sidecar_shape(path: &str) -> Option<(usize, usize, Layout)> {
+    let text = std::fs::read_to_string(Path::new(path).with_extension("json")).ok()?;
+    let at = text.find("\"shape\"")?;
+    let rest = &text[at + 7..];
+    let open = rest.find('[')?;
+    let close = rest.find(']')?;
+    let dims: Vec<usize> = rest[open + 1..close]
+        .split(',')
+        .map(|s| s.trim().parse().ok())
+        .collect::<Option<Vec<usize>>>()?;
+    match dims[..] {
+        [2, ny, nx] => Some((ny, nx, Layout::Soa)),
+        [ny, nx, 2] => Some((ny, nx, Layout::Aos)),
+        _ => None,
+    }
+}
+
+fn load(path: &str, shape: Option<(usize, usize)>, layout: Option<Layout>) -> CliResult<Input> {
+    let (ny, nx, lay) = match (shape, sidecar_shape(path)) {
+        (Some((ny, nx)), _) => (ny, nx, layout.unwrap_or(Layout::Soa)),
+        (None, Some((ny, nx, l))) => (ny, nx, layout.unwrap_or(l)),
+        (None, None) => {
+            return Err(CliError::usage(format!(
+                "bench: give --shape NY,NX for {path} (no datagen sidecar {} beside it)",
+                Path::new(path).with_extension("json").display()
+            )))
+        }
+    };
+    let bytes = fileio::read_all(path)?;
+    let (u, v) = fileio::field_from_bytes(&bytes, ny, nx, lay, path)?;
+    let name = Path::new(path)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.to_string());
+    Ok(Input { name, ny, nx, u, v })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    inp: &Input,
+    rel: f64,
+    abs: f64,
+    method: &'static str,
+    mode: &'static str,
+    coder: &'static str,
+    bytes: usize,
+    recon: (&[f32], &[f32]),
+    compress: Duration,
+    decompress: Duration,
+) -> Row {
+    let err = stats::errors((&inp.u, &inp.v), recon, Some(abs));
+    let topo = stats::topo((&inp.u, &inp.v), recon, inp.ny, inp.nx);
+    Row {
+        field: inp.name.clone(),
+        rel,
+        abs,
+        method,
+        mode,
+        coder,
+        bytes,
+        raw: 8 * inp.u.len(),
+        values: 2 * inp.u.len(),
+        psnr: err.psnr(),
+        max_over_bound: if abs > 0.0 { err.max_abs / abs } else { 0.0 },
+        outside: err.outside + err.nonfinite_changed,
+        topo,
+        compress,
+        decompress,
+    }
+}
+
+fn raw_bytes(inp: &Input) -> Vec<u8> {
+    fileio::field_to_bytes(&inp.u, &inp.v, Layout::Soa)
+}
+
+/// zstd level 3 on the raw SoA bytes: lossless.
+fn zstd_baseline(inp: &Input, repeat: usize) -> CliResult<(usize, Duration, Duration)> {
+    let raw = raw_bytes(inp);
+    let fail = |e: std::io::Error| CliError::fail(format!("bench: zstd baseline: {e}"));
+    let (tc, c) = best_of(repeat, || zstd::bulk::compress(&raw, 3).map_err(fail))?;
+    let (td, d) = best_of(repeat, || {
+        zstd::bulk::decompress(&c, raw.len()).map_err(fail)
+    })?;
+    if d != raw {
+        return Err(CliError::fail("bench: zstd baseline did not round-trip"));
+    }
+    Ok((c.len(), tc, td))
+}
+
+#[cfg(feature = "sz3")]
+mod sz3_baseline {
+    use super::*;
+
+    fn one(data: &[f32], ny: usize, nx: usize, abs: f64) -> CliResult<Vec<u8>> {
+        let fail = |e: sz3::SZ3Error| CliError::fail(format!("bench: SZ3: {e}"));
+        let b = sz3::DimensionedData::build(&data);
+        let d = if ny > 1 && nx > 1 {
+            b.dim(ny).and_then(|b| b.dim(nx))
+        } else {
+            b.dim(ny * nx)
+        };
+        let d = d.and_then(|b| b.finish()).map_err(fail)?;
+        let cfg = sz3::Config::new(sz3::ErrorBound::Absolute(abs));
+        sz3::compress_with_config(&d, &cfg).map_err(fail)
+    }
+
+    fn back(bytes: &[u8]) -> CliResult<Vec<f32>> {
+        let (_, d) = sz3::decompress::<f32, _>(bytes)
+            .map_err(|e| CliError::fail(format!("bench: SZ3: {e}")))?;
+        Ok(d.into_data())
+    }
+
+    /// SZ3 (default interpolation predictor) in absolute-bound mode, u and v apart.
+    pub fn run(inp: &Input, rel: f64, abs: f64, repeat: usize) -> CliResult<Row> {
+        let (tc, (cu, cv)) = best_of(repeat, || {
+            Ok((
+                one(&inp.u, inp.ny, inp.nx, abs)?,
+                one(&inp.v, inp.ny, inp.nx, abs)?,
+            ))
+        })?;
+        let (td, (u, v)) = best_of(repeat, || Ok((back(&cu)?, back(&cv)?)))?;
+        if u.len() != inp.u.len() || v.len() != inp.v.len() {
+            return Err(CliError::fail(
+                "bench: SZ3 decoded the wrong number of values",
+            ));
+        }
+        Ok(measure(
+            inp,
+            rel,
+            abs,
+            "sz3",
+            "-",
+            "-",
+            cu.len() + cv.len(),
+            (&u, &v),
+            tc,
+            td,
+        ))
+    }
+}
+
+pub fn bench(argv: Vec<OsString>) -> CliResult<u8> {
+    const SPECS: &[FlagSpec] = &[
+        val("kind"),
+        val("shape"),
+        val("layout"),
+        val("rel"),
+        val("mode"),
+        val("coder"),
+        val("zstd"),
+        val("repeat"),
+        val("threads"),
+        val("seed"),
+        switch("json"),
+    ];
+    let a = args::parse("bench", argv, SPECS)?;
+    if a.help {
+        fileio::print_stdout(help::BENCH)?;
+        return Ok(0);
+    }
+    a.check_kind()?;
+    let shape = a.shape()?;
+    let layout = a.layout()?;
+    let rels = match a.value("rel") {
+        None => vec![1e-2, 1e-3, 1e-4],
+        Some(s) => args::parse_list(s, |x| {
+            x.parse::<f64>().ok().filter(|t| t.is_finite() && *t > 0.0)
+        })
+        .ok_or_else(|| {
+            a.usage_err(format!(
+                "bad --rel '{s}': expected positive numbers separated by commas"
+            ))
+        })?,
+    };
+    let modes = match a.value("mode") {
+        None => vec![Mode::Blockwise, Mode::Speculative],
+        Some(s) => args::parse_list(s, args::parse_mode)
+            .ok_or_else(|| a.usage_err(format!("bad --mode '{s}': expected b, s or b,s")))?,
+    };
+    let coders = match a.value("coder") {
+        None => vec![Coder::Huffman, Coder::Rans],
+        Some(s) => args::parse_list(s, Coder::parse).ok_or_else(|| {
+            a.usage_err(format!(
+                "bad --coder '{s}': expected huffman, rans or huffman,rans"
+            ))
+        })?,
+    };
+    let zstd_level = a.int_in("zstd", 0, 22)?.unwrap_or(0) as i32;
+    let repeat = a.int_in("repeat", 1, 1000)?.unwrap_or(3) as usize;
+    let seed = a.int_in("seed", 0, u64::MAX)?.unwrap_or(1);
+    if let Some(t) = a.int_in("threads", 1, 4096)? {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t as usize)
+            .build_global()
+            .map_err(|e| CliError::fail(format!("bench: cannot start {t} threads: {e}")))?;
+    }
+    let threads = rayon::current_num_threads();
+    let json = a.has("json");
+
+    let progress = Progress::for_input(u64::MAX);
+    let mut inputs = Vec::new();
+    if a.positionals.is_empty() {
+        let (ny, nx) = shape.unwrap_or((1024, 1024));
+        progress.phase("generating the synthetic field");
+        let (u, v) = synth::field(ny, nx, seed);
+        inputs.push(Input {
+            name: format!("synthetic{ny}x{nx}"),
+            ny,
+            nx,
+            u,
+            v,
+        });
+    } else {
+        for p in &a.positionals {
+            if p == "-" {
+                return Err(a.usage_err("bench reads files, not stdin"));
+            }
+            progress.phase(&format!("reading {p}"));
+            inputs.push(load(p, shape, layout)?);
+        }
+    }
+
+    let mut rows: Vec<Row> = Vec::new();
+    let mut fields_json = Vec::new();
+    let mut preamble = String::new();
+    let _ = writeln!(
+        preamble,
+        "factz {} bench: {threads} threads (rayon), best of {repeat}, MB = 1e6 bytes of f32 input",
+        env!("CARGO_PKG_VERSION")
+    );
+    for inp in &inputs {
+        progress.phase(&format!("{}: critical points", inp.name));
+        let cps = topology::extract(&inp.u, &inp.v, inp.ny, inp.nx);
+        let count = |t: topology::CpType| cps.iter().filter(|c| c.kind == t).count();
+        let kinds = [
+            topology::CpType::Saddle,
+            topology::CpType::Source,
+            topology::CpType::Sink,
+            topology::CpType::RepellingFocus,
+            topology::CpType::AttractingFocus,
+            topology::CpType::Center,
+        ];
+        let by_type: Vec<String> = kinds
+            .iter()
+            .filter(|&&k| count(k) > 0)
+            .map(|&k| format!("{} {}", count(k), k.name()))
+            .collect();
+        let _ = writeln!(
+            preamble,
+            "field {}: {} x {} (ny x nx), {} critical points in the original ({})",
+            inp.name,
+            inp.ny,
+            inp.nx,
+            cps.len(),
+            by_type.join(", ")
+        );
+        fields_json.push(
+            Obj::new()
+                .put("name", inp.name.as_str())
+                .put("shape", vec![inp.ny, inp.nx])
+                .put("critical_points", cps.len())
+                .build(),
+        );
+        drop(cps);
+        progress.phase(&format!("{}: zstd baseline", inp.name));
+        let (zbytes, ztc, ztd) = zstd_baseline(inp, repeat)?;
+        for &rel in &rels {
+            let abs = field::absolute_bound(&inp.u, &inp.v, Bound::Rel(rel));
+            for &mode in &modes {
+                for &coder in &coders {
+                    progress.phase(&format!(
+                        "{}: rel {rel:e}, mode {}, {}",
+                        inp.name,
+                        mode.name(),
+                        coder.name()
+                    ));
+                    let cfg = FieldConfig {
+                        mode,
+                        bound: Bound::Abs(abs),
+                        coder,
+                        zstd_level,
+                        chunk_of_larger: false,
+                        verify: false,
+                        layout: Layout::Soa,
+                    };
+                    let (tc, c) = best_of(repeat, || {
+                        field::compress(&inp.u, &inp.v, inp.ny, inp.nx, &cfg)
+                            .map_err(|e| CliError::fail(format!("bench: compress: {e}")))
+                    })?;
+                    let (td, d) = best_of(repeat, || {
+                        field::decompress(&c.bytes)
+                            .map_err(|e| CliError::fail(format!("bench: decompress: {e}")))
+                    })?;
+                    rows.push(measure(
+                        inp,
+                        rel,
+                        abs,
+                        "factz",
+                        mode.name(),
+                        coder.name(),
+                        c.bytes.len(),
+                        (&d.u, &d.v),
+                        tc,
+                        td,
+                    ));
+                }
+            }
+            rows.push(Row {
+                field: inp.name.clone(),
+                rel,
+                abs,
+                method: "zstd-3",
+                mode: "-",
+                coder: "-",
+                bytes: zbytes,
+                raw: 8 * inp.u.len(),
+                values: 2 * inp.u.len(),
+                psnr: f64::INFINITY,
+                max_over_bound: 0.0,
+                outside: 0,
+                topo: Topo::default(),
+                compress: ztc,
+                decompress: ztd,
+            });
+            #[cfg(feature = "sz3")]
+            {
+                progress.phase(&format!("{}: rel {rel:e}, SZ3", inp.name));
+                rows.push(sz3_baseline::run(inp, rel, abs, repeat)?);
+            }
+        }
+    }
+    progress.done();
+
+    if json {
+        let results: Vec<Json> = rows
+            .iter()
+            .map(|r| {
+                Obj::new()
+                    .put("field", r.field.as_str())
+                    .put("rel_bound", r.rel)
+                    .put("abs_bound", r.abs)
+                    .put("method", r.method)
+                    .put("mode", if r.mode == "-" { None } else { Some(r.mode) })
+                    .put("coder", if r.coder == "-" { None } else { Some(r.coder) })
+                    .put("bytes", r.bytes)
+                    .put("ratio", r.ratio())
+                    .put("bits_per_value", r.bits())
+                    .put("psnr_db", r.psnr)
+                    .put("max_error_over_bound", r.max_over_bound)
+                    .put("values_outside_bound", r.outside)
+                    .put("p1_lost", r.topo.p1)
+                    .put("p2_spurious", r.topo.p2)
+                    .put("p3_type_changed", r.topo.p3)
+                    .put("compress_s", r.compress.as_secs_f64())
+                    .put("decompress_s", r.decompress.as_secs_f64())
+                    .put("compress_mb_s", r.mbs(r.compress))
+                    .put("decompress_mb_s", r.mbs(r.decompress))
+                    .build()
+            })
+            .collect();
+        let j = Obj::new()
+            .put("version", env!("CARGO_PKG_VERSION"))
+            .put("threads", threads)
+            .put("repeat", repeat)
+            .put("zstd_level", zstd_level)
+            .put("sz3", cfg!(feature = "sz3"))
+            .put("fields", Json::Arr(fields_json))
+            .put("results", Json::Arr(results));
+        fileio::print_stdout(&j.build().pretty())?;
+        return Ok(0);
+    }
+
+    let mut s = preamble;
+    if !cfg!(feature = "sz3") {
+        s.push_str("SZ3 baseline: not built (rebuild with `--features sz3`)\n");
+    }
+    s.push('\n');
+    let header = [
+        "field",
+        "rel",
+        "abs",
+        "method",
+        "mode",
+        "coder",
+        "ratio",
+        "bits/val",
+        "PSNR dB",
+        "maxerr/eb",
+        "P1",
+        "P2",
+        "P3",
+        "comp MB/s",
+        "dec MB/s",
+    ];
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let mut eb = short(r.max_over_bound);
+            if r.outside > 0 {
+                eb.push_str(&format!(" ({} over)", r.outside));
+            }
+            vec![
+                r.field.clone(),
+                format!("{:.0e}", r.rel),
+                short(r.abs),
+                r.method.to_string(),
+                r.mode.to_string(),
+                r.coder.to_string(),
+                format!("{:.2}", r.ratio()),
+                format!("{:.3}", r.bits()),
+                if r.psnr.is_finite() {
+                    format!("{:.2}", r.psnr)
+                } else {
+                    short(r.psnr)
+                },
+                eb,
+                r.topo.p1.to_string(),
+                r.topo.p2.to_string(),
+                r.topo.p3.to_string(),
+                format!("{:.1}", r.mbs(r.compress)),
+                format!("{:.1}", r.mbs(r.decompress)),
+            ]
+        })
+        .collect();
+    let mut width: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in &cells {
+        for (w, c) in width.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |s: &mut String, row: &[String]| {
+        for (k, (c, w)) in row.iter().zip(&width).enumerate() {
+            // Text columns left-aligned, numbers right-aligned.
+            if k < 6 && k != 1 && k != 2 {
+                let _ = write!(s, "{c:<w$}");
+            } else {
+                let _ = write!(s, "{c:>w$}");
+            }
+            s.push_str(if k + 1 < row.len() { "  " } else { "\n" });
+        }
+    };
+    line(
+        &mut s,
+        &header.iter().map(|h| h.to_string()).collect::<Vec<_>>(),
+    );
+    let total: usize = width.iter().sum::<usize>() + 2 * (width.len() - 1);
+    s.push_str(&"-".repeat(total));
+    s.push('\n');
+    for row in &cells {
+        line(&mut s, row);
+    }
+    fileio::print_stdout(&s)?;
+    Ok(0)
+}

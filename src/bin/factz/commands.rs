@@ -1,0 +1,568 @@
+//! `compress`, `decompress`, `verify` and `inspect`.
+
+use crate::args::{self, switch, val, Args, FlagSpec};
+use crate::fileio::{self, shown, Progress};
+use crate::json::{Json, Obj};
+use crate::stats::{self, short};
+use crate::{help, CliError, CliResult};
+use factz::field::{self, stream, Bound, Coder, FieldConfig, Layout, Mode};
+use factz::format::{self, Kind};
+use std::ffi::OsString;
+use std::fmt::Write as _;
+
+/// Flags of `compress --kind particles` (DESIGN.md), recognized so that the answer
+/// is "not supported yet" rather than "unknown option".
+const PARTICLE_FLAGS: [&str; 5] = ["count", "b", "eta", "box", "base"];
+
+fn print_help_if(a: &Args, text: &str) -> CliResult<bool> {
+    if a.help {
+        fileio::print_stdout(text)?;
+    }
+    Ok(a.help)
+}
+
+pub fn compress(argv: Vec<OsString>) -> CliResult<u8> {
+    const SPECS: &[FlagSpec] = &[
+        val("kind"),
+        val("shape"),
+        val("layout"),
+        val("mode"),
+        val("abs"),
+        val("rel"),
+        val("coder"),
+        val("zstd"),
+        switch("chunk"),
+        switch("verify"),
+        switch("verbose"),
+        val("count"),
+        val("b"),
+        val("eta"),
+        val("box"),
+        val("base"),
+    ];
+    let a = args::parse("compress", argv, SPECS)?;
+    if print_help_if(&a, help::COMPRESS)? {
+        return Ok(0);
+    }
+    a.check_kind()?;
+    if let Some(f) = a.given(&PARTICLE_FLAGS).first() {
+        return Err(a.usage_err(format!("--{f} applies to --kind particles only")));
+    }
+    let (ny, nx) = a
+        .shape()?
+        .ok_or_else(|| a.usage_err("--shape NY,NX is required"))?;
+    let layout = a.layout()?.unwrap_or(Layout::Soa);
+    let mode = match a.value("mode") {
+        None => Mode::Speculative,
+        Some(m) => args::parse_mode(m)
+            .ok_or_else(|| a.usage_err(format!("bad --mode '{m}': expected b or s")))?,
+    };
+    let bound = a.bound()?.unwrap_or(Bound::Rel(1e-3));
+    let coder = match a.value("coder") {
+        None => Coder::Rans,
+        Some(c) => Coder::parse(c)
+            .ok_or_else(|| a.usage_err(format!("bad --coder '{c}': expected huffman or rans")))?,
+    };
+    let zstd_level = a.int_in("zstd", 0, 22)?.unwrap_or(0) as i32;
+    let cfg = FieldConfig {
+        mode,
+        bound,
+        coder,
+        zstd_level,
+        chunk_of_larger: a.has("chunk"),
+        verify: a.has("verify"),
+        layout,
+    };
+    field::check_config(&cfg)?;
+    a.positionals_exact(&["IN.f32", "OUT.fz"])?;
+    let (inp, out) = (&a.positionals[0], &a.positionals[1]);
+
+    let progress = Progress::for_input(8 * ny as u64 * nx as u64);
+    progress.phase("reading");
+    let bytes = fileio::read_all(inp)?;
+    let (u, v) = fileio::field_from_bytes(&bytes, ny, nx, layout, inp)?;
+    drop(bytes);
+    progress.phase(if cfg.verify {
+        "compressing and verifying"
+    } else {
+        "compressing"
+    });
+    let c = field::compress(&u, &v, ny, nx, &cfg)
+        .map_err(|e| CliError::fail(format!("compress: {e}")))?;
+    progress.phase("writing");
+    fileio::write_all(out, &c.bytes)?;
+    progress.done();
+    if a.has("verbose") {
+        let raw = 8 * u.len();
+        let r = &c.report;
+        eprintln!(
+            "factz: {} -> {}: {ny}x{nx} {} mode {} {}, abs bound {}, {} -> {} bytes (ratio {}, {} bits/value), {} exact vertices{}{}",
+            shown(inp),
+            if out == "-" { "<stdout>" } else { out },
+            layout.name(),
+            mode.name(),
+            coder.name(),
+            short(r.abs_bound),
+            raw,
+            c.bytes.len(),
+            short(raw as f64 / c.bytes.len() as f64),
+            short(8.0 * c.bytes.len() as f64 / (2 * u.len()) as f64),
+            r.exact_vertices,
+            if r.verified { ", verified" } else { "" },
+            if r.lossless_fallback { ", LOSSLESS FALLBACK" } else { "" },
+        );
+    }
+    Ok(0)
+}
+
+/// Refuse a stream of another kind with the clearest message.
+fn check_stream_kind(bytes: &[u8], path: &str) -> CliResult<()> {
+    let p = format::parse(bytes).map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))?;
+    if p.header.kind == Kind::Particles {
+        return Err(CliError::fail(crate::PARTICLES_UNSUPPORTED));
+    }
+    Ok(())
+}
+
+fn decode(bytes: &[u8], path: &str) -> CliResult<field::Decoded> {
+    check_stream_kind(bytes, path)?;
+    field::decompress(bytes).map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))
+}
+
+pub fn decompress(argv: Vec<OsString>) -> CliResult<u8> {
+    let a = args::parse("decompress", argv, &[val("layout")])?;
+    if print_help_if(&a, help::DECOMPRESS)? {
+        return Ok(0);
+    }
+    let layout = a.layout()?;
+    a.positionals_exact(&["IN.fz", "OUT.f32"])?;
+    let (inp, out) = (&a.positionals[0], &a.positionals[1]);
+    let bytes = fileio::read_all(inp)?;
+    let raw_len = field::info(&bytes)
+        .map(|i| 8 * i.ny as u64 * i.nx as u64)
+        .unwrap_or(0);
+    let progress = Progress::for_input(raw_len);
+    progress.phase("decompressing");
+    let d = decode(&bytes, inp)?;
+    drop(bytes);
+    progress.phase("writing");
+    let raw = fileio::field_to_bytes(&d.u, &d.v, layout.unwrap_or(d.layout));
+    fileio::write_all(out, &raw)?;
+    progress.done();
+    Ok(0)
+}
+
+pub fn verify(argv: Vec<OsString>) -> CliResult<u8> {
+    const SPECS: &[FlagSpec] = &[
+        val("kind"),
+        val("shape"),
+        val("layout"),
+        val("abs"),
+        val("rel"),
+        switch("json"),
+    ];
+    let a = args::parse("verify", argv, SPECS)?;
+    if print_help_if(&a, help::VERIFY)? {
+        return Ok(0);
+    }
+    a.check_kind()?;
+    let shape = a.shape()?;
+    let layout_flag = a.layout()?;
+    let bound_flag = a.bound()?;
+    a.positionals_exact(&["ORIG.f32", "IN.fz|RECON.f32"])?;
+    let (orig_path, second_path) = (&a.positionals[0], &a.positionals[1]);
+    if orig_path == "-" && second_path == "-" {
+        return Err(a.usage_err("only one of the two inputs can be - (stdin)"));
+    }
+    let progress = Progress::for_input(fileio::input_len(orig_path).unwrap_or(0));
+    progress.phase("reading");
+    let second = fileio::read_all(second_path)?;
+    let is_stream = fileio::is_stream(&second);
+    if is_stream {
+        progress.phase("decompressing");
+    }
+    // (shape, layout, recon, stream bound, stream length)
+    let (ny, nx, layout, recon, stream_bound, stream_len) = if is_stream {
+        let d = decode(&second, second_path)?;
+        if let Some((sy, sx)) = shape {
+            if (sy, sx) != (d.ny, d.nx) {
+                return Err(CliError::fail(format!(
+                    "--shape {sy},{sx} does not match the stream's shape {},{}",
+                    d.ny, d.nx
+                )));
+            }
+        }
+        let info = field::info(&second)?;
+        (
+            d.ny,
+            d.nx,
+            layout_flag.unwrap_or(d.layout),
+            (d.u, d.v),
+            Some(info.abs_bound),
+            Some(second.len()),
+        )
+    } else {
+        let (ny, nx) = shape.ok_or_else(|| {
+            a.usage_err(format!(
+                "{} is not a factz stream, so --shape NY,NX is required for a raw float32 reconstruction",
+                shown(second_path)
+            ))
+        })?;
+        let layout = layout_flag.unwrap_or(Layout::Soa);
+        let recon = fileio::field_from_bytes(&second, ny, nx, layout, second_path)?;
+        (ny, nx, layout, recon, None, None)
+    };
+    drop(second);
+    let orig_bytes = fileio::read_all(orig_path)?;
+    let (u, v) = fileio::field_from_bytes(&orig_bytes, ny, nx, layout, orig_path)?;
+    drop(orig_bytes);
+
+    let (bound, bound_from) = match bound_flag {
+        Some(b) => (Some(field::absolute_bound(&u, &v, b)), "given"),
+        None => (
+            stream_bound,
+            if stream_bound.is_some() {
+                "stream"
+            } else {
+                "none"
+            },
+        ),
+    };
+    progress.phase("comparing");
+    let err = stats::errors((&u, &v), (&recon.0, &recon.1), bound);
+    let topo = stats::topo((&u, &v), (&recon.0, &recon.1), ny, nx);
+    progress.done();
+    let n = u.len();
+    let raw = 8 * n;
+    let ratio = stream_len.map(|s| raw as f64 / s as f64);
+    let bits = stream_len.map(|s| 8.0 * s as f64 / (2 * n) as f64);
+    let ok = topo.total() == 0 && err.ok();
+    let max_over_bound = bound.filter(|&b| b > 0.0).map(|b| err.max_abs / b);
+    let max_rel = if err.range > 0.0 {
+        Some(err.max_abs / err.range)
+    } else {
+        None
+    };
+
+    if a.has("json") {
+        let j = Obj::new()
+            .put("ok", ok)
+            .put("shape", vec![ny, nx])
+            .put("layout", layout.name())
+            .put("critical_points", topo.original)
+            .put("p1_lost", topo.p1)
+            .put("p2_spurious", topo.p2)
+            .put("p3_type_changed", topo.p3)
+            .put("abs_bound", bound)
+            .put("bound_from", bound_from)
+            .put("max_abs_error", err.max_abs)
+            .put("max_error_over_bound", max_over_bound)
+            .put("max_rel_error", max_rel)
+            .put("values_compared", err.finite)
+            .put("values_outside_bound", err.outside)
+            .put("nonfinite_values", err.nonfinite)
+            .put("nonfinite_changed", err.nonfinite_changed)
+            .put("value_range", err.range)
+            .put("mse", err.mse)
+            .put("psnr_db", err.psnr())
+            .put("stream_bytes", stream_len)
+            .put("raw_bytes", raw)
+            .put("ratio", ratio)
+            .put("bits_per_value", bits);
+        fileio::print_stdout(&j.build().pretty())?;
+    } else {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "shape:            {ny} x {nx} (ny x nx), layout {}",
+            layout.name()
+        );
+        let _ = writeln!(s, "critical points:  {} in the original", topo.original);
+        let _ = writeln!(s, "P1 lost:          {}", topo.p1);
+        let _ = writeln!(s, "P2 spurious:      {}", topo.p2);
+        let _ = writeln!(s, "P3 type changed:  {}", topo.p3);
+        match bound {
+            Some(b) => {
+                let _ = writeln!(
+                    s,
+                    "bound:            {} (absolute, {}), {} values outside",
+                    short(b),
+                    if bound_from == "stream" {
+                        "from the stream"
+                    } else {
+                        "given"
+                    },
+                    err.outside
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "bound:            none known (give --abs or --rel to check one)"
+                );
+            }
+        }
+        let _ = write!(s, "max abs error:    {}", short(err.max_abs));
+        if let Some(r) = max_over_bound {
+            let _ = write!(s, " ({} of the bound)", short(r));
+        }
+        s.push('\n');
+        if let Some(r) = max_rel {
+            let _ = writeln!(
+                s,
+                "max rel error:    {} of the value range {}",
+                short(r),
+                short(err.range)
+            );
+        }
+        let _ = writeln!(s, "PSNR:             {} dB", short(err.psnr()));
+        if err.nonfinite > 0 || err.nonfinite_changed > 0 {
+            let _ = writeln!(
+                s,
+                "non-finite:       {} values, {} changed",
+                err.nonfinite, err.nonfinite_changed
+            );
+        }
+        if let (Some(r), Some(b), Some(len)) = (ratio, bits, stream_len) {
+            let _ = writeln!(
+                s,
+                "ratio:            {} ({raw} -> {len} bytes), {} bits/value",
+                short(r),
+                short(b)
+            );
+        }
+        let _ = writeln!(s, "result:           {}", if ok { "OK" } else { "FAILED" });
+        fileio::print_stdout(&s)?;
+    }
+    if ok {
+        return Ok(0);
+    }
+    let mut why = Vec::new();
+    if topo.total() > 0 {
+        why.push(format!(
+            "{} critical points differ (P1 {}, P2 {}, P3 {})",
+            topo.total(),
+            topo.p1,
+            topo.p2,
+            topo.p3
+        ));
+    }
+    if err.outside > 0 {
+        why.push(format!(
+            "{} values exceed the bound {} (max error {})",
+            err.outside,
+            short(bound.unwrap_or(0.0)),
+            short(err.max_abs)
+        ));
+    }
+    if err.nonfinite_changed > 0 {
+        why.push(format!(
+            "{} non-finite values changed",
+            err.nonfinite_changed
+        ));
+    }
+    Err(CliError::fail(format!("verify failed: {}", why.join("; "))))
+}
+
+fn section_name(id: u32) -> &'static str {
+    match id {
+        stream::SEC_MASK => "mask",
+        stream::SEC_RAW => "raw",
+        stream::SEC_IDS => "ids",
+        stream::SEC_CODES => "codes",
+        _ => "?",
+    }
+}
+
+fn flag_names(flags: u32) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if flags & format::FLAG_CHUNK_OF_LARGER != 0 {
+        out.push("chunk_of_larger");
+    }
+    if flags & format::FLAG_VERIFIED != 0 {
+        out.push("verified");
+    }
+    if flags & format::FLAG_LOSSLESS_FALLBACK != 0 {
+        out.push("lossless_fallback");
+    }
+    out
+}
+
+fn mode_name(m: u8) -> String {
+    match m {
+        stream::MODE_LOSSLESS => "lossless".into(),
+        m => match Mode::from_u8(m) {
+            Some(Mode::Blockwise) => "b (block-wise)".into(),
+            Some(Mode::Speculative) => "s (speculative)".into(),
+            None => format!("unknown ({m})"),
+        },
+    }
+}
+
+pub fn inspect(argv: Vec<OsString>) -> CliResult<u8> {
+    let a = args::parse("inspect", argv, &[switch("json")])?;
+    if print_help_if(&a, help::INSPECT)? {
+        return Ok(0);
+    }
+    a.positionals_exact(&["IN.fz"])?;
+    let path = &a.positionals[0];
+    let bytes = fileio::read_all(path)?;
+    let p = format::parse(&bytes).map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))?;
+    let h = &p.header;
+    // The field-level reading checks the header's values too.
+    let info = match h.kind {
+        Kind::Field2d => {
+            Some(field::info(&bytes).map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))?)
+        }
+        Kind::Particles => None,
+    };
+    let crc_ok: Vec<bool> = p
+        .sections
+        .iter()
+        .map(|s| crc32fast::hash(&bytes[s.offset..s.offset + s.stored_len]) == s.crc)
+        .collect();
+    let raw_bytes = info.as_ref().map(|i| 8 * i.ny * i.nx);
+    let ratio = raw_bytes.map(|r| r as f64 / bytes.len() as f64);
+    let bits = info
+        .as_ref()
+        .map(|i| 8.0 * bytes.len() as f64 / (2 * i.ny * i.nx) as f64);
+    let coder_name = Coder::from_u8(h.coder)
+        .map(|c| c.name().to_string())
+        .unwrap_or(format!("unknown ({})", h.coder));
+    let layout_name = match h.layout {
+        0 => "soa".to_string(),
+        1 => "aos".to_string(),
+        x => format!("unknown ({x})"),
+    };
+
+    if a.has("json") {
+        let sections: Vec<Json> = p
+            .sections
+            .iter()
+            .zip(&crc_ok)
+            .map(|(s, &ok)| {
+                Obj::new()
+                    .put("id", s.id)
+                    .put("name", section_name(s.id))
+                    .put("offset", s.offset)
+                    .put("stored_len", s.stored_len)
+                    .put("raw_len", s.raw_len)
+                    .put("zstd", s.zstd)
+                    .put("crc32", format!("{:08x}", s.crc))
+                    .put("crc_ok", ok)
+                    .build()
+            })
+            .collect();
+        let mode = match h.mode {
+            stream::MODE_LOSSLESS => "lossless".to_string(),
+            m => Mode::from_u8(m)
+                .map(|m| m.name().to_string())
+                .unwrap_or(format!("unknown ({m})")),
+        };
+        let j = Obj::new()
+            .put("file", path.as_str())
+            .put("stream_bytes", bytes.len())
+            .put("version", h.version as u32)
+            .put("kind", h.kind.name())
+            .put(
+                "dtype",
+                if h.dtype == format::DTYPE_F32 {
+                    "f32"
+                } else {
+                    "unknown"
+                },
+            )
+            .put("flags", flag_names(h.flags))
+            .put("dims", h.dims.to_vec())
+            .put("shape", info.as_ref().map(|i| vec![i.ny, i.nx]))
+            .put("layout", layout_name.as_str())
+            .put("abs_bound", h.abs_bound)
+            .put("mode", mode)
+            .put("coder", coder_name.as_str())
+            .put("zstd_level", h.zstd_level as i32)
+            .put("params", h.params.to_vec())
+            .put("raw_bytes", raw_bytes)
+            .put("ratio", ratio)
+            .put("bits_per_value", bits)
+            .put("sections", Json::Arr(sections));
+        fileio::print_stdout(&j.build().pretty())?;
+    } else {
+        let mut s = String::new();
+        let _ = writeln!(s, "file:         {} ({} bytes)", shown(path), bytes.len());
+        let _ = writeln!(
+            s,
+            "format:       version {}, kind {}, element f32",
+            h.version,
+            h.kind.name()
+        );
+        match &info {
+            Some(i) => {
+                let _ = writeln!(
+                    s,
+                    "shape:        {} x {} (ny x nx), layout {}",
+                    i.ny, i.nx, layout_name
+                );
+            }
+            None => {
+                let _ = writeln!(s, "dims:         {:?}", h.dims);
+            }
+        }
+        let _ = writeln!(s, "bound:        {} (absolute)", h.abs_bound);
+        let _ = writeln!(s, "mode:         {}", mode_name(h.mode));
+        let zstd = if h.zstd_level == 0 {
+            "off".to_string()
+        } else {
+            format!("level {}", h.zstd_level)
+        };
+        let _ = writeln!(s, "coder:        {coder_name}, zstd {zstd}");
+        let flags = flag_names(h.flags);
+        let _ = writeln!(
+            s,
+            "flags:        {}",
+            if flags.is_empty() {
+                "none".to_string()
+            } else {
+                flags.join(", ")
+            }
+        );
+        let _ = writeln!(s, "params:       {:?}", h.params);
+        if let (Some(r), Some(b), Some(raw)) = (ratio, bits, raw_bytes) {
+            let _ = writeln!(
+                s,
+                "ratio:        {} ({raw} -> {} bytes), {} bits/value",
+                short(r),
+                bytes.len(),
+                short(b)
+            );
+        }
+        let _ = writeln!(s, "sections:     {}", p.sections.len());
+        let _ = writeln!(
+            s,
+            "  {:>3}  {:<6} {:>10} {:>12} {:>12}  {:<4}  crc32",
+            "id", "name", "offset", "stored", "raw", "zstd"
+        );
+        for (sec, ok) in p.sections.iter().zip(&crc_ok) {
+            let _ = writeln!(
+                s,
+                "  {:>3}  {:<6} {:>10} {:>12} {:>12}  {:<4}  {:08x}{}",
+                sec.id,
+                section_name(sec.id),
+                sec.offset,
+                sec.stored_len,
+                sec.raw_len,
+                if sec.zstd { "yes" } else { "no" },
+                sec.crc,
+                if *ok { "" } else { " MISMATCH" }
+            );
+        }
+        fileio::print_stdout(&s)?;
+    }
+    if let Some(k) = crc_ok.iter().position(|ok| !ok) {
+        return Err(CliError::fail(format!(
+            "{}: section {} checksum mismatch (corrupted data)",
+            shown(path),
+            p.sections[k].id
+        )));
+    }
+    Ok(0)
+}

@@ -1,0 +1,196 @@
+//! Reading and writing raw float32 fields and streams (`-` = stdin/stdout), and the
+//! progress display for long work.
+
+use crate::{CliError, CliResult};
+use factz::field::{deinterleave, Layout};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::fs::File;
+use std::io::{self, IsTerminal, Read, Write};
+use std::time::Duration;
+
+/// Inputs at least this large get a progress display (when stderr is a terminal).
+pub const PROGRESS_MIN_BYTES: u64 = 64 << 20;
+
+/// The name of a path in messages.
+pub fn shown(path: &str) -> &str {
+    if path == "-" {
+        "<stdin>"
+    } else {
+        path
+    }
+}
+
+fn io_error(what: &str, path: &str, e: io::Error) -> CliError {
+    let why = match e.kind() {
+        io::ErrorKind::NotFound => "no such file or directory".to_string(),
+        io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        _ => e.to_string(),
+    };
+    CliError::fail(format!("cannot {what} {}: {why}", shown(path)))
+}
+
+/// A spinner or byte bar on stderr, or nothing (not a terminal, or small input).
+pub struct Progress(Option<ProgressBar>);
+
+impl Progress {
+    /// A display for work on `bytes` bytes of input.
+    pub fn for_input(bytes: u64) -> Progress {
+        if bytes < PROGRESS_MIN_BYTES || !io::stderr().is_terminal() {
+            return Progress(None);
+        }
+        let pb = ProgressBar::new_spinner();
+        if let Ok(style) = ProgressStyle::with_template("{spinner} factz: {msg} [{elapsed}]") {
+            pb.set_style(style);
+        }
+        pb.enable_steady_tick(Duration::from_millis(120));
+        Progress(Some(pb))
+    }
+
+    /// Show the name of the current phase.
+    pub fn phase(&self, name: &str) {
+        if let Some(pb) = &self.0 {
+            pb.set_message(name.to_string());
+        }
+    }
+
+    /// Clear the display (also done on drop, so an error line is not mixed with it).
+    pub fn done(self) {}
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(pb) = self.0.take() {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+/// The size of a file (None for stdin or when unknown).
+pub fn input_len(path: &str) -> Option<u64> {
+    if path == "-" {
+        return None;
+    }
+    std::fs::metadata(path).ok().map(|m| m.len())
+}
+
+/// All bytes of a file or of stdin.
+pub fn read_all(path: &str) -> CliResult<Vec<u8>> {
+    if path == "-" {
+        let mut buf = Vec::new();
+        io::stdin()
+            .lock()
+            .read_to_end(&mut buf)
+            .map_err(|e| io_error("read", path, e))?;
+        return Ok(buf);
+    }
+    let mut f = File::open(path).map_err(|e| io_error("read", path, e))?;
+    let meta = f.metadata().map_err(|e| io_error("read", path, e))?;
+    if meta.is_dir() {
+        return Err(CliError::fail(format!(
+            "cannot read {path}: it is a directory"
+        )));
+    }
+    let mut buf = Vec::with_capacity(meta.len() as usize);
+    f.read_to_end(&mut buf)
+        .map_err(|e| io_error("read", path, e))?;
+    Ok(buf)
+}
+
+/// Write `bytes` to a file or stdout.
+pub fn write_all(path: &str, bytes: &[u8]) -> CliResult<()> {
+    if path == "-" {
+        let mut out = io::stdout().lock();
+        return out
+            .write_all(bytes)
+            .and_then(|_| out.flush())
+            .map_err(stdout_error);
+    }
+    std::fs::write(path, bytes).map_err(|e| {
+        // Leave no truncated output behind (a regular file we just wrote).
+        if std::fs::metadata(path)
+            .map(|m| m.is_file())
+            .unwrap_or(false)
+        {
+            let _ = std::fs::remove_file(path);
+        }
+        io_error("write", path, e)
+    })
+}
+
+/// Broken pipe on stdout ends the program quietly (exit 0, like `head` wants);
+/// anything else is a one-line failure.
+pub fn stdout_error(e: io::Error) -> CliError {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        CliError {
+            code: 0,
+            message: String::new(),
+        }
+    } else {
+        CliError::fail(format!("cannot write to stdout: {e}"))
+    }
+}
+
+/// Print text on stdout.
+pub fn print_stdout(text: &str) -> CliResult<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|_| out.flush())
+        .map_err(stdout_error)
+}
+
+/// Little-endian float32 values of `bytes` (whose length is a multiple of 4).
+pub fn f32s(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// Check a raw field's size against its shape and split it into (u, v).
+pub fn field_from_bytes(
+    bytes: &[u8],
+    ny: usize,
+    nx: usize,
+    layout: Layout,
+    path: &str,
+) -> CliResult<(Vec<f32>, Vec<f32>)> {
+    let n = factz::field::vertex_count(ny, nx)?;
+    let want = n
+        .checked_mul(8)
+        .ok_or_else(|| CliError::usage(format!("shape {ny}x{nx} is too large")))?;
+    if bytes.len() != want {
+        return Err(CliError::fail(format!(
+            "{} has {} bytes, but shape {ny}x{nx} needs {want} (2 x {n} float32)",
+            shown(path),
+            bytes.len()
+        )));
+    }
+    Ok(match layout {
+        Layout::Soa => (f32s(&bytes[..4 * n]), f32s(&bytes[4 * n..])),
+        Layout::Aos => deinterleave(&f32s(bytes)),
+    })
+}
+
+/// The raw bytes of a field in `layout`.
+pub fn field_to_bytes(u: &[f32], v: &[f32], layout: Layout) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 * u.len());
+    match layout {
+        Layout::Soa => {
+            for x in u.iter().chain(v) {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        Layout::Aos => {
+            for (a, b) in u.iter().zip(v) {
+                out.extend_from_slice(&a.to_le_bytes());
+                out.extend_from_slice(&b.to_le_bytes());
+            }
+        }
+    }
+    out
+}
+
+/// Whether `bytes` starts like a factz stream.
+pub fn is_stream(bytes: &[u8]) -> bool {
+    bytes.starts_with(&factz::format::MAGIC)
+}

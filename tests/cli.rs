@@ -1,0 +1,792 @@
+//! The command-line tool, run as a real process on a small synthetic field:
+//! round trips in both modes and layouts, stdin/stdout, `inspect`, `--json`,
+//! `verify`'s exit status, and one-line errors for bad input (never a panic).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const NY: usize = 40;
+const NX: usize = 52;
+const SHAPE: &str = "40,52";
+
+fn factz() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_factz"))
+}
+
+/// A per-test scratch folder, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("factz-cli-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+    fn path(&self, file: &str) -> String {
+        self.0.join(file).to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A smooth field with a few dozen critical points of several types, SoA.
+fn field() -> (Vec<f32>, Vec<f32>) {
+    let (mut u, mut v) = (Vec::new(), Vec::new());
+    for j in 0..NY {
+        for i in 0..NX {
+            let (x, y) = (i as f64 * 0.31, j as f64 * 0.27);
+            u.push((x.sin() * y.cos() + 0.3 * (0.7 * y + 0.2).sin() + 0.05 * x) as f32);
+            v.push((-(x.cos()) * y.sin() + 0.2 * (1.3 * x).cos() - 0.04 * y) as f32);
+        }
+    }
+    (u, v)
+}
+
+fn bytes_of(values: impl IntoIterator<Item = f32>) -> Vec<u8> {
+    values.into_iter().flat_map(f32::to_le_bytes).collect()
+}
+
+fn f32s(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// The field's bytes in a layout.
+fn raw(layout: &str) -> Vec<u8> {
+    let (u, v) = field();
+    match layout {
+        "soa" => bytes_of(u.iter().chain(&v).copied()),
+        "aos" => bytes_of(u.iter().zip(&v).flat_map(|(&a, &b)| [a, b])),
+        _ => unreachable!(),
+    }
+}
+
+fn range() -> f64 {
+    let (u, v) = field();
+    let lo = u.iter().chain(&v).fold(f32::INFINITY, |a, &b| a.min(b)) as f64;
+    let hi = u.iter().chain(&v).fold(f32::NEG_INFINITY, |a, &b| a.max(b)) as f64;
+    hi - lo
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.stdin(Stdio::null()).output().expect("run factz")
+}
+
+fn run_ok(args: &[&str]) -> Output {
+    let out = run(factz().args(args));
+    assert!(
+        out.status.success(),
+        "factz {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Non-zero exit, a single `factz: ...` line on stderr containing `needle`, no panic.
+fn run_err(args: &[&str], needle: &str) -> Output {
+    let out = run(factz().args(args));
+    check_err(&out, args, needle);
+    out
+}
+
+fn check_err(out: &Output, args: &[&str], needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "factz {args:?} should fail");
+    assert!(
+        out.status.code().is_some(),
+        "factz {args:?} was killed by a signal"
+    );
+    assert_ne!(
+        out.status.code(),
+        Some(101),
+        "factz {args:?} panicked: {err}"
+    );
+    assert!(!err.contains("panicked"), "factz {args:?}: {err}");
+    assert!(!err.contains("RUST_BACKTRACE"), "factz {args:?}: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "factz {args:?}: not one line: {err:?}"
+    );
+    assert!(err.starts_with("factz: "), "factz {args:?}: {err}");
+    assert!(
+        err.to_lowercase().contains(&needle.to_lowercase()),
+        "factz {args:?}: expected '{needle}' in: {err}"
+    );
+}
+
+fn write(path: &str, bytes: &[u8]) {
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn read(path: &str) -> Vec<u8> {
+    std::fs::read(path).unwrap()
+}
+
+// ------------------------------------------------------------ a small JSON reader
+
+#[derive(Debug, Clone, PartialEq)]
+enum J {
+    Null,
+    Bool(bool),
+    Num(f64),
+    Str(String),
+    Arr(Vec<J>),
+    Obj(Vec<(String, J)>),
+}
+
+impl J {
+    fn get(&self, key: &str) -> &J {
+        match self {
+            J::Obj(f) => {
+                &f.iter()
+                    .find(|(k, _)| k == key)
+                    .unwrap_or_else(|| panic!("no key {key} in {self:?}"))
+                    .1
+            }
+            _ => panic!("not an object: {self:?}"),
+        }
+    }
+    fn num(&self) -> f64 {
+        match self {
+            J::Num(x) => *x,
+            _ => panic!("not a number: {self:?}"),
+        }
+    }
+    fn arr(&self) -> &[J] {
+        match self {
+            J::Arr(a) => a,
+            _ => panic!("not an array: {self:?}"),
+        }
+    }
+    fn str(&self) -> &str {
+        match self {
+            J::Str(s) => s,
+            _ => panic!("not a string: {self:?}"),
+        }
+    }
+}
+
+/// Parse a whole JSON document strictly (panics on anything malformed).
+fn parse_json(text: &str) -> J {
+    let b = text.as_bytes();
+    let mut pos = 0;
+    let v = value(b, &mut pos);
+    skip_ws(b, &mut pos);
+    assert_eq!(pos, b.len(), "trailing text after JSON: {text}");
+    v
+}
+
+fn skip_ws(b: &[u8], pos: &mut usize) {
+    while *pos < b.len() && b" \t\r\n".contains(&b[*pos]) {
+        *pos += 1;
+    }
+}
+
+fn expect(b: &[u8], pos: &mut usize, lit: &str) {
+    assert!(
+        b[*pos..].starts_with(lit.as_bytes()),
+        "expected {lit} at {pos}"
+    );
+    *pos += lit.len();
+}
+
+fn value(b: &[u8], pos: &mut usize) -> J {
+    skip_ws(b, pos);
+    match b[*pos] {
+        b'n' => {
+            expect(b, pos, "null");
+            J::Null
+        }
+        b't' => {
+            expect(b, pos, "true");
+            J::Bool(true)
+        }
+        b'f' => {
+            expect(b, pos, "false");
+            J::Bool(false)
+        }
+        b'"' => J::Str(string(b, pos)),
+        b'[' => {
+            *pos += 1;
+            let mut items = Vec::new();
+            skip_ws(b, pos);
+            if b[*pos] == b']' {
+                *pos += 1;
+                return J::Arr(items);
+            }
+            loop {
+                items.push(value(b, pos));
+                skip_ws(b, pos);
+                *pos += 1;
+                match b[*pos - 1] {
+                    b',' => continue,
+                    b']' => return J::Arr(items),
+                    c => panic!("bad array separator {:?}", c as char),
+                }
+            }
+        }
+        b'{' => {
+            *pos += 1;
+            let mut fields = Vec::new();
+            skip_ws(b, pos);
+            if b[*pos] == b'}' {
+                *pos += 1;
+                return J::Obj(fields);
+            }
+            loop {
+                skip_ws(b, pos);
+                let k = string(b, pos);
+                skip_ws(b, pos);
+                expect(b, pos, ":");
+                fields.push((k, value(b, pos)));
+                skip_ws(b, pos);
+                *pos += 1;
+                match b[*pos - 1] {
+                    b',' => continue,
+                    b'}' => return J::Obj(fields),
+                    c => panic!("bad object separator {:?}", c as char),
+                }
+            }
+        }
+        _ => {
+            let start = *pos;
+            while *pos < b.len() && b"+-0123456789.eE".contains(&b[*pos]) {
+                *pos += 1;
+            }
+            let s = std::str::from_utf8(&b[start..*pos]).unwrap();
+            assert!(
+                !s.starts_with('+') && !s.starts_with('.'),
+                "bad JSON number {s}"
+            );
+            J::Num(
+                s.parse()
+                    .unwrap_or_else(|_| panic!("bad JSON number {s:?}")),
+            )
+        }
+    }
+}
+
+fn string(b: &[u8], pos: &mut usize) -> String {
+    expect(b, pos, "\"");
+    let mut out = String::new();
+    loop {
+        let c = b[*pos];
+        *pos += 1;
+        match c {
+            b'"' => return out,
+            b'\\' => {
+                let e = b[*pos];
+                *pos += 1;
+                match e {
+                    b'"' => out.push('"'),
+                    b'\\' => out.push('\\'),
+                    b'/' => out.push('/'),
+                    b'n' => out.push('\n'),
+                    b't' => out.push('\t'),
+                    b'r' => out.push('\r'),
+                    b'u' => {
+                        let h = std::str::from_utf8(&b[*pos..*pos + 4]).unwrap();
+                        out.push(char::from_u32(u32::from_str_radix(h, 16).unwrap()).unwrap());
+                        *pos += 4;
+                    }
+                    _ => panic!("bad escape"),
+                }
+            }
+            c if c < 0x20 => panic!("control character in JSON string"),
+            _ => {
+                // Copy the whole UTF-8 sequence.
+                let start = *pos - 1;
+                let mut end = *pos;
+                while end < b.len() && (b[end] & 0xc0) == 0x80 {
+                    end += 1;
+                }
+                out.push_str(std::str::from_utf8(&b[start..end]).unwrap());
+                *pos = end;
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------------ tests
+
+#[test]
+fn round_trips_in_both_modes_and_layouts() {
+    let s = Scratch::new("roundtrip");
+    let rel = 1e-3;
+    let eb = rel * range();
+    for layout in ["soa", "aos"] {
+        let input = s.path(&format!("in-{layout}.f32"));
+        write(&input, &raw(layout));
+        for mode in ["b", "s"] {
+            for coder in ["huffman", "rans"] {
+                let fz = s.path(&format!("{layout}-{mode}-{coder}.fz"));
+                let back = s.path(&format!("{layout}-{mode}-{coder}.f32"));
+                run_ok(&[
+                    "compress", "--kind", "field2d", "--shape", SHAPE, "--layout", layout,
+                    "--mode", mode, "--rel", "1e-3", "--coder", coder, &input, &fz,
+                ]);
+                run_ok(&["decompress", &fz, &back]);
+                // Same layout as the input: every value within the bound in place.
+                let (a, b) = (f32s(&read(&input)), f32s(&read(&back)));
+                assert_eq!(a.len(), b.len(), "{layout} {mode} {coder}");
+                for (k, (x, y)) in a.iter().zip(&b).enumerate() {
+                    assert!(
+                        ((x - y) as f64).abs() <= eb * (1.0 + 1e-6),
+                        "{layout} {mode} {coder}: value {k}: {x} vs {y}"
+                    );
+                }
+                // verify against the stream (shape and layout from it) and against raw.
+                let out = run_ok(&["verify", &input, &fz]);
+                let text = String::from_utf8_lossy(&out.stdout);
+                assert!(text.contains("P1 lost:          0"), "{text}");
+                assert!(text.contains("OK"), "{text}");
+                run_ok(&[
+                    "verify", &input, &back, "--shape", SHAPE, "--layout", layout, "--rel", "1e-3",
+                ]);
+            }
+        }
+    }
+}
+
+#[test]
+fn zstd_chunk_verify_and_abs_bound() {
+    let s = Scratch::new("options");
+    let input = s.path("in.f32");
+    write(&input, &raw("soa"));
+    let fz = s.path("x.fz");
+    run_ok(&[
+        "compress", "--kind", "field2d", "--shape", SHAPE, "--abs", "0.01", "--zstd", "3",
+        "--chunk", "--verify", &input, &fz,
+    ]);
+    let j = parse_json(&String::from_utf8(run_ok(&["inspect", "--json", &fz]).stdout).unwrap());
+    assert_eq!(j.get("abs_bound").num(), 0.01);
+    assert_eq!(j.get("zstd_level").num(), 3.0);
+    let flags: Vec<&str> = j.get("flags").arr().iter().map(J::str).collect();
+    assert!(
+        flags.contains(&"verified") && flags.contains(&"chunk_of_larger"),
+        "{flags:?}"
+    );
+    let j =
+        parse_json(&String::from_utf8(run_ok(&["verify", "--json", &input, &fz]).stdout).unwrap());
+    assert_eq!(j.get("ok"), &J::Bool(true));
+    assert_eq!(j.get("abs_bound").num(), 0.01);
+    assert!(j.get("max_abs_error").num() <= 0.01);
+}
+
+#[test]
+fn stdin_and_stdout() {
+    let s = Scratch::new("pipes");
+    let input = raw("aos");
+    let mut child = factz()
+        .args([
+            "compress", "--kind", "field2d", "--shape", SHAPE, "--layout", "aos", "-", "-",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let data = input.clone();
+    let writer = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &data).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stream = out.stdout;
+    assert!(stream.starts_with(b"FACTZ"));
+
+    let mut child = factz()
+        .args(["decompress", "-", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let data = stream.clone();
+    let writer = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &data).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout.len(), input.len());
+
+    // verify with the original on stdin and the stream from a file
+    let fz = s.path("p.fz");
+    write(&fz, &stream);
+    let mut child = factz()
+        .args(["verify", "-", &fz])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &input).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn inspect_and_json_output() {
+    let s = Scratch::new("inspect");
+    let input = s.path("in.f32");
+    write(&input, &raw("soa"));
+    let fz = s.path("x.fz");
+    run_ok(&[
+        "compress", "--kind", "field2d", "--shape", SHAPE, "--mode", "b", "--coder", "huffman",
+        &input, &fz,
+    ]);
+
+    let text = String::from_utf8(run_ok(&["inspect", &fz]).stdout).unwrap();
+    for want in [
+        "version 1",
+        "field2d",
+        "40 x 52",
+        "soa",
+        "huffman",
+        "sections",
+    ] {
+        assert!(text.contains(want), "inspect lacks {want}: {text}");
+    }
+
+    let j = parse_json(&String::from_utf8(run_ok(&["inspect", &fz, "--json"]).stdout).unwrap());
+    for key in [
+        "version",
+        "kind",
+        "dtype",
+        "flags",
+        "shape",
+        "layout",
+        "abs_bound",
+        "mode",
+        "coder",
+        "zstd_level",
+        "params",
+        "sections",
+        "ratio",
+    ] {
+        j.get(key);
+    }
+    assert_eq!(j.get("kind").str(), "field2d");
+    assert_eq!(j.get("mode").str(), "b");
+    assert_eq!(j.get("coder").str(), "huffman");
+    assert_eq!(j.get("layout").str(), "soa");
+    let shape: Vec<f64> = j.get("shape").arr().iter().map(J::num).collect();
+    assert_eq!(shape, [NY as f64, NX as f64]);
+    let eb = j.get("abs_bound").num();
+    assert!(
+        (eb - 1e-3 * range()).abs() <= 1e-9,
+        "default bound is rel 1e-3, got {eb}"
+    );
+    let sections = j.get("sections").arr();
+    assert!(!sections.is_empty());
+    let total: f64 = sections.iter().map(|s| s.get("stored_len").num()).sum();
+    assert!(total < read(&fz).len() as f64);
+    for s in sections {
+        for key in ["id", "offset", "stored_len", "raw_len", "zstd", "crc32"] {
+            s.get(key);
+        }
+        assert_eq!(s.get("crc_ok"), &J::Bool(true));
+    }
+
+    let j =
+        parse_json(&String::from_utf8(run_ok(&["verify", &input, &fz, "--json"]).stdout).unwrap());
+    for key in [
+        "critical_points",
+        "p1_lost",
+        "p2_spurious",
+        "p3_type_changed",
+        "max_abs_error",
+        "psnr_db",
+        "ratio",
+        "bits_per_value",
+        "abs_bound",
+    ] {
+        j.get(key);
+    }
+    assert_eq!(j.get("ok"), &J::Bool(true));
+    assert!(
+        j.get("critical_points").num() > 0.0,
+        "the test field should have critical points"
+    );
+    assert_eq!(
+        j.get("p1_lost").num() + j.get("p2_spurious").num() + j.get("p3_type_changed").num(),
+        0.0
+    );
+    assert!(j.get("ratio").num() > 0.0);
+}
+
+#[test]
+fn bench_runs_small_and_prints_json() {
+    let out = run_ok(&[
+        "bench", "--shape", "24,32", "--repeat", "1", "--rel", "1e-2", "--json",
+    ]);
+    let j = parse_json(&String::from_utf8(out.stdout).unwrap());
+    assert!(j.get("threads").num() >= 1.0);
+    assert!(j.get("fields").arr()[0].get("critical_points").num() >= 0.0);
+    let results = j.get("results").arr();
+    // 2 modes x 2 coders + zstd (+ SZ3 when built)
+    assert!(results.len() >= 5, "{results:?}");
+    for r in results {
+        for key in [
+            "method",
+            "ratio",
+            "bits_per_value",
+            "psnr_db",
+            "max_error_over_bound",
+            "p1_lost",
+            "p2_spurious",
+            "p3_type_changed",
+            "compress_mb_s",
+            "decompress_mb_s",
+        ] {
+            r.get(key);
+        }
+    }
+    assert!(results.iter().any(|r| r.get("method").str() == "zstd-3"));
+
+    // The table form, and a raw input file with --shape.
+    let s = Scratch::new("bench");
+    let input = s.path("in.f32");
+    write(&input, &raw("soa"));
+    let out = run_ok(&[
+        "bench", "--shape", SHAPE, "--repeat", "1", "--rel", "1e-2", "--mode", "s", "--coder",
+        "rans", &input,
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("critical points") && text.contains("zstd-3") && text.contains("in "),
+        "{text}"
+    );
+}
+
+#[test]
+fn verify_fails_on_a_tampered_reconstruction() {
+    let s = Scratch::new("tamper");
+    let input = s.path("in.f32");
+    write(&input, &raw("soa"));
+    let fz = s.path("x.fz");
+    let back = s.path("back.f32");
+    run_ok(&[
+        "compress", "--kind", "field2d", "--shape", SHAPE, "--rel", "1e-3", &input, &fz,
+    ]);
+    run_ok(&["decompress", &fz, &back]);
+    run_ok(&["verify", &input, &back, "--shape", SHAPE, "--rel", "1e-3"]);
+
+    // One value moved far beyond the bound.
+    let mut vals = f32s(&read(&back));
+    vals[NX * 7 + 11] += (0.05 * range()) as f32;
+    write(&back, &bytes_of(vals));
+    let out = run(factz().args(["verify", &input, &back, "--shape", SHAPE, "--rel", "1e-3"]));
+    check_err(&out, &[], "verify failed");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("FAILED"));
+    let out = run(factz().args([
+        "verify", &input, &back, "--shape", SHAPE, "--rel", "1e-3", "--json",
+    ]));
+    check_err(&out, &[], "exceed the bound");
+    let j = parse_json(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(j.get("ok"), &J::Bool(false));
+    assert!(j.get("values_outside_bound").num() >= 1.0);
+
+    // A different original against the stream fails too.
+    let (u, v) = field();
+    let other: Vec<f32> = u.iter().chain(&v).map(|x| -x).collect();
+    let other_path = s.path("other.f32");
+    write(&other_path, &bytes_of(other));
+    let out = run(factz().args(["verify", &other_path, &fz]));
+    check_err(&out, &[], "verify failed");
+}
+
+#[test]
+fn bad_input_gives_one_line_errors() {
+    let s = Scratch::new("errors");
+    let input = s.path("in.f32");
+    write(&input, &raw("soa"));
+    let short = s.path("short.f32");
+    write(&short, &raw("soa")[..100]);
+    let fz = s.path("x.fz");
+    let out = s.path("out.fz");
+    let nowhere = s.path("missing.f32");
+    run_ok(&[
+        "compress", "--kind", "field2d", "--shape", SHAPE, &input, &fz,
+    ]);
+
+    // wrong size for the shape, both ways
+    run_err(
+        &[
+            "compress", "--kind", "field2d", "--shape", SHAPE, &short, &out,
+        ],
+        "bytes",
+    );
+    run_err(
+        &[
+            "compress", "--kind", "field2d", "--shape", "40,53", &input, &out,
+        ],
+        "bytes",
+    );
+    run_err(&["verify", &short, &fz], "bytes");
+    assert!(!Path::new(&out).exists(), "no output on failure");
+    // unreadable file
+    run_err(
+        &[
+            "compress", "--kind", "field2d", "--shape", SHAPE, &nowhere, &out,
+        ],
+        "missing.f32",
+    );
+    run_err(&["inspect", &nowhere], "missing.f32");
+    // missing arguments and flags
+    run_err(&[], "no command");
+    run_err(
+        &["compress", "--kind", "field2d", "--shape", SHAPE, &input],
+        "missing",
+    );
+    run_err(&["compress", "--kind", "field2d", &input, &out], "--shape");
+    run_err(&["decompress", &fz], "missing");
+    run_err(&["verify", &input, &input], "--shape");
+    run_err(&["compress", "--shape"], "needs a value");
+    // bad values
+    for shape in [
+        "40",
+        "40,",
+        "a,b",
+        "0,52",
+        "40,52,3",
+        "-4,52",
+        "99999999999,99999999999",
+    ] {
+        run_err(
+            &[
+                "compress", "--kind", "field2d", "--shape", shape, &input, &out,
+            ],
+            "shape",
+        );
+    }
+    run_err(
+        &["compress", "--shape", SHAPE, "--mode", "q", &input, &out],
+        "--mode",
+    );
+    run_err(
+        &[
+            "compress", "--shape", SHAPE, "--layout", "xyz", &input, &out,
+        ],
+        "--layout",
+    );
+    run_err(
+        &["compress", "--shape", SHAPE, "--coder", "lz4", &input, &out],
+        "--coder",
+    );
+    run_err(
+        &["compress", "--shape", SHAPE, "--abs", "-1", &input, &out],
+        "--abs",
+    );
+    run_err(
+        &["compress", "--shape", SHAPE, "--rel", "nan", &input, &out],
+        "--rel",
+    );
+    run_err(
+        &[
+            "compress", "--shape", SHAPE, "--abs", "1", "--rel", "1", &input, &out,
+        ],
+        "not both",
+    );
+    run_err(
+        &["compress", "--shape", SHAPE, "--zstd", "23", &input, &out],
+        "--zstd",
+    );
+    run_err(
+        &["compress", "--kind", "mesh", "--shape", SHAPE, &input, &out],
+        "--kind",
+    );
+    // unknown flags and commands
+    run_err(
+        &["compress", "--shape", SHAPE, "--frobnicate", &input, &out],
+        "unknown option",
+    );
+    run_err(&["inspect", "-x", &fz], "unknown option");
+    run_err(&["squash", &input], "unknown command");
+    run_err(&["inspect", &fz, "extra"], "extra argument");
+    // corrupt streams: not a stream, flipped payload byte, truncated
+    run_err(&["decompress", &input, &out], "not a factz stream");
+    let good = read(&fz);
+    let mut flipped = good.clone();
+    let k = good.len() - 10;
+    flipped[k] ^= 0x5a;
+    let bad = s.path("bad.fz");
+    write(&bad, &flipped);
+    run_err(&["decompress", &bad, &out], "checksum");
+    run_err(&["inspect", &bad], "checksum");
+    run_err(&["verify", &input, &bad], "checksum");
+    let mut hdr = good.clone();
+    hdr[20] ^= 1;
+    write(&bad, &hdr);
+    run_err(&["decompress", &bad, &out], "");
+    write(&bad, &good[..good.len() / 2]);
+    run_err(&["decompress", &bad, &out], "truncated");
+    write(&bad, &good[..5]);
+    run_err(&["inspect", &bad], "");
+    // particles are not there yet: say so
+    for args in [
+        vec![
+            "compress",
+            "--kind",
+            "particles",
+            "--count",
+            "10",
+            "--b",
+            "0.1",
+            &input,
+            &out,
+        ],
+        vec!["compress", "--kind", "particles", &input, &out],
+        vec!["verify", "--kind", "particles", &input, &fz],
+    ] {
+        run_err(&args, "particles are not supported yet in this version");
+    }
+    run_err(
+        &[
+            "compress", "--kind", "field2d", "--shape", SHAPE, "--count", "10", &input, &out,
+        ],
+        "particles",
+    );
+}
+
+#[test]
+fn help_and_version() {
+    for args in [vec!["--help"], vec!["-h"], vec!["help"]] {
+        let out = run_ok(&args);
+        let text = String::from_utf8(out.stdout).unwrap();
+        for cmd in ["compress", "decompress", "verify", "inspect", "bench"] {
+            assert!(text.contains(cmd), "{text}");
+        }
+    }
+    for cmd in ["compress", "decompress", "verify", "inspect", "bench"] {
+        let a = String::from_utf8(run_ok(&["help", cmd]).stdout).unwrap();
+        let b = String::from_utf8(run_ok(&[cmd, "--help"]).stdout).unwrap();
+        assert_eq!(a, b);
+        assert!(a.contains(&format!("factz {cmd}")), "{a}");
+    }
+    run_err(&["help", "nothing"], "unknown command");
+    let v = String::from_utf8(run_ok(&["--version"]).stdout).unwrap();
+    assert!(v.starts_with("factz "));
+}
