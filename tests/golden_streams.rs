@@ -78,8 +78,16 @@ fn golden_streams_decode_to_their_recorded_bits() {
         let stream = std::fs::read(&path).unwrap();
         let expected = std::fs::read(path.with_extension("f32")).unwrap();
         let d = decompress(&stream).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        assert!(to_bytes(&d.u, &d.v) == expected, "{} decodes differently", path.display());
+        assert!(
+            to_bytes(&d.u, &d.v) == expected,
+            "{} decodes differently",
+            path.display()
+        );
         checked += 1;
     }
-    assert!(checked >= 8, "expected the golden streams in {}", dir.display());
+    assert!(
+        checked >= 8,
+        "expected the golden streams in {}",
+        dir.display()
+    );
 }

@@ -2,44 +2,50 @@
 //! (kept bit-exact), zero vectors, vertices of degenerate triangles (m == 0), and the
 //! chunk perimeter when the field is one chunk of a larger one.
 
-use super::topology::{gather, is_degenerate, tri_vertices, Half};
+use super::topology::{gather, is_degenerate, signature, tri_vertices, triangle_count, Half, Sig};
 use rayon::prelude::*;
 
-/// Every forced vertex: the per-vertex rules plus vertices of degenerate triangles.
-pub fn forced_exact(
+/// Every forced vertex (the per-vertex rules plus vertices of degenerate triangles),
+/// and every triangle's signature, found in the same pass over the triangles.
+pub fn forced_exact_and_signatures(
     u: &[f32],
     v: &[f32],
     ny: usize,
     nx: usize,
     chunk_of_larger: bool,
-) -> Vec<bool> {
+) -> (Vec<bool>, Vec<Sig>) {
     let mut exact = forced_vertices(u, v, ny, nx, chunk_of_larger);
-    if ny >= 2 && nx >= 2 {
-        // Degenerate triangles are rare: find them row by row in parallel, mark after.
-        let degenerate: Vec<Vec<[usize; 3]>> = (0..ny - 1)
-            .into_par_iter()
-            .map(|j| {
-                let mut found = Vec::new();
-                for i in 0..nx - 1 {
-                    for half in [Half::T0, Half::T1] {
-                        let idx = tri_vertices(nx, i, j, half);
-                        let p = gather(u, v, idx);
-                        let finite = p.iter().all(|q| q[0].is_finite() && q[1].is_finite());
-                        if finite && is_degenerate(p) {
-                            found.push(idx);
-                        }
+    let mut sigs = vec![Sig::NONE; triangle_count(ny, nx)];
+    if sigs.is_empty() {
+        return (exact, sigs);
+    }
+    // Degenerate triangles are rare: collect them per row in parallel, mark after.
+    let degenerate: Vec<Vec<[usize; 3]>> = sigs
+        .par_chunks_mut(2 * (nx - 1))
+        .enumerate()
+        .map(|(j, row)| {
+            let mut found = Vec::new();
+            for i in 0..nx - 1 {
+                for half in [Half::T0, Half::T1] {
+                    let idx = tri_vertices(nx, i, j, half);
+                    let p = gather(u, v, idx);
+                    let sig = signature(p, half);
+                    row[2 * i + half as usize] = sig;
+                    let finite = p.iter().all(|q| q[0].is_finite() && q[1].is_finite());
+                    if !sig.is_cp() && finite && is_degenerate(p) {
+                        found.push(idx);
                     }
                 }
-                found
-            })
-            .collect();
-        for idx in degenerate.into_iter().flatten() {
-            for k in idx {
-                exact[k] = true;
             }
+            found
+        })
+        .collect();
+    for idx in degenerate.into_iter().flatten() {
+        for k in idx {
+            exact[k] = true;
         }
     }
-    exact
+    (exact, sigs)
 }
 
 /// The per-vertex rules only: non-finite values, zero vectors, the chunk perimeter

@@ -14,10 +14,10 @@
 //! Targets of one phase are never adjacent, so they can be decided in parallel from
 //! the same state. The decoder replays the same schedule.
 
-use super::forced::forced_exact;
+use super::forced::forced_exact_and_signatures;
 use super::parts::Parts;
 use super::quantize::{eb_of_id, pv, quantize, reconstruct, NUM_IDS};
-use super::topology::{incident, incident_ids, signature, signatures, Sig};
+use super::topology::{incident, incident_ids, signature, Sig};
 use crate::codec::{unzigzag, zigzag};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -50,30 +50,79 @@ fn axes(step: usize, phase: Phase) -> (usize, usize, usize, usize) {
     (r0, rs, c0, cs)
 }
 
-/// Interpolation along one axis through the known neighbours at -s and +s (cubic
-/// when -3s and +3s exist too, linear inside, the one neighbour at the far edge).
-#[inline]
-fn interpolate(at: impl Fn(isize) -> f64, pos: usize, len: usize, s: usize) -> f64 {
-    if pos + s >= len {
-        return at(-1);
+/// Interpolation along one axis through the known neighbours at -s and +s: cubic
+/// when -3s and +3s exist too, linear inside, the one neighbour at the far edge.
+#[derive(Clone, Copy)]
+enum Stencil {
+    Edge,
+    Linear,
+    Cubic,
+}
+
+impl Stencil {
+    #[inline]
+    fn at(pos: usize, len: usize, s: usize) -> Stencil {
+        if pos + s >= len {
+            Stencil::Edge
+        } else if pos >= 3 * s && pos + 3 * s < len {
+            Stencil::Cubic
+        } else {
+            Stencil::Linear
+        }
     }
-    if pos >= 3 * s && pos + 3 * s < len {
-        (9.0 * (at(-1) + at(1)) - (at(-3) + at(3))) * 0.0625
-    } else {
-        (at(-1) + at(1)) * 0.5
+
+    /// The interpolated value at index k of `a`, neighbours `stride` apart.
+    #[inline]
+    fn apply(self, a: &[f32], k: usize, stride: usize) -> f64 {
+        let at = |q: usize| pv(a[q]);
+        match self {
+            Stencil::Edge => at(k - stride),
+            Stencil::Linear => (at(k - stride) + at(k + stride)) * 0.5,
+            Stencil::Cubic => {
+                (9.0 * (at(k - stride) + at(k + stride))
+                    - (at(k - 3 * stride) + at(k + 3 * stride)))
+                    * 0.0625
+            }
+        }
     }
 }
 
-#[inline]
-fn predict(u: &[f32], ny: usize, nx: usize, i: usize, j: usize, s: usize, phase: Phase) -> f64 {
-    let at = |i: usize, j: usize| pv(u[j * nx + i]);
-    let along_x = |k: isize| at((i as isize + k * s as isize) as usize, j);
-    let along_y = |k: isize| at(i, (j as isize + k * s as isize) as usize);
-    match phase {
-        Phase::Horizontal => interpolate(along_x, i, nx, s),
-        Phase::Vertical => interpolate(along_y, j, ny, s),
-        // Both axes are known at the center: their mean beats Lorenzo on smooth data.
-        Phase::Center => (interpolate(along_x, i, nx, s) + interpolate(along_y, j, ny, s)) * 0.5,
+/// How a target is predicted: worked out once, applied to u and to v.
+#[derive(Clone, Copy)]
+struct Predictor {
+    k: usize,
+    x: Option<(Stencil, usize)>,
+    y: Option<(Stencil, usize)>,
+}
+
+impl Predictor {
+    #[inline]
+    fn new(ny: usize, nx: usize, i: usize, j: usize, s: usize, phase: Phase) -> Predictor {
+        let x = Some((Stencil::at(i, nx, s), s));
+        let y = Some((Stencil::at(j, ny, s), s * nx));
+        let (x, y) = match phase {
+            Phase::Horizontal => (x, None),
+            Phase::Vertical => (None, y),
+            Phase::Center => (x, y),
+        };
+        Predictor {
+            k: j * nx + i,
+            x,
+            y,
+        }
+    }
+
+    #[inline]
+    fn apply(&self, a: &[f32]) -> f64 {
+        match (self.x, self.y) {
+            (Some((sx, dx)), None) => sx.apply(a, self.k, dx),
+            (None, Some((sy, dy))) => sy.apply(a, self.k, dy),
+            // Both axes are known at the center: their mean beats Lorenzo on smooth data.
+            (Some((sx, dx)), Some((sy, dy))) => {
+                (sx.apply(a, self.k, dx) + sy.apply(a, self.k, dy)) * 0.5
+            }
+            (None, None) => 0.0,
+        }
     }
 }
 
@@ -115,15 +164,7 @@ impl Ring {
         if i == 0 || j == 0 || i + 1 >= nx || j + 1 >= f.ny {
             return None;
         }
-        let q = j * (nx - 1) + i;
-        let tris = [
-            2 * q,
-            2 * q + 1,
-            2 * (q - 1),
-            2 * (q - nx) + 1,
-            2 * (q - nx),
-            2 * (q - nx + 1) + 1,
-        ];
+        let (tris, _) = incident_ids(f.ny, nx, i, j);
         if tris.iter().any(|&t| sigs[t].is_cp()) {
             return None;
         }
@@ -171,10 +212,8 @@ fn decide(
 ) -> Decision {
     let k = j * f.nx + i;
     let (x, y) = (orig.0[k], orig.1[k]);
-    let (pu, pw) = (
-        predict(f.u, f.ny, f.nx, i, j, s, phase),
-        predict(f.v, f.ny, f.nx, i, j, s, phase),
-    );
+    let pred = Predictor::new(f.ny, f.nx, i, j, s, phase);
+    let (pu, pw) = (pred.apply(f.u), pred.apply(f.v));
     let ring = Ring::new(f, sigs, i, j);
     for id in 0..NUM_IDS {
         let eb = eb_of_id(xi, id);
@@ -197,8 +236,7 @@ fn decide(
 }
 
 pub fn encode(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, chunk_of_larger: bool) -> Parts {
-    let mut exact = forced_exact(u, v, ny, nx, chunk_of_larger);
-    let sigs = signatures(u, v, ny, nx);
+    let (mut exact, sigs) = forced_exact_and_signatures(u, v, ny, nx, chunk_of_larger);
     let (mut ru, mut rv) = (u.to_vec(), v.to_vec());
     let mut parts = Parts::default();
     // Anchors: exact, raster order.
@@ -324,8 +362,8 @@ pub fn decode(
                                 ]
                             } else {
                                 let eb = eb_of_id(xi, parts.ids[c]);
-                                let pu = predict(u, ny, nx, i, j, s, phase);
-                                let pw = predict(v, ny, nx, i, j, s, phase);
+                                let pred = Predictor::new(ny, nx, i, j, s, phase);
+                                let (pu, pw) = (pred.apply(u), pred.apply(v));
                                 c += 1;
                                 [
                                     reconstruct(pu, eb, unzigzag(parts.codes[2 * c - 2])),
