@@ -2,7 +2,7 @@
 //! (kept bit-exact), zero vectors, vertices of degenerate triangles (m == 0), and the
 //! chunk perimeter when the field is one chunk of a larger one.
 
-use super::topology::{gather, is_degenerate, signature, tri_vertices, triangle_count, Half, Sig};
+use super::topology::{classify, gather, tri_vertices, triangle_count, Half, Sig};
 use rayon::prelude::*;
 
 /// Every forced vertex (the per-vertex rules plus vertices of degenerate triangles),
@@ -29,10 +29,9 @@ pub fn forced_exact_and_signatures(
                 for half in [Half::T0, Half::T1] {
                     let idx = tri_vertices(nx, i, j, half);
                     let p = gather(u, v, idx);
-                    let sig = signature(p, half);
+                    let (sig, degenerate) = classify(p, half);
                     row[2 * i + half as usize] = sig;
-                    let finite = p.iter().all(|q| q[0].is_finite() && q[1].is_finite());
-                    if !sig.is_cp() && finite && is_degenerate(p) {
+                    if degenerate {
                         found.push(idx);
                     }
                 }

@@ -85,6 +85,34 @@ impl Sig {
     }
 }
 
+/// m0, m1, m2 of a triangle, each a correctly rounded difference of two exact
+/// products of f32 (so each sign is exact).
+#[inline]
+fn m_values(p: [[f32; 2]; 3]) -> [f64; 3] {
+    let t = |a: f32, b: f32| (a as f64) * (b as f64);
+    [
+        t(p[1][0], p[2][1]) - t(p[2][0], p[1][1]),
+        t(p[2][0], p[0][1]) - t(p[0][0], p[2][1]),
+        t(p[0][0], p[1][1]) - t(p[1][0], p[0][1]),
+    ]
+}
+
+/// The closed-triangle rule on the m_k: the sign of m when the triangle holds a
+/// critical point, else 0; None for a triangle with a non-finite vertex.
+#[inline]
+fn orientation_of(m: [f64; 3]) -> Option<i8> {
+    if !(m[0] + m[1] + m[2]).is_finite() {
+        return None;
+    }
+    let pos = (m[0] > 0.0) | (m[1] > 0.0) | (m[2] > 0.0);
+    let neg = (m[0] < 0.0) | (m[1] < 0.0) | (m[2] < 0.0);
+    Some(match (pos, neg) {
+        (true, false) => 1,
+        (false, true) => -1,
+        _ => 0,
+    })
+}
+
 /// Orientation of the critical point in a triangle: the sign of m when it holds
 /// one (closed-triangle rule), else 0 (also for a triangle with a non-finite vertex).
 /// Each m_k is a difference of two exact products, so its sign is exact, and the
@@ -93,20 +121,7 @@ impl Sig {
 /// non-finite triangles are recognised here without a separate pass.
 #[inline]
 pub fn cp_orientation(p: [[f32; 2]; 3]) -> i8 {
-    let t = |a: f32, b: f32| (a as f64) * (b as f64);
-    let m0 = t(p[1][0], p[2][1]) - t(p[2][0], p[1][1]);
-    let m1 = t(p[2][0], p[0][1]) - t(p[0][0], p[2][1]);
-    let m2 = t(p[0][0], p[1][1]) - t(p[1][0], p[0][1]);
-    if !(m0 + m1 + m2).is_finite() {
-        return 0;
-    }
-    let pos = (m0 > 0.0) | (m1 > 0.0) | (m2 > 0.0);
-    let neg = (m0 < 0.0) | (m1 < 0.0) | (m2 < 0.0);
-    match (pos, neg) {
-        (true, false) => 1,
-        (false, true) => -1,
-        _ => 0,
-    }
+    orientation_of(m_values(p)).unwrap_or(0)
 }
 
 /// True when m == 0 exactly for three finite vertices (the closed-form bounds of
@@ -124,13 +139,35 @@ pub fn is_degenerate(p: [[f32; 2]; 3]) -> bool {
     ]) == 0
 }
 
+/// Signature and degeneracy (finite, m == 0) of a triangle from one set of
+/// products: the rounded m_k decide unless their sum is within its error bound
+/// (each m_k carries at most half an ulp, the two additions one ulp each) of zero.
+#[inline]
+pub fn classify(p: [[f32; 2]; 3], half: Half) -> (Sig, bool) {
+    let m = m_values(p);
+    match orientation_of(m) {
+        None => (Sig::NONE, false),
+        Some(0) => {
+            let sum = m[0] + m[1] + m[2];
+            let slack = 4.0 * f64::EPSILON * (m[0].abs() + m[1].abs() + m[2].abs());
+            (Sig::NONE, sum.abs() <= slack && is_degenerate(p))
+        }
+        Some(det) => (signature_of(p, half, det), false),
+    }
+}
+
 /// The signature of a triangle given its vertices in T0/T1 order.
 #[inline]
 pub fn signature(p: [[f32; 2]; 3], half: Half) -> Sig {
-    let det = cp_orientation(p);
-    if det == 0 {
-        return Sig::NONE;
+    match cp_orientation(p) {
+        0 => Sig::NONE,
+        det => signature_of(p, half, det),
     }
+}
+
+/// The type part of a signature, for a triangle holding a critical point of
+/// orientation `det`.
+fn signature_of(p: [[f32; 2]; 3], half: Half, det: i8) -> Sig {
     // tr J as four f32 terms: T0: (u1 - u0) + (v2 - v1); T1: (u1 - u2) + (v2 - v0).
     let tr_terms: [f64; 4] = match half {
         Half::T0 => [
@@ -429,6 +466,34 @@ mod tests {
             seen.iter().all(|&c| c == 3),
             "each triangle has three vertices"
         );
+    }
+
+    #[test]
+    fn classify_agrees_with_signature_and_exact_degeneracy() {
+        let mut st = 7u64;
+        let mut rnd = || {
+            st ^= st << 13;
+            st ^= st >> 7;
+            st ^= st << 17;
+            // small integers times a power of two: many exact zeros and exact m == 0
+            ((st % 7) as f32 - 3.0) * 2f32.powi((st >> 8) as i32 % 5)
+        };
+        let (mut degenerate, mut cps) = (0, 0);
+        for n in 0..50_000 {
+            let mut p = [[rnd(), rnd()], [rnd(), rnd()], [rnd(), rnd()]];
+            if n % 97 == 0 {
+                p[n % 3][n % 2] = f32::NAN;
+            }
+            for half in [Half::T0, Half::T1] {
+                let (sig, deg) = classify(p, half);
+                assert_eq!(sig, signature(p, half));
+                let finite = p.iter().flatten().all(|x| x.is_finite());
+                assert_eq!(deg, finite && !sig.is_cp() && is_degenerate(p), "{p:?}");
+                degenerate += deg as usize;
+                cps += sig.is_cp() as usize;
+            }
+        }
+        assert!(degenerate > 1000 && cps > 1000, "{degenerate} {cps}");
     }
 
     #[test]
