@@ -2,9 +2,10 @@
 //!
 //! `tests/golden/*.fz` are committed streams; next to each, `*.f32` holds its
 //! decoded field (u then v, little-endian). A format change must keep these
-//! decoding; regenerate only for new golden files, never to paper over a change:
-//! `FACTZ_WRITE_GOLDEN=1 cargo test --test golden_streams` writes the files for the
-//! current version under names carrying the format version.
+//! decoding; add new golden files, never regenerate old ones to paper over a change:
+//! `FACTZ_WRITE_GOLDEN=LABEL cargo test --test golden_streams` writes the current
+//! encoder's streams as `LABEL-*` (`v1-*`: first streams, mode S anchors all exact;
+//! `v1-anchors-*`: mode S anchors predicted and quantized).
 
 use factz::field::{compress, decompress, Bound, Coder, FieldConfig, Layout, Mode};
 use std::path::PathBuf;
@@ -59,12 +60,12 @@ fn to_bytes(u: &[f32], v: &[f32]) -> Vec<u8> {
 #[test]
 fn golden_streams_decode_to_their_recorded_bits() {
     let dir = golden_dir();
-    if std::env::var_os("FACTZ_WRITE_GOLDEN").is_some() {
+    if let Ok(label) = std::env::var("FACTZ_WRITE_GOLDEN") {
         let (u, v, ny, nx) = sample();
         for (name, cfg) in cases() {
             let c = compress(&u, &v, ny, nx, &cfg).unwrap();
             let d = decompress(&c.bytes).unwrap();
-            let base = dir.join(format!("v{}-{name}", factz::format::VERSION));
+            let base = dir.join(format!("{label}-{name}"));
             std::fs::write(base.with_extension("fz"), &c.bytes).unwrap();
             std::fs::write(base.with_extension("f32"), to_bytes(&d.u, &d.v)).unwrap();
         }
