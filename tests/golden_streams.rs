@@ -4,8 +4,7 @@
 //! decoded field (u then v, little-endian). A format change must keep these
 //! decoding; add new golden files, never regenerate old ones to paper over a change:
 //! `FACTZ_WRITE_GOLDEN=LABEL cargo test --test golden_streams` writes the current
-//! encoder's streams as `LABEL-*` (`v1-*`: first streams, mode S anchors all exact;
-//! `v1-anchors-*`: mode S anchors predicted and quantized).
+//! encoder's streams as `LABEL-*` (`v1-*`: the first released streams).
 
 use factz::field::{compress, decompress, Bound, Coder, FieldConfig, Layout, Mode};
 use std::path::PathBuf;
