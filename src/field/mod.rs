@@ -404,7 +404,8 @@ pub const DECODE_FLOOR: usize = 1 << 28;
 
 /// Decompress a field stream into new arrays.
 pub fn decompress(bytes: &[u8]) -> Result<Decoded> {
-    let info = info(bytes)?;
+    let p = format::parse(bytes)?;
+    let info = info_of(&p.header)?;
     let decoded = 8 * info.ny * info.nx;
     if decoded > DECODE_FLOOR.max(bytes.len().saturating_mul(MAX_EXPANSION)) {
         return Err(Error::corrupt(format!(
@@ -417,7 +418,7 @@ pub fn decompress(bytes: &[u8]) -> Result<Decoded> {
     }
     let n = info.ny * info.nx;
     let (mut u, mut v) = (vec![0.0f32; n], vec![0.0f32; n]);
-    decompress_into(bytes, &mut u, &mut v)?;
+    decode_parsed(&p, &info, &mut u, &mut v)?;
     Ok(Decoded {
         ny: info.ny,
         nx: info.nx,
@@ -441,10 +442,16 @@ pub fn decompress_into(bytes: &[u8], u: &mut [f32], v: &mut [f32]) -> Result<()>
             v.len()
         )));
     }
-    let xi = info.abs_bound;
+    decode_parsed(&p, &info, u, v)
+}
+
+/// Decode a parsed, checked stream into arrays of its shape.
+fn decode_parsed(p: &format::Parsed, info: &FieldInfo, u: &mut [f32], v: &mut [f32]) -> Result<()> {
+    let (ny, nx, xi) = (info.ny, info.nx, info.abs_bound);
+    let n = ny * nx;
     match info.mode {
         None => {
-            let parts = stream::read(&p, n, info.coder, |_| 0)?;
+            let parts = stream::read(p, n, info.coder, |_| 0)?;
             for (k, w) in parts.raw.chunks_exact(2).enumerate() {
                 u[k] = f32::from_bits(w[0]);
                 v[k] = f32::from_bits(w[1]);
@@ -452,11 +459,11 @@ pub fn decompress_into(bytes: &[u8], u: &mut [f32], v: &mut [f32]) -> Result<()>
         }
         Some(Mode::Blockwise) => {
             let tiles = ny.div_ceil(blockwise::TILE) * nx.div_ceil(blockwise::TILE);
-            let parts = stream::read(&p, n, info.coder, |_| 2 * tiles)?;
+            let parts = stream::read(p, n, info.coder, |_| 2 * tiles)?;
             blockwise::decode(&parts, ny, nx, xi, u, v)?;
         }
         Some(Mode::Speculative) => {
-            let parts = stream::read(&p, n, info.coder, |coded| coded)?;
+            let parts = stream::read(p, n, info.coder, |coded| coded)?;
             speculative::decode(&parts, ny, nx, xi, u, v)?;
         }
     }

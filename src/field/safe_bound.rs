@@ -13,7 +13,7 @@
 //! bound of |m_k| and the result is shrunk by a relative margin that covers every
 //! rounding in the formula, so the bound is safe, not just approximately so.
 
-use super::exact::sign_of_sum;
+use super::topology::{m_is_zero, m_products, orientation_of};
 
 /// Relative slack that absorbs the rounding of sqrt, sums and the final division.
 const MARGIN: f64 = 1.0 - 1e-6;
@@ -42,21 +42,12 @@ fn det_bound(t1: f64, t2: f64) -> f64 {
 /// relative bound of the best pair of opposite m_k (0 if none is safe).
 #[inline]
 pub fn triangle_constraint(p: [[f32; 2]; 3]) -> f64 {
-    let t = |a: f32, b: f32| (a as f64) * (b as f64);
-    // m_k = t1 - t2 = u_a v_b - u_b v_a over the vertex pairs (1,2), (2,0), (0,1).
-    let mk = [(1, 2), (2, 0), (0, 1)].map(|(a, b)| (t(p[a][0], p[b][1]), t(p[b][0], p[a][1])));
+    let mk = m_products(p);
     let d = mk.map(|(t1, t2)| t1 - t2); // correctly rounded: exact signs
-    if !(d[0] + d[1] + d[2]).is_finite() {
-        return f64::INFINITY; // f32 products never overflow: a component is NaN or Inf
-    }
-    let pos = d.iter().any(|&x| x > 0.0);
-    let neg = d.iter().any(|&x| x < 0.0);
-    if pos != neg {
-        return -1.0; // closed-triangle rule: a critical point
-    }
-    let six = [mk[0].0, -mk[0].1, mk[1].0, -mk[1].1, mk[2].0, -mk[2].1];
-    if !pos || sign_of_sum(&six) == 0 {
-        return -1.0; // degenerate: m == 0
+    match orientation_of(d) {
+        None => return f64::INFINITY, // a component is NaN or Inf
+        Some(0) if !m_is_zero(&mk) => {}
+        Some(_) => return -1.0, // a critical point, or degenerate (m == 0)
     }
     let eps = mk.map(|(t1, t2)| det_bound(t1, t2));
     let mut best = 0.0f64;

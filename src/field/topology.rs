@@ -85,22 +85,31 @@ impl Sig {
     }
 }
 
+/// The two exact products (t1, t2) of each m_k = t1 - t2 = u_a v_b - u_b v_a, over
+/// the vertex pairs (1,2), (2,0), (0,1): the one place these formulas live.
+#[inline]
+pub fn m_products(p: [[f32; 2]; 3]) -> [(f64, f64); 3] {
+    let t = |a: f32, b: f32| (a as f64) * (b as f64);
+    [(1, 2), (2, 0), (0, 1)].map(|(a, b)| (t(p[a][0], p[b][1]), t(p[b][0], p[a][1])))
+}
+
 /// m0, m1, m2 of a triangle, each a correctly rounded difference of two exact
 /// products of f32 (so each sign is exact).
 #[inline]
 fn m_values(p: [[f32; 2]; 3]) -> [f64; 3] {
-    let t = |a: f32, b: f32| (a as f64) * (b as f64);
-    [
-        t(p[1][0], p[2][1]) - t(p[2][0], p[1][1]),
-        t(p[2][0], p[0][1]) - t(p[0][0], p[2][1]),
-        t(p[0][0], p[1][1]) - t(p[1][0], p[0][1]),
-    ]
+    m_products(p).map(|(t1, t2)| t1 - t2)
+}
+
+/// m == m0 + m1 + m2 == 0 exactly, from the six exact products.
+#[inline]
+pub fn m_is_zero(mk: &[(f64, f64); 3]) -> bool {
+    sign_of_sum(&[mk[0].0, -mk[0].1, mk[1].0, -mk[1].1, mk[2].0, -mk[2].1]) == 0
 }
 
 /// The closed-triangle rule on the m_k: the sign of m when the triangle holds a
 /// critical point, else 0; None for a triangle with a non-finite vertex.
 #[inline]
-fn orientation_of(m: [f64; 3]) -> Option<i8> {
+pub fn orientation_of(m: [f64; 3]) -> Option<i8> {
     if !(m[0] + m[1] + m[2]).is_finite() {
         return None;
     }
@@ -128,15 +137,7 @@ pub fn cp_orientation(p: [[f32; 2]; 3]) -> i8 {
 /// mode B cannot protect such a triangle, so its vertices are stored exactly).
 #[inline]
 pub fn is_degenerate(p: [[f32; 2]; 3]) -> bool {
-    let t = |a: f32, b: f32| (a as f64) * (b as f64);
-    sign_of_sum(&[
-        t(p[1][0], p[2][1]),
-        -t(p[2][0], p[1][1]),
-        t(p[2][0], p[0][1]),
-        -t(p[0][0], p[2][1]),
-        t(p[0][0], p[1][1]),
-        -t(p[1][0], p[0][1]),
-    ]) == 0
+    m_is_zero(&m_products(p))
 }
 
 /// Signature and degeneracy (finite, m == 0) of a triangle from one set of
@@ -144,13 +145,14 @@ pub fn is_degenerate(p: [[f32; 2]; 3]) -> bool {
 /// (each m_k carries at most half an ulp, the two additions one ulp each) of zero.
 #[inline]
 pub fn classify(p: [[f32; 2]; 3], half: Half) -> (Sig, bool) {
-    let m = m_values(p);
+    let mk = m_products(p);
+    let m = mk.map(|(t1, t2)| t1 - t2);
     match orientation_of(m) {
         None => (Sig::NONE, false),
         Some(0) => {
             let sum = m[0] + m[1] + m[2];
             let slack = 4.0 * f64::EPSILON * (m[0].abs() + m[1].abs() + m[2].abs());
-            (Sig::NONE, sum.abs() <= slack && is_degenerate(p))
+            (Sig::NONE, sum.abs() <= slack && m_is_zero(&mk))
         }
         Some(det) => (signature_of(p, half, det), false),
     }
@@ -334,10 +336,7 @@ pub fn extract(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<CriticalPoint>
             let (i, j) = (q % (nx - 1), q / (nx - 1));
             let half = if tri % 2 == 0 { Half::T0 } else { Half::T1 };
             let p = gather(u, v, tri_vertices(nx, i, j, half));
-            let d = |a: usize, b: usize| {
-                (p[a][0] as f64) * (p[b][1] as f64) - (p[b][0] as f64) * (p[a][1] as f64)
-            };
-            let m = [d(1, 2), d(2, 0), d(0, 1)];
+            let m = m_values(p);
             let sum = m[0] + m[1] + m[2];
             let bary = [m[0] / sum, m[1] / sum, m[2] / sum];
             let corners: [(f64, f64); 3] = match half {

@@ -1,19 +1,9 @@
 //! Accuracy of a reconstruction against its original: errors, the bound check
 //! (exact, strict `<=`), PSNR, and the critical-point diff (P1/P2/P3).
 
+use factz::field::quantize::within;
 use factz::field::topology;
 use rayon::prelude::*;
-
-/// Whether `|r - x| <= eb` holds exactly (r, x finite f32; eb >= 0).
-pub fn within(r: f32, x: f32, eb: f64) -> bool {
-    let (a, b) = (r as f64, x as f64);
-    let s = a - b;
-    // two-sum: a - b == s + err exactly
-    let bb = s - a;
-    let err = (a - (s - bb)) + (-b - bb);
-    let abs = s.abs();
-    abs < eb || (abs == eb && (err == 0.0 || (err < 0.0) == (s > 0.0)))
-}
 
 /// Value errors of a reconstruction (both components together).
 #[derive(Debug, Clone, Default)]
