@@ -48,6 +48,49 @@
 #define FACTZ_LOSSLESS_FALLBACK 4
 
 /*
+ Config `linking_kind`: `linking` is the linking length b itself.
+ */
+#define FACTZ_LINK_LENGTH 1
+
+/*
+ Config `linking_kind`: `linking` is eta, and `b = eta * (V / n)^(1/3)` with V
+ the periodic box's volume or the particles' bounding-box volume (default,
+ eta 0.2).
+ */
+#define FACTZ_LINK_ETA 2
+
+/*
+ Config `base`: factz's built-in base compressor (default; always available).
+ */
+#define FACTZ_BASE_BUILTIN 1
+
+/*
+ Config `base`: SZ3 as the base compressor (only in builds with the "sz3"
+ feature; FACTZ_UNSUPPORTED otherwise).
+ */
+#define FACTZ_BASE_SZ3 2
+
+/*
+ Config `base`: ZFP as the base compressor (only in builds with the "zfp"
+ feature; FACTZ_UNSUPPORTED otherwise).
+ */
+#define FACTZ_BASE_ZFP 3
+
+/*
+ Report/info `source`: the particles are stored losslessly (zero bound, no
+ particles, or the lossy stream would not have been smaller). Sources 1..=3
+ are the FACTZ_BASE_* values: that base compressor plus the correction.
+ */
+#define FACTZ_SOURCE_LOSSLESS 0
+
+/*
+ Report/info `source`: a correction stream for positions another compressor
+ decoded (factz_particles_correct); factz_particles_apply uses it,
+ factz_particles_decompress refuses it.
+ */
+#define FACTZ_SOURCE_EXTERNAL 4
+
+/*
  The C ABI version this header describes. It changes only when an existing
  function, struct or constant changes incompatibly; additions (new functions,
  larger struct versions selected by struct_size) keep it. Compare it with
@@ -370,6 +413,242 @@ typedef struct factz_critical_point {
   uint32_t reserved;
 } factz_critical_point;
 
+/*
+ Particle compression settings. Set `struct_size = sizeof(factz_particles_config)`,
+ then call factz_particles_config_default and change what you need:
+
+ ```c
+ factz_particles_config cfg = { .struct_size = sizeof cfg };
+ factz_particles_config_default(&cfg);
+ cfg.bound_kind = FACTZ_BOUND_ABS; cfg.bound = 1e-3;
+ cfg.linking_kind = FACTZ_LINK_LENGTH; cfg.linking = 0.2;
+ cfg.box_side = 100.0; // periodic box of side 100
+ ```
+
+ Fields documented as holding constants accept only those values
+ (FACTZ_INVALID_ARGUMENT otherwise).
+
+ Guarantee: every coordinate comes back within the absolute bound and every
+ pair of particles keeps its link status, so every friends-of-friends group
+ survives. Link rule (also that of factz_fof_labels): particles i and j are
+ linked iff `dx*dx + dy*dy + dz*dz <= b*b`, evaluated in double, summed in
+ that order, each `d` the double difference of the two floats, wrapped to the
+ minimum image `d - L * round(d / L)` in a periodic box of side L. A particle
+ with a NaN or Inf coordinate links nothing.
+ */
+typedef struct factz_particles_config {
+  /*
+   sizeof(factz_particles_config) as the caller compiled it (version of this struct).
+   */
+  uint32_t struct_size;
+  /*
+   A factz_bound_kind: FACTZ_BOUND_ABS (every coordinate within `bound`) or
+   FACTZ_BOUND_REL (`bound * (max - min)` over every finite coordinate of all
+   three axes; default, with bound 1e-3).
+   */
+  uint32_t bound_kind;
+  /*
+   The error bound: absolute value or relative factor; finite and >= 0
+   (0 stores the particles losslessly).
+   */
+  double bound;
+  /*
+   FACTZ_LINK_LENGTH or FACTZ_LINK_ETA: how `linking` is read.
+   */
+  uint32_t linking_kind;
+  /*
+   FACTZ_BASE_BUILTIN, FACTZ_BASE_SZ3 or FACTZ_BASE_ZFP: the base compressor
+   whose output the correction fixes. A base not compiled into this build
+   gives FACTZ_UNSUPPORTED. factz_particles_correct ignores it.
+   */
+  uint32_t base;
+  /*
+   The linking length b (FACTZ_LINK_LENGTH) or eta (FACTZ_LINK_ETA, default
+   0.2); finite and > 0.
+   */
+  double linking;
+  /*
+   0 = open boundaries; > 0 = side L of a periodic box (minimum-image
+   distances; b must not exceed L / 2).
+   */
+  double box_side;
+  /*
+   A factz_coder (default FACTZ_CODER_RANS).
+   */
+  uint32_t coder;
+  /*
+   0 = no zstd stage; 1..=22 = zstd level on top of the entropy coder.
+   */
+  int32_t zstd_level;
+  /*
+   FACTZ_CHUNK_OF_LARGER (the particles are one spatial chunk of a larger
+   set: those within `b + 2 sqrt(3) xi` of the chunk's bounding-box faces are
+   stored exactly, so links across chunks hold) | FACTZ_VERIFY (decode and
+   compare before returning; store losslessly if anything differs), or 0.
+   factz_particles_correct ignores FACTZ_VERIFY.
+   */
+  uint32_t flags;
+  /*
+   Bits m of each quantized coordinate edit, 2..=24 (default 16).
+   */
+  uint32_t edit_bits;
+  /*
+   Adam step of the correction, in units of the absolute bound; finite and > 0
+   (default 0.05).
+   */
+  double learning_rate;
+  /*
+   Optimiser iteration cap (default 2000); particles still in violated pairs
+   afterwards are stored exactly, so the guarantee never depends on it.
+   */
+  uint32_t max_iters;
+  /*
+   Must be 0.
+   */
+  uint32_t reserved;
+  /*
+   Stop once the optimiser's loss (in units of the bound squared) is at or
+   below this; finite and >= 0 (default 0).
+   */
+  double tolerance;
+} factz_particles_config;
+
+/*
+ What a particle compression or correction did, beside the bytes. Set
+ `struct_size` before the call.
+ */
+typedef struct factz_particles_report {
+  /*
+   sizeof(factz_particles_report) as the caller compiled it.
+   */
+  uint32_t struct_size;
+  /*
+   FACTZ_VERIFY (the verify pass ran) | FACTZ_LOSSLESS_FALLBACK (it found a
+   difference and the particles were stored losslessly; never expected, a
+   bug report is welcome), or 0.
+   */
+  uint32_t flags;
+  /*
+   The absolute bound used: every coordinate is within it (`<=`).
+   */
+  double abs_bound;
+  /*
+   The linking length b whose links are kept.
+   */
+  double linking_length;
+  /*
+   What the stream holds: FACTZ_SOURCE_LOSSLESS, a FACTZ_BASE_* value, or
+   FACTZ_SOURCE_EXTERNAL (a correction stream).
+   */
+  uint32_t source;
+  /*
+   Optimiser iterations run.
+   */
+  uint32_t iterations;
+  /*
+   Particles stored exactly (non-finite, out of bound in the base output,
+   near chunk faces, fallback; all of them when stored losslessly).
+   */
+  uint64_t exact_particles;
+  /*
+   Pairs whose link status a perturbation within the bound could change.
+   */
+  uint64_t vulnerable_pairs;
+  /*
+   Vulnerable pairs whose status the base output changed.
+   */
+  uint64_t violated_before;
+  /*
+   Particles the optimiser moved.
+   */
+  uint64_t active_particles;
+  /*
+   Pairs still violated after optimisation and edit quantization (their
+   particles were then stored exactly).
+   */
+  uint64_t violated_after;
+  /*
+   Particles stored exactly by that fallback.
+   */
+  uint64_t fallback_particles;
+  /*
+   Coordinates carrying a quantized edit.
+   */
+  uint64_t edited_coords;
+  /*
+   Stored bytes of the base compressor's sections.
+   */
+  uint64_t base_bytes;
+  /*
+   Stored bytes of the correction's sections (exact particles and edits).
+   */
+  uint64_t correction_bytes;
+} factz_particles_report;
+
+/*
+ What a particle stream says about itself. Set `struct_size` before the call.
+ */
+typedef struct factz_particles_stream_info {
+  /*
+   sizeof(factz_particles_stream_info) as the caller compiled it.
+   */
+  uint32_t struct_size;
+  /*
+   The stream format version.
+   */
+  uint32_t format_version;
+  /*
+   Particle count.
+   */
+  uint64_t n;
+  /*
+   A factz_layout: FACTZ_LAYOUT_AOS (compressed from one xyz array) or
+   FACTZ_LAYOUT_SOA (from three arrays). Either decompress function reads it.
+   */
+  uint32_t layout;
+  /*
+   FACTZ_SOURCE_LOSSLESS, a FACTZ_BASE_* value, or FACTZ_SOURCE_EXTERNAL.
+   */
+  uint32_t source;
+  /*
+   A factz_coder.
+   */
+  uint32_t coder;
+  /*
+   0 = no zstd stage, else its level.
+   */
+  int32_t zstd_level;
+  /*
+   The absolute error bound the stream was written with.
+   */
+  double abs_bound;
+  /*
+   The linking length b whose links the stream keeps.
+   */
+  double linking_length;
+  /*
+   0 = open boundaries, else the periodic box side.
+   */
+  double box_side;
+  /*
+   Bits of each coordinate edit.
+   */
+  uint32_t edit_bits;
+  /*
+   FACTZ_CHUNK_OF_LARGER | FACTZ_VERIFY | FACTZ_LOSSLESS_FALLBACK, or 0.
+   */
+  uint32_t flags;
+  /*
+   FACTZ_SOURCE_EXTERNAL: CRC-32 of the decoded positions (little-endian
+   float bytes, AoS) the correction applies to; 0 otherwise.
+   */
+  uint32_t external_checksum;
+  /*
+   0.
+   */
+  uint32_t reserved;
+} factz_particles_stream_info;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -562,6 +841,297 @@ enum factz_status factz_field_critical_points(const float *u,
                                               size_t *count_out,
                                               struct factz_critical_point *out,
                                               size_t capacity);
+
+/*
+ Fills `*cfg` with the defaults: relative bound 1e-3, eta 0.2, open
+ boundaries, built-in base, rANS, no zstd, no flags, 16 edit bits, learning
+ rate 0.05, 2000 iterations, tolerance 0. The caller sets
+ `cfg->struct_size = sizeof(factz_particles_config)` first; the other fields
+ may hold anything.
+
+ # Safety
+ `cfg` is NULL or points to a writable factz_particles_config of its struct_size.
+ */
+enum factz_status factz_particles_config_default(struct factz_particles_config *cfg);
+
+/*
+ The largest stream factz_particles_compress (AoS or SoA) can write for `n`
+ particles, in `*out` (12 bytes per particle plus a header: the stream falls
+ back to plain storage rather than exceed it). Size the output buffer with it
+ and compression never fails with FACTZ_BUFFER_TOO_SMALL. It does not bound
+ correction streams (see factz_particles_max_correction_size). `n` may be 0.
+
+ # Safety
+ `out` is NULL or points to a writable size_t.
+ */
+enum factz_status factz_particles_max_compressed_size(size_t n, size_t *out);
+
+/*
+ The largest correction stream factz_particles_correct can write for `n`
+ particles, in `*out`. This is a guaranteed worst case from the entropy
+ coders' limits (every particle stored exactly or edited with incompressible
+ codes: about 37 bytes per particle, 3x the raw positions); real correction
+ streams are usually a small fraction of the raw size. To use less memory,
+ call factz_particles_correct with a smaller buffer: FACTZ_BUFFER_TOO_SMALL
+ reports the exact size needed. `n` may be 0.
+
+ # Safety
+ `out` is NULL or points to a writable size_t.
+ */
+enum factz_status factz_particles_max_correction_size(size_t n, size_t *out);
+
+/*
+ Compresses `n` particles given as one array `xyz` of `3 * n` floats, (x, y, z)
+ per particle, into `out` (capacity `out_capacity` bytes) and writes the
+ stream's length to `*out_len`. Every coordinate comes back within the bound
+ (NaN and Inf bit-exact) and every pair's link status under the linking length
+ (see factz_particles_config) is unchanged, so every FoF group survives. The
+ stream records FACTZ_LAYOUT_AOS. `n` may be 0 (`xyz` may then be NULL).
+
+ FACTZ_BUFFER_TOO_SMALL when the stream does not fit: `*out_len` then holds
+ the size it needs (`out` may be NULL with `out_capacity` 0 to ask, at the
+ cost of one compression; factz_particles_max_compressed_size avoids that).
+ On other failures `*out_len` is 0. FACTZ_UNSUPPORTED when the configured
+ base compressor is not compiled in.
+
+ # Safety
+ `xyz`: NULL or `3 * n` readable floats; `cfg`: NULL or a
+ factz_particles_config of its struct_size; `out`: NULL or `out_capacity`
+ writable bytes, not overlapping `xyz`; `out_len`: NULL or a writable size_t.
+ */
+enum factz_status factz_particles_compress(const float *xyz,
+                                           size_t n,
+                                           const struct factz_particles_config *cfg,
+                                           uint8_t *out,
+                                           size_t out_capacity,
+                                           size_t *out_len);
+
+/*
+ factz_particles_compress with a report: when `report` is not NULL (and its
+ struct_size set), it receives the bound and linking length used, the
+ correction's statistics and the stored sizes, on success and on
+ FACTZ_BUFFER_TOO_SMALL.
+
+ # Safety
+ As factz_particles_compress; `report`: NULL or a writable
+ factz_particles_report of its struct_size.
+ */
+enum factz_status factz_particles_compress_ex(const float *xyz,
+                                              size_t n,
+                                              const struct factz_particles_config *cfg,
+                                              uint8_t *out,
+                                              size_t out_capacity,
+                                              size_t *out_len,
+                                              struct factz_particles_report *report);
+
+/*
+ Compresses `n` particles given as three arrays `x`, `y`, `z` of `n` floats
+ each. The stream records FACTZ_LAYOUT_SOA. Otherwise as
+ factz_particles_compress (the same particles give the same guarantee).
+
+ # Safety
+ As factz_particles_compress, with `x`, `y`, `z`: NULL or `n` readable floats each.
+ */
+enum factz_status factz_particles_compress_soa(const float *x,
+                                               const float *y,
+                                               const float *z,
+                                               size_t n,
+                                               const struct factz_particles_config *cfg,
+                                               uint8_t *out,
+                                               size_t out_capacity,
+                                               size_t *out_len);
+
+/*
+ factz_particles_compress_soa with a report (see factz_particles_compress_ex).
+
+ # Safety
+ As factz_particles_compress_soa; `report`: NULL or a writable
+ factz_particles_report of its struct_size.
+ */
+enum factz_status factz_particles_compress_soa_ex(const float *x,
+                                                  const float *y,
+                                                  const float *z,
+                                                  size_t n,
+                                                  const struct factz_particles_config *cfg,
+                                                  uint8_t *out,
+                                                  size_t out_capacity,
+                                                  size_t *out_len,
+                                                  struct factz_particles_report *report);
+
+/*
+ Decompresses a particle stream of `len` bytes into one array `xyz` of
+ `3 * n` floats, (x, y, z) per particle, whatever layout the stream records.
+ `n` is the caller's buffer size in particles and must match the stream's
+ count (FACTZ_INVALID_ARGUMENT otherwise; factz_particles_info reads it).
+ A correction stream (FACTZ_SOURCE_EXTERNAL) is FACTZ_INVALID_ARGUMENT: apply
+ it with factz_particles_apply. On failure the buffer's contents are
+ unspecified.
+
+ # Safety
+ `stream`: NULL or `len` readable bytes; `xyz`: NULL or `3 * n` writable
+ floats, not overlapping the stream. Host memory.
+ */
+enum factz_status factz_particles_decompress(const uint8_t *stream,
+                                             size_t len,
+                                             float *xyz,
+                                             size_t n);
+
+/*
+ Decompresses a particle stream into three arrays `x`, `y`, `z` of `n` floats
+ each. Otherwise as factz_particles_decompress.
+
+ # Safety
+ `stream`: NULL or `len` readable bytes; `x`, `y`, `z`: NULL or `n` writable
+ floats each, not overlapping each other or the stream. Host memory.
+ */
+enum factz_status factz_particles_decompress_soa(const uint8_t *stream,
+                                                 size_t len,
+                                                 float *x,
+                                                 float *y,
+                                                 float *z,
+                                                 size_t n);
+
+/*
+ Reads a particle stream's header (no payload is decoded) into `*out`, whose
+ struct_size the caller sets: count, layout, source, coder, zstd level,
+ bound, linking length, box, edit bits, flags and format version. A stream of
+ another kind (a vector field) is FACTZ_INVALID_ARGUMENT.
+
+ # Safety
+ `stream`: NULL or `len` readable bytes; `out`: NULL or a writable
+ factz_particles_stream_info of its struct_size. Host memory.
+ */
+enum factz_status factz_particles_info(const uint8_t *stream,
+                                       size_t len,
+                                       struct factz_particles_stream_info *out);
+
+/*
+ Bring your own compressor: given the original positions `orig` and what
+ another compressor decoded for them, `decoded` (both `3 * n` floats, AoS,
+ same particle order), writes a correction stream to `out` (capacity
+ `out_capacity` bytes) and its length to `*out_len`. factz_particles_apply
+ turns those same decoded positions into positions within the bound that keep
+ every link (decoded coordinates outside the bound or non-finite are fixed by
+ exact storage). The config's bound, linking, box, coder, zstd level,
+ FACTZ_CHUNK_OF_LARGER and optimiser fields apply; base and FACTZ_VERIFY are
+ ignored.
+
+ FACTZ_BUFFER_TOO_SMALL when the stream does not fit: `*out_len` then holds
+ the size it needs (`out` may be NULL with `out_capacity` 0 to ask, at the
+ cost of one correction). factz_particles_max_correction_size gives a size
+ that always suffices; factz_particles_max_compressed_size does NOT bound
+ correction streams. On other failures `*out_len` is 0.
+
+ # Safety
+ `orig`, `decoded`: NULL or `3 * n` readable floats each; `cfg`: NULL or a
+ factz_particles_config of its struct_size; `out`: NULL or `out_capacity`
+ writable bytes, not overlapping `orig` or `decoded`; `out_len`: NULL or a
+ writable size_t. Host memory.
+ */
+enum factz_status factz_particles_correct(const float *orig,
+                                          const float *decoded,
+                                          size_t n,
+                                          const struct factz_particles_config *cfg,
+                                          uint8_t *out,
+                                          size_t out_capacity,
+                                          size_t *out_len);
+
+/*
+ factz_particles_correct with a report (source FACTZ_SOURCE_EXTERNAL,
+ base_bytes 0), written on success and on FACTZ_BUFFER_TOO_SMALL.
+
+ # Safety
+ As factz_particles_correct; `report`: NULL or a writable
+ factz_particles_report of its struct_size.
+ */
+enum factz_status factz_particles_correct_ex(const float *orig,
+                                             const float *decoded,
+                                             size_t n,
+                                             const struct factz_particles_config *cfg,
+                                             uint8_t *out,
+                                             size_t out_capacity,
+                                             size_t *out_len,
+                                             struct factz_particles_report *report);
+
+/*
+ Applies a correction stream from factz_particles_correct to `decoded`
+ (`3 * n` floats, AoS), in place. `decoded` must hold exactly the positions
+ the correction was made for (checked by checksum: FACTZ_INVALID_ARGUMENT
+ otherwise) and `n` the stream's count. A complete stream (not
+ FACTZ_SOURCE_EXTERNAL) is FACTZ_INVALID_ARGUMENT: decompress it. On any
+ failure `decoded` is left unchanged.
+
+ # Safety
+ `stream`: NULL or `len` readable bytes; `decoded`: NULL or `3 * n` readable
+ and writable floats, not overlapping the stream. Host memory.
+ */
+enum factz_status factz_particles_apply(const uint8_t *stream,
+                                        size_t len,
+                                        float *decoded,
+                                        size_t n);
+
+/*
+ Friends-of-friends groups of `n` particles (`xyz`: `3 * n` floats, AoS)
+ under linking length `b` (finite, > 0) with `box_side` 0 (open) or the side
+ L of a periodic box (b <= L / 2): writes each particle's group label to
+ `labels` (`n` values), the smallest particle index in its group, so two
+ particles share a label iff they are in the same group, and a particle is
+ its group's representative iff `labels[i] == i`. Particles with a NaN or
+ Inf coordinate are singletons. The link rule is the compressor's (see
+ factz_particles_config). `n` may be 0.
+
+ # Safety
+ `xyz`: NULL or `3 * n` readable floats; `labels`: NULL or `n` writable
+ uint32_t, not overlapping `xyz`. Host memory.
+ */
+enum factz_status factz_fof_labels(const float *xyz,
+                                   size_t n,
+                                   double b,
+                                   double box_side,
+                                   uint32_t *labels);
+
+/*
+ The halo catalogue of a labelling (`labels`: `n` values, each `< n`, e.g.
+ from factz_fof_labels): the groups with at least `min_members` members (0 or
+ 1: every group, singletons included), largest first, ties by label. Two-call
+ pattern: `*count` receives the number of such groups; when `capacity` holds
+ them all, `halo_labels[k]` gets the k-th group's label and `halo_sizes[k]`
+ its member count, else nothing is written and the result is
+ FACTZ_BUFFER_TOO_SMALL (`halo_labels` and `halo_sizes` may be NULL with
+ `capacity` 0 to ask for the count; no groups then gives FACTZ_OK). The
+ members of group k are the particles i with `labels[i] == halo_labels[k]`.
+
+ # Safety
+ `labels`: NULL or `n` readable uint32_t; `halo_labels`, `halo_sizes`: NULL
+ or `capacity` writable values each, not overlapping each other or `labels`;
+ `count`: NULL or a writable size_t. Host memory.
+ */
+enum factz_status factz_fof_halos(const uint32_t *labels,
+                                  size_t n,
+                                  size_t min_members,
+                                  uint32_t *halo_labels,
+                                  size_t *halo_sizes,
+                                  size_t capacity,
+                                  size_t *count);
+
+/*
+ The linking length the compressor would use, in `*b`: with `linking_kind`
+ FACTZ_LINK_LENGTH it is `value`; with FACTZ_LINK_ETA it is
+ `value * (V / n)^(1/3)`, V the periodic box's volume (`box_side` > 0) or the
+ bounding-box volume of the finite particles (`box_side` 0). `value` is
+ finite and > 0. With eta, fewer than 2 particles give `value` itself
+ (nothing can link), and particles that do not span all three dimensions are
+ FACTZ_INVALID_ARGUMENT (give b instead).
+
+ # Safety
+ `xyz`: NULL or `3 * n` readable floats; `b`: NULL or a writable double. Host memory.
+ */
+enum factz_status factz_particles_linking_length(const float *xyz,
+                                                 size_t n,
+                                                 uint32_t linking_kind,
+                                                 double value,
+                                                 double box_side,
+                                                 double *b);
 
 /*
  A static, NUL-terminated description of a status code (never NULL; unknown

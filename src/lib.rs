@@ -1,5 +1,6 @@
 //! factz: error-bounded compression that preserves the features scientists analyse:
-//! every critical point of a 2D vector field (position cell and type).
+//! every critical point of a 2D vector field (position cell and type) and every
+//! friends-of-friends link (and so every FoF group) of a particle snapshot.
 //!
 //! The CPU path in this crate is the reference; see `DESIGN.md` in the project's
 //! shared folder for the exact conventions every backend follows.
@@ -9,5 +10,6 @@ pub mod codec;
 pub mod error;
 pub mod field;
 pub mod format;
+pub mod particles;
 
 pub use error::{Error, ErrorKind, Result};

@@ -49,6 +49,7 @@ mod boundary;
 mod buffers;
 pub mod error;
 pub mod field;
+pub mod particles;
 pub mod status;
 pub mod version;
 

@@ -16,6 +16,7 @@
 
 mod bits;
 mod huffman;
+pub mod planes;
 mod rans;
 pub mod varint;
 

@@ -13,6 +13,7 @@
 //! the worst case of every stream).
 
 use super::parts::Parts;
+use crate::codec::planes::{from_planes, pack_bits, to_planes, unpack_bits};
 use crate::codec::{decode_bytes, decode_u32, encode_bytes, encode_u32, Coder};
 use crate::error::{Error, Result};
 use crate::format::{self, Header, Kind, Parsed};
@@ -23,38 +24,6 @@ pub const SEC_IDS: u32 = 3;
 pub const SEC_CODES: u32 = 4;
 
 pub const MODE_LOSSLESS: u8 = 0;
-
-fn pack_bits(bits: &[bool]) -> Vec<u8> {
-    let mut out = vec![0u8; bits.len().div_ceil(8)];
-    for (k, _) in bits.iter().enumerate().filter(|(_, &b)| b) {
-        out[k / 8] |= 1 << (k % 8);
-    }
-    out
-}
-
-fn unpack_bits(bytes: &[u8], n: usize) -> Vec<bool> {
-    (0..n).map(|k| bytes[k / 8] >> (k % 8) & 1 == 1).collect()
-}
-
-/// Words to four byte planes (all low bytes first): float bit patterns code far
-/// better plane by plane.
-fn to_planes(words: &[u32]) -> Vec<u8> {
-    let n = words.len();
-    let mut out = vec![0u8; 4 * n];
-    for (k, w) in words.iter().enumerate() {
-        for (b, byte) in w.to_le_bytes().into_iter().enumerate() {
-            out[b * n + k] = byte;
-        }
-    }
-    out
-}
-
-fn from_planes(bytes: &[u8]) -> Vec<u32> {
-    let n = bytes.len() / 4;
-    (0..n)
-        .map(|k| u32::from_le_bytes([bytes[k], bytes[n + k], bytes[2 * n + k], bytes[3 * n + k]]))
-        .collect()
-}
 
 /// Entropy-code the parts into a complete stream.
 pub fn write(header: &Header, parts: &Parts, coder: Coder, zstd_level: i32) -> Result<Vec<u8>> {

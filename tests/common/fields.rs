@@ -122,11 +122,29 @@ pub fn datagen_turbulence(n: usize, seed: u64, extra_args: &[&str]) -> (Vec<f32>
         n >= 2 && n % 2 == 0,
         "gen_turbulence needs an even n (got {n})"
     );
+    let args = [
+        "--n".to_string(),
+        n.to_string(),
+        "--seed".into(),
+        seed.to_string(),
+    ];
+    let bytes = datagen("gen_turbulence.py", &args, extra_args, 2 * n * n * 4);
+    split_uv(&bytes, n)
+}
+
+/// Run a datagen script (`--out` and `--quiet` added) once per argument list and
+/// cache its output under `target/testdata/`. Panics with a clear message when
+/// python3 or numpy is missing: the tests need the generator (CI installs numpy).
+pub fn datagen(script_name: &str, args: &[String], extra_args: &[&str], expect: usize) -> Vec<u8> {
     let dir = cache_dir();
     std::fs::create_dir_all(&dir)
         .unwrap_or_else(|e| panic!("cannot create test-data cache {}: {e}", dir.display()));
-    let mut key = format!("turb_n{n}_seed{seed}");
-    for a in extra_args {
+    let mut key = script_name.trim_end_matches(".py").to_string();
+    for a in args
+        .iter()
+        .map(String::as_str)
+        .chain(extra_args.iter().copied())
+    {
         key.push('_');
         key.extend(a.chars().map(|c| {
             if c.is_ascii_alphanumeric() || c == '.' {
@@ -137,17 +155,16 @@ pub fn datagen_turbulence(n: usize, seed: u64, extra_args: &[&str]) -> (Vec<f32>
         }));
     }
     let path = dir.join(format!("{key}.f32"));
-    let expect = 2 * n * n * 4;
     if let Some(b) = read_complete(&path, expect) {
-        return split_uv(&b, n);
+        return b;
     }
     // One generator at a time in this process (2 cores); other processes may race:
     // each writes its own temporary name and renames it into place (atomic).
     let _g = GEN_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(b) = read_complete(&path, expect) {
-        return split_uv(&b, n);
+        return b;
     }
-    let script = datagen_dir().join("gen_turbulence.py");
+    let script = datagen_dir().join(script_name);
     assert!(
         script.is_file(),
         "test-data generator not found at {} (set FACTZ_DATAGEN to the datagen folder)",
@@ -166,7 +183,8 @@ pub fn datagen_turbulence(n: usize, seed: u64, extra_args: &[&str]) -> (Vec<f32>
     let tmp_json = dir.join(format!("{stem}.json"));
     let out = Command::new("python3")
         .arg(&script)
-        .args(["--n", &n.to_string(), "--seed", &seed.to_string(), "--out"])
+        .args(args)
+        .arg("--out")
         .arg(&tmp)
         .arg("--quiet")
         .args(extra_args)
@@ -174,7 +192,7 @@ pub fn datagen_turbulence(n: usize, seed: u64, extra_args: &[&str]) -> (Vec<f32>
     let out = match out {
         Ok(o) => o,
         Err(e) => panic!(
-            "the factz tests need python3 with numpy to generate test fields \
+            "the factz tests need python3 with numpy to generate test data \
              (could not run `python3 {}`: {e}); install python3 and numpy (`pip install numpy`)",
             script.display()
         ),
@@ -191,13 +209,13 @@ pub fn datagen_turbulence(n: usize, seed: u64, extra_args: &[&str]) -> (Vec<f32>
             ""
         };
         panic!(
-            "gen_turbulence.py --n {n} --seed {seed} {extra_args:?} failed ({}){hint}:\n{stderr}",
+            "{script_name} {args:?} {extra_args:?} failed ({}){hint}:\n{stderr}",
             out.status
         );
     }
     let bytes = read_complete(&tmp, expect).unwrap_or_else(|| {
         panic!(
-            "gen_turbulence.py wrote {} with the wrong size (expected {expect} bytes)",
+            "{script_name} wrote {} with the wrong size (expected {expect} bytes)",
             tmp.display()
         )
     });
@@ -206,7 +224,7 @@ pub fn datagen_turbulence(n: usize, seed: u64, extra_args: &[&str]) -> (Vec<f32>
     if std::fs::rename(&tmp_json, dir.join(format!("{key}.json"))).is_err() {
         let _ = std::fs::remove_file(&tmp_json);
     }
-    split_uv(&bytes, n)
+    bytes
 }
 
 /// Turbulence as a named [`Field`].

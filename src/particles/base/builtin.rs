@@ -1,0 +1,970 @@
+//! The built-in base: lattice quantization, a per-particle choice among four
+//! predictors along the particle order, and context-split entropy coding.
+//!
+//! **Quantization.** Every coordinate x becomes an integer `q = round(x / step)`
+//! and decodes as `(q as f64 * step) as f32` (one formula, encoder and decoder).
+//! `step` is `2 xi` shrunk by the f32 rounding of the largest coordinate, so a
+//! finite coordinate's reconstruction is within `xi` unless `xi` is below f32
+//! resolution at that magnitude (see [`lattice_step`]). Coordinates that are not
+//! finite or whose `|x / step|` exceeds 2^40 ("unrepresentable") get residual 0
+//! under the chosen predictor: their decoded value is whatever that prediction
+//! reconstructs to, usually out of bound, and the caller stores them exactly.
+//! Lattice values are kept as `u = q - qmin` in `[0, R)` and every residual is
+//! taken modulo `R`, centered: a particle crossing a periodic box edge costs a
+//! small residual instead of a box-sized one.
+//!
+//! **Prediction.** Cosmology snapshots usually list particles in Lagrangian
+//! (lattice) order, so particle i-1, i-K1 and i-K2 are spatial neighbours for
+//! the lattice's row and plane strides K1, K2. The encoder detects K1 and K2 from
+//! a sample (0 when no stride helps). The predictors are: previous particle,
+//! 2D Lorenzo (i-1, i-K1), 3D Lorenzo (adds i-K2) and the median of i-1, i-K1,
+//! i-K2 (robust inside halos, where positions are random around a centre).
+//! Each particle uses the predictor with the smallest error on particles i-1
+//! and i-K1 (known to the decoder: no side information).
+//!
+//! **Coding.** A residual's zig-zag value becomes a token (values below 8 as
+//! themselves, larger ones as bit length and two leading bits, 168 tokens) plus
+//! raw low bits. Tokens are split into streams by context: the predictor used
+//! and the bit length of the neighbours' and this particle's earlier residual
+//! magnitudes, which separates smooth field particles from halo particles. Rare
+//! contexts are merged so that each stream carries its table. Each stream is
+//! entropy-coded with the stream's coder (`codec::encode_bytes`).
+//!
+//! **Chunks.** Particles are processed in chunks of `chunk_len` (at least 2^18
+//! and 16 K2) that reference only themselves, so both directions run in parallel
+//! with output identical for any thread count.
+//!
+//! Section [`FIRST_SECTION`](super::FIRST_SECTION) (the only one) holds
+//! (varints are unsigned LEB128):
+//!
+//! ```text
+//! u8      format         1
+//! f64     step           lattice step (LE), finite and > 0
+//! varint  zigzag(qmin)   lattice value of u = 0, |qmin| <= 2^41
+//! varint  R              lattice range, 1..=2^42
+//! varint  K1, K2         strides (0 = none), <= 2^40; K2 > 0 needs K1 > 0
+//! varint  chunk_len      particles per chunk, 1..=2^40
+//! [u8;24] starts         bit (sel * 48 + ctx), LSB first: context (sel, ctx) starts a
+//!                        new stream (bit ctx 0 of every sel is set); streams are
+//!                        numbered in bit order, a context uses the last started one
+//! per chunk, per stream: varint count of the chunk's tokens in that stream
+//! per chunk:             varint bytes of the chunk's raw bits
+//! per stream:            varint bytes of the coded stream
+//! coded streams (codec::encode_bytes, count = sum over chunks), stream order
+//! raw bits of each chunk, chunk order: LSB first, zero-padded to a byte
+//! ```
+
+use rayon::prelude::*;
+
+use super::Sections;
+use crate::codec::varint::{get_u8, get_uvarint, get_uvarint_max, put_uvarint};
+use crate::codec::{self, Coder};
+use crate::error::{Error, Result};
+use crate::format::Parsed;
+
+const SECTION: u32 = super::FIRST_SECTION;
+const FORMAT: u8 = 1;
+/// Largest |q| coded; beyond it a coordinate is unrepresentable.
+const MAX_Q: f64 = (1u64 << 40) as f64;
+const MAX_QMIN: u64 = 1 << 41;
+const MAX_RANGE: u64 = 1 << 42;
+const MAX_STRIDE: u64 = 1 << 40;
+const MAX_ZZ_BITS: u32 = 43;
+/// Tokens below this are the zig-zag value itself.
+const DIRECT: u32 = 8;
+const NUM_TOKENS: u32 = DIRECT + (MAX_ZZ_BITS - 3) * 4;
+const NPRED: usize = 4;
+const NCTX: usize = 48;
+const NIDS: usize = NPRED * NCTX;
+/// A context with fewer tokens than this is merged into the next one up.
+const MIN_STREAM: usize = 1024;
+const MIN_CHUNK: usize = 1 << 18;
+/// Particles sampled by the stride detection's coarse pass (half for K2; the
+/// fine pass takes 16 times more), and the largest K1 and K2 / K1 tried.
+const SAMPLE: usize = 128;
+const MAX_LAG: usize = 4096;
+const MAX_PLANE: usize = 1024;
+
+/// The integer lattice of one stream.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Lattice {
+    step: f64,
+    qmin: i64,
+    range: i64,
+}
+
+impl Lattice {
+    /// The one reconstruction formula.
+    #[inline(always)]
+    fn value(&self, u: i64) -> f32 {
+        ((self.qmin + u) as f64 * self.step) as f32
+    }
+}
+
+/// Half the f32 spacing at magnitude `x` (round-to-nearest error bound).
+fn half_ulp(x: f64) -> f64 {
+    if x >= f64::from(f32::MIN_POSITIVE) {
+        let e = ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023; // floor(log2(x))
+        (2.0f64).powi(e - 24)
+    } else {
+        (2.0f64).powi(-150)
+    }
+}
+
+/// Whether f32 resolves bound `xi` at `|x|`: half its spacing at `|x| + xi` (the
+/// largest reconstruction) is at most `xi / 2`. Only such coordinates set the step.
+fn resolved(x: f64, xi: f64) -> bool {
+    half_ulp(x.abs() + xi) <= xi / 2.0
+}
+
+/// Lattice step for bound `xi` when the largest resolved coordinate is `max_abs`:
+/// `2 (xi - h) - (max_abs + xi) 2^-49` with h the f32 half-ulp at `max_abs + xi`,
+/// so that rounding to the lattice (<= step/2 plus f64 rounding, covered by the
+/// last term) plus rounding the reconstruction to f32 (<= h) stays within xi.
+/// As h <= xi/2 the step is at least about xi. Larger coordinates, which f32
+/// cannot hold to within xi/2, use the same lattice and may miss the bound.
+fn lattice_step(xi: f64, max_abs: f64) -> f64 {
+    let top = max_abs + xi;
+    2.0 * (xi - half_ulp(top)) - top * (2.0f64).powi(-49)
+}
+
+#[inline(always)]
+fn zigzag64(r: i64) -> u64 {
+    ((r << 1) ^ (r >> 63)) as u64
+}
+
+#[inline(always)]
+fn unzigzag64(z: u64) -> i64 {
+    ((z >> 1) as i64) ^ -((z & 1) as i64)
+}
+
+/// `x` modulo `range`, in `[-(range / 2), range - range / 2)`.
+#[inline(always)]
+fn centered(x: i64, range: i64) -> i64 {
+    let half = range / 2;
+    let mut y = x + half;
+    if y < 0 || y >= range {
+        y = y.rem_euclid(range);
+    }
+    y - half
+}
+
+/// `x` modulo `range`, in `[0, range)`.
+#[inline(always)]
+fn wrap(x: i64, range: i64) -> i64 {
+    if (0..range).contains(&x) {
+        x
+    } else {
+        x.rem_euclid(range)
+    }
+}
+
+#[inline(always)]
+fn bit_len(x: u64) -> u32 {
+    64 - x.leading_zeros()
+}
+
+/// Token and raw-bit count of a zig-zag value (module doc).
+#[inline(always)]
+fn token_of(zz: u64) -> (u8, u32) {
+    if zz < u64::from(DIRECT) {
+        return (zz as u8, 0);
+    }
+    let nb = bit_len(zz);
+    let shift = nb - 3;
+    let tok = DIRECT + (nb - 4) * 4 + ((zz >> shift) & 3) as u32;
+    (tok as u8, shift)
+}
+
+/// Raw-bit count and high part of the zig-zag value of token `tok < NUM_TOKENS`.
+#[inline(always)]
+fn token_parts(tok: u32) -> (u32, u64) {
+    if tok < DIRECT {
+        return (0, u64::from(tok));
+    }
+    let k = tok - DIRECT;
+    let shift = k / 4 + 1;
+    (shift, u64::from(4 | (k % 4)) << shift)
+}
+
+struct BitWriter {
+    out: Vec<u8>,
+    acc: u64,
+    nbits: u32,
+}
+
+impl BitWriter {
+    fn new() -> Self {
+        BitWriter {
+            out: Vec::new(),
+            acc: 0,
+            nbits: 0,
+        }
+    }
+    /// Appends the low `len <= 56` bits of `v` (higher bits zero).
+    #[inline(always)]
+    fn put(&mut self, v: u64, len: u32) {
+        self.acc |= v << self.nbits;
+        self.nbits += len;
+        while self.nbits >= 8 {
+            self.out.push(self.acc as u8);
+            self.acc >>= 8;
+            self.nbits -= 8;
+        }
+    }
+    fn finish(mut self) -> Vec<u8> {
+        if self.nbits > 0 {
+            self.out.push(self.acc as u8);
+        }
+        self.out
+    }
+}
+
+struct BitReader<'a> {
+    data: &'a [u8],
+    pos: usize,
+    acc: u64,
+    nbits: u32,
+}
+
+impl<'a> BitReader<'a> {
+    fn new(data: &'a [u8]) -> Self {
+        BitReader {
+            data,
+            pos: 0,
+            acc: 0,
+            nbits: 0,
+        }
+    }
+    /// Reads `len <= 56` bits.
+    #[inline(always)]
+    fn get(&mut self, len: u32) -> Result<u64> {
+        while self.nbits < len {
+            let b = *self
+                .data
+                .get(self.pos)
+                .ok_or_else(|| Error::corrupt("builtin base: raw bits are truncated"))?;
+            self.acc |= u64::from(b) << self.nbits;
+            self.pos += 1;
+            self.nbits += 8;
+        }
+        let v = self.acc & ((1u64 << len) - 1);
+        self.acc >>= len;
+        self.nbits -= len;
+        Ok(v)
+    }
+    /// The input must be used up, its padding bits zero.
+    fn finish(&self) -> Result<()> {
+        if self.pos != self.data.len() || self.nbits >= 8 || self.acc != 0 {
+            return Err(Error::corrupt("builtin base: raw bits have trailing data"));
+        }
+        Ok(())
+    }
+}
+
+/// Index of the smallest of `v` (the first on ties).
+#[inline(always)]
+fn argmin(v: [u64; NPRED]) -> usize {
+    let mut best = 0;
+    for p in 1..NPRED {
+        if v[p] < v[best] {
+            best = p;
+        }
+    }
+    best
+}
+
+#[inline(always)]
+fn median3(a: i64, b: i64, c: i64) -> i64 {
+    a.max(b).min(a.min(b).max(c))
+}
+
+/// Runs the predictor over one chunk of `u.len() / 3` particles. For each
+/// coordinate (index into the chunk's coordinates) it calls `code(index, id,
+/// pred)`, which returns the coordinate's lattice value in `[0, range)`
+/// (encoder: the true one or the prediction; decoder: prediction plus the
+/// decoded residual); `id = sel * NCTX + ctx` names the context. Encoder and
+/// decoder share this function, so they cannot disagree on predictions.
+fn walk<F>(u: &mut [i64], k1: usize, k2: usize, range: i64, mut code: F) -> Result<()>
+where
+    F: FnMut(usize, usize, i64) -> Result<i64>,
+{
+    let len = u.len() / 3;
+    let half = range / 2;
+    let mut err = vec![[0u32; NPRED]; len];
+    let mut mag = vec![0u64; len];
+    let tri = |u: &[i64], t: usize| -> [i64; 3] { [u[3 * t], u[3 * t + 1], u[3 * t + 2]] };
+    for t in 0..len {
+        let has1 = t >= 1;
+        let has_k1 = k1 > 0 && t > k1;
+        let has_k2 = has_k1 && k2 > 0 && t > k2 + k1;
+        let (sel, m_prev) = if has1 {
+            let e1 = err[t - 1];
+            let (e2, m2) = if has_k1 {
+                (err[t - k1], mag[t - k1])
+            } else {
+                (e1, mag[t - 1])
+            };
+            let score = std::array::from_fn(|p| u64::from(e1[p]) + u64::from(e2[p]));
+            (argmin(score), mag[t - 1].saturating_add(m2))
+        } else {
+            (0, 0)
+        };
+        // preds[p][j]: predictor p for coordinate j (unreduced; residuals are taken mod range).
+        let a = if has1 { tri(u, t - 1) } else { [half; 3] };
+        let mut preds = [a; NPRED];
+        if has_k1 {
+            let (b, c) = (tri(u, t - k1), tri(u, t - k1 - 1));
+            for j in 0..3 {
+                let l2 = a[j] + b[j] - c[j];
+                let bu = a[j] + centered(b[j] - a[j], range);
+                preds[1][j] = l2;
+                preds[2][j] = l2;
+                preds[3][j] = a[j] + (bu - a[j]) / 2;
+            }
+            if has_k2 {
+                let (d, e, f, g) = (
+                    tri(u, t - k2),
+                    tri(u, t - k2 - 1),
+                    tri(u, t - k2 - k1),
+                    tri(u, t - k2 - k1 - 1),
+                );
+                for j in 0..3 {
+                    preds[2][j] += d[j] - e[j] - f[j] + g[j];
+                    let bu = a[j] + centered(b[j] - a[j], range);
+                    preds[3][j] = median3(a[j], bu, a[j] + centered(d[j] - a[j], range));
+                }
+            }
+        }
+        let mut m_cur = 0u64;
+        let mut e = [0u64; NPRED];
+        for j in 0..3 {
+            let m = m_prev.saturating_add(m_cur.saturating_mul(2));
+            let ctx = (bit_len(m) as usize).min(NCTX - 1);
+            let v = code(3 * t + j, sel * NCTX + ctx, preds[sel][j])?;
+            u[3 * t + j] = v;
+            for (ep, pr) in e.iter_mut().zip(&preds) {
+                *ep += centered(v - pr[j], range).unsigned_abs();
+            }
+            m_cur += centered(v - preds[sel][j], range).unsigned_abs();
+        }
+        err[t] = e.map(|x| x.min(u64::from(u32::MAX)) as u32);
+        mag[t] = m_cur;
+    }
+    Ok(())
+}
+
+/// Bit length of the periodic lattice distance between particles i and j (both
+/// representable: values in `[0, range)`, so no division is needed).
+#[inline(always)]
+fn distance_bits(u: &[i64], i: usize, j: usize, range: i64) -> u64 {
+    let d: u64 = (0..3)
+        .map(|c| {
+            let d = (u[3 * i + c] - u[3 * j + c]).unsigned_abs();
+            d.min(range as u64 - d)
+        })
+        .sum();
+    u64::from(bit_len(d))
+}
+
+/// Mean of per-lag sums over counts (infinite without samples).
+fn means(sums: &[u64], counts: &[u64]) -> Vec<f64> {
+    sums.iter()
+        .zip(counts)
+        .map(|(&s, &c)| {
+            if c == 0 {
+                f64::INFINITY
+            } else {
+                s as f64 / c as f64
+            }
+        })
+        .collect()
+}
+
+/// Per-lag sums and counts of [`distance_bits`] over `sample` (sample-major, so
+/// each sample scans memory near it; integer sums keep it deterministic).
+fn lag_costs(u: &[i64], ok: &[bool], sample: &[usize], lags: &[usize], range: i64) -> Vec<f64> {
+    let zero = || (vec![0u64; lags.len()], vec![0u64; lags.len()]);
+    let (sums, counts) = sample
+        .par_chunks(16)
+        .fold(zero, |(mut sums, mut counts), part| {
+            for &i in part {
+                if !ok[i] {
+                    continue;
+                }
+                for (l, &k) in lags.iter().enumerate() {
+                    if k <= i && ok[i - k] {
+                        sums[l] += distance_bits(u, i, i - k, range);
+                        counts[l] += 1;
+                    }
+                }
+            }
+            (sums, counts)
+        })
+        .reduce(zero, |(mut s1, mut c1), (s2, c2)| {
+            s1.iter_mut().zip(s2).for_each(|(a, b)| *a += b);
+            c1.iter_mut().zip(c2).for_each(|(a, b)| *a += b);
+            (s1, c1)
+        });
+    means(&sums, &counts)
+}
+
+/// Evenly spread sample of `s` particle indices out of `n`.
+fn spread(n: usize, s: usize) -> Vec<usize> {
+    let s = s.min(n);
+    (0..s).map(|i| ((2 * i + 1) * n) / (2 * s)).collect()
+}
+
+/// The lag (from `lags`, ascending) whose particles are closest in lattice
+/// distance, or 0 when none stands out. A coarse pass over all lags with a small
+/// sample keeps 16 candidates, which a larger sample then ranks; the smallest lag
+/// within 1/4 bit of the best wins, if it beats the median lag by a bit or more.
+fn pick_lag(u: &[i64], ok: &[bool], lags: &[usize], range: i64, coarse: usize) -> usize {
+    if lags.len() < 4 {
+        return 0;
+    }
+    let n = ok.len();
+    let costs = lag_costs(u, ok, &spread(n, coarse), lags, range);
+    let mut order: Vec<usize> = (0..lags.len()).collect();
+    order.sort_by(|&a, &b| costs[a].total_cmp(&costs[b]).then(a.cmp(&b)));
+    let median = costs[order[order.len() / 2]];
+    let mut cand: Vec<usize> = order[..16.min(order.len())]
+        .iter()
+        .map(|&i| lags[i])
+        .collect();
+    cand.sort_unstable();
+    let fine = lag_costs(u, ok, &spread(n, 16 * coarse), &cand, range);
+    let min = fine.iter().copied().fold(f64::INFINITY, f64::min);
+    if !min.is_finite() || min + 1.0 > median {
+        return 0;
+    }
+    cand.iter()
+        .zip(&fine)
+        .find(|(_, &c)| c <= min + 0.25)
+        .map_or(0, |(&k, _)| k)
+}
+
+/// Detects the row and plane strides (K1, K2) of a lattice order; 0 = none.
+fn detect_strides(u: &[i64], ok: &[bool], range: i64) -> (usize, usize) {
+    let n = ok.len();
+    let lags: Vec<usize> = (2..=MAX_LAG.min(n / 4)).collect();
+    let k1 = pick_lag(u, ok, &lags, range, SAMPLE);
+    if k1 == 0 {
+        return (0, 0);
+    }
+    let lags: Vec<usize> = (2..=MAX_PLANE.min(n / (4 * k1))).map(|m| m * k1).collect();
+    (k1, pick_lag(u, ok, &lags, range, SAMPLE / 2))
+}
+
+/// One chunk's encoder output.
+struct ChunkOut {
+    ids: Vec<u8>,
+    toks: Vec<u8>,
+    raw: Vec<u8>,
+    u: Vec<i64>,
+}
+
+/// `pos` as AoS positions; see the module doc.
+pub fn encode(pos: &[f32], xi: f64, coder: Coder) -> Result<(Sections, Vec<f32>)> {
+    let n = pos.len() / 3;
+    // Coordinates are f32: a bound beyond f32's range is as good as 1e39.
+    let xi = xi.min(1e39);
+    let nominal = 2.0 * xi;
+    let fits = |x: f32| {
+        x.is_finite() && (f64::from(x) / nominal).abs() <= MAX_Q && resolved(f64::from(x), xi)
+    };
+    let max_abs = pos
+        .par_chunks(1 << 16)
+        .map(|c| {
+            c.iter()
+                .filter(|&&x| fits(x))
+                .fold(0.0f64, |m, &x| m.max(f64::from(x).abs()))
+        })
+        .reduce(|| 0.0, f64::max);
+    let step = lattice_step(xi, max_abs);
+    // Lattice values; i64::MIN marks an unrepresentable coordinate.
+    let q: Vec<i64> = pos
+        .par_iter()
+        .map(|&x| {
+            let v = f64::from(x) / step;
+            if x.is_finite() && v.abs() <= MAX_Q {
+                v.round() as i64
+            } else {
+                i64::MIN
+            }
+        })
+        .collect();
+    let (qmin, qmax) = q
+        .par_chunks(1 << 16)
+        .map(|c| {
+            c.iter()
+                .filter(|&&v| v != i64::MIN)
+                .fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v)))
+        })
+        .reduce(|| (i64::MAX, i64::MIN), |x, y| (x.0.min(y.0), x.1.max(y.1)));
+    let (qmin, range) = if qmin > qmax {
+        (0, 1)
+    } else {
+        (qmin, qmax - qmin + 1)
+    };
+    let lat = Lattice { step, qmin, range };
+    let u: Vec<i64> = q
+        .iter()
+        .map(|&v| if v == i64::MIN { -1 } else { v - qmin })
+        .collect();
+    let ok: Vec<bool> = u
+        .chunks_exact(3)
+        .map(|c| c.iter().all(|&v| v >= 0))
+        .collect();
+    let t0 = cpu_now();
+    let (k1, k2) = detect_strides(&u, &ok, range);
+    if std::env::var("TIMING").is_ok() {
+        eprintln!("detect {:.1}ms k1={k1} k2={k2}", (cpu_now() - t0));
+    }
+    let t0 = cpu_now();
+    let chunk_len = MIN_CHUNK.max(16 * k2);
+
+    let chunks: Vec<ChunkOut> = u
+        .par_chunks(3 * chunk_len)
+        .map(|src| {
+            let mut out = ChunkOut {
+                ids: Vec::with_capacity(src.len()),
+                toks: Vec::with_capacity(src.len()),
+                raw: Vec::new(),
+                u: vec![0; src.len()],
+            };
+            let mut bits = BitWriter::new();
+            walk(&mut out.u, k1, k2, range, |i, id, pred| {
+                let (v, r) = if src[i] >= 0 {
+                    (src[i], centered(src[i] - pred, range))
+                } else {
+                    (wrap(pred, range), 0)
+                };
+                let (tok, shift) = token_of(zigzag64(r));
+                out.ids.push(id as u8);
+                out.toks.push(tok);
+                if shift > 0 {
+                    bits.put(zigzag64(r) & ((1u64 << shift) - 1), shift);
+                }
+                Ok(v)
+            })?;
+            out.raw = bits.finish();
+            Ok(out)
+        })
+        .collect::<Result<_>>()?;
+
+    if std::env::var("TIMING").is_ok() {
+        eprintln!("walk {:.1}ms", (cpu_now() - t0));
+    }
+    let t0 = cpu_now();
+    // Merge rare contexts (ascending ctx within each predictor) into streams.
+    let mut counts = [0usize; NIDS];
+    for c in &chunks {
+        for &id in &c.ids {
+            counts[id as usize] += 1;
+        }
+    }
+    let mut starts = [0u8; NIDS / 8];
+    for sel in 0..NPRED {
+        let mut acc = 0;
+        let mut last = sel * NCTX;
+        for ctx in 0..NCTX {
+            let id = sel * NCTX + ctx;
+            if ctx == 0 || acc >= MIN_STREAM {
+                starts[id / 8] |= 1 << (id % 8);
+                acc = 0;
+                last = id;
+            }
+            acc += counts[id];
+        }
+        if acc < MIN_STREAM && last != sel * NCTX {
+            starts[last / 8] &= !(1 << (last % 8));
+        }
+    }
+    let (map, nstreams) = stream_map(&starts)?;
+    let mut streams: Vec<Vec<u8>> = vec![Vec::new(); nstreams];
+    let mut chunk_counts = vec![0usize; chunks.len() * nstreams];
+    for (ci, c) in chunks.iter().enumerate() {
+        for (&id, &tok) in c.ids.iter().zip(&c.toks) {
+            let s = map[id as usize];
+            streams[s].push(tok);
+            chunk_counts[ci * nstreams + s] += 1;
+        }
+    }
+    let coded: Vec<Vec<u8>> = streams
+        .par_iter()
+        .map(|s| codec::encode_bytes(coder, s))
+        .collect();
+
+    if std::env::var("TIMING").is_ok() {
+        eprintln!("streams {:.1}ms", (cpu_now() - t0));
+    }
+    let mut sec = vec![FORMAT];
+    sec.extend_from_slice(&step.to_le_bytes());
+    put_uvarint(&mut sec, zigzag64(qmin));
+    for v in [range as u64, k1 as u64, k2 as u64, chunk_len as u64] {
+        put_uvarint(&mut sec, v);
+    }
+    sec.extend_from_slice(&starts);
+    for &c in &chunk_counts {
+        put_uvarint(&mut sec, c as u64);
+    }
+    for c in &chunks {
+        put_uvarint(&mut sec, c.raw.len() as u64);
+    }
+    for s in &coded {
+        put_uvarint(&mut sec, s.len() as u64);
+    }
+    for s in &coded {
+        sec.extend_from_slice(s);
+    }
+    for c in &chunks {
+        sec.extend_from_slice(&c.raw);
+    }
+    let mut out = vec![0f32; 3 * n];
+    out.par_chunks_mut(3 * chunk_len)
+        .zip(&chunks)
+        .for_each(|(o, c)| {
+            for (x, &v) in o.iter_mut().zip(&c.u) {
+                *x = lat.value(v);
+            }
+        });
+    Ok((vec![(SECTION, sec)], out))
+}
+
+/// Stream number of every context id from the start bitmap, and the stream count.
+fn stream_map(starts: &[u8; NIDS / 8]) -> Result<([usize; NIDS], usize)> {
+    let mut map = [0usize; NIDS];
+    let mut next = 0;
+    for (id, m) in map.iter_mut().enumerate() {
+        if starts[id / 8] >> (id % 8) & 1 == 1 {
+            next += 1;
+        } else if id % NCTX == 0 {
+            return Err(Error::corrupt(
+                "builtin base: a predictor has no first stream",
+            ));
+        }
+        *m = next - 1;
+    }
+    Ok((map, next))
+}
+
+/// Upper bound on the section's size for `n` particles (a sane ceiling, not tight).
+fn max_section_len(n: usize) -> usize {
+    n.saturating_mul(32).saturating_add(1 << 20)
+}
+
+fn corrupt(what: &str) -> Error {
+    Error::corrupt(format!("builtin base: {what}"))
+}
+
+/// Decodes `n` particles; see the module doc.
+pub fn decode(p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result<Vec<f32>> {
+    let sec = p.section(SECTION, max_section_len(n))?;
+    let d: &[u8] = &sec;
+    let mut at = 0;
+    if get_u8(d, &mut at, "builtin base format")? != FORMAT {
+        return Err(corrupt("unknown format"));
+    }
+    let step = d
+        .get(at..at + 8)
+        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+        .ok_or_else(|| corrupt("truncated header"))?;
+    at += 8;
+    if !(step.is_finite() && step > 0.0 && step <= 2.0 * xi.min(1e39)) {
+        return Err(corrupt("lattice step does not fit the bound"));
+    }
+    let qmin = unzigzag64(get_uvarint(d, &mut at)?);
+    if qmin.unsigned_abs() > MAX_QMIN {
+        return Err(corrupt("lattice origin out of range"));
+    }
+    let range = get_uvarint_max(d, &mut at, MAX_RANGE, "builtin base lattice range")? as i64;
+    let k1 = get_uvarint_max(d, &mut at, MAX_STRIDE, "builtin base stride")?;
+    let k2 = get_uvarint_max(d, &mut at, MAX_STRIDE, "builtin base stride")?;
+    let chunk_len = get_uvarint_max(d, &mut at, MAX_STRIDE, "builtin base chunk length")?;
+    if range < 1 || chunk_len < 1 || (k2 > 0 && k1 == 0) {
+        return Err(corrupt("invalid lattice parameters"));
+    }
+    let lat = Lattice { step, qmin, range };
+    let starts: [u8; NIDS / 8] = d
+        .get(at..at + NIDS / 8)
+        .ok_or_else(|| corrupt("truncated header"))?
+        .try_into()
+        .unwrap();
+    at += NIDS / 8;
+    let (map, nstreams) = stream_map(&starts)?;
+    let nchunks = n.div_ceil(chunk_len);
+    let total = 3 * n;
+    let mut chunk_counts = Vec::with_capacity(nchunks.min(d.len()) * nstreams);
+    let mut stream_total = vec![0usize; nstreams];
+    for c in 0..nchunks {
+        let coords = 3 * (chunk_len.min(n - c * chunk_len));
+        let mut sum = 0usize;
+        for st in stream_total.iter_mut() {
+            let k = get_uvarint_max(d, &mut at, coords as u64, "builtin base token count")?;
+            sum += k;
+            *st += k;
+            chunk_counts.push(k);
+        }
+        if sum != coords {
+            return Err(corrupt("token counts do not match the chunk"));
+        }
+    }
+    let mut raw_lens = Vec::with_capacity(nchunks.min(d.len()));
+    for _ in 0..nchunks {
+        raw_lens.push(get_uvarint_max(
+            d,
+            &mut at,
+            d.len() as u64,
+            "builtin base raw length",
+        )?);
+    }
+    let mut coded_lens = Vec::with_capacity(nstreams);
+    for _ in 0..nstreams {
+        coded_lens.push(get_uvarint_max(
+            d,
+            &mut at,
+            d.len() as u64,
+            "builtin base stream length",
+        )?);
+    }
+    let mut take = |len: usize| -> Result<&[u8]> {
+        let s = d
+            .get(
+                at..at
+                    .checked_add(len)
+                    .ok_or_else(|| corrupt("lengths overflow"))?,
+            )
+            .ok_or_else(|| corrupt("section is truncated"))?;
+        at += len;
+        Ok(s)
+    };
+    let coded: Vec<&[u8]> = coded_lens.iter().map(|&l| take(l)).collect::<Result<_>>()?;
+    let raws: Vec<&[u8]> = raw_lens.iter().map(|&l| take(l)).collect::<Result<_>>()?;
+    if at != d.len() {
+        return Err(corrupt("trailing bytes"));
+    }
+    let t0 = cpu_now();
+    let streams: Vec<Vec<u8>> = coded
+        .par_iter()
+        .zip(&stream_total)
+        .map(|(c, &k)| codec::decode_bytes(coder, c, k))
+        .collect::<Result<_>>()?;
+    if std::env::var("TIMING").is_ok() {
+        eprintln!("dec streams {:.1}ms", (cpu_now() - t0));
+    }
+    let t0 = cpu_now();
+    // Where each chunk's tokens start in each stream.
+    let mut begin = vec![0usize; nchunks * nstreams];
+    let mut acc = vec![0usize; nstreams];
+    for c in 0..nchunks {
+        for s in 0..nstreams {
+            begin[c * nstreams + s] = acc[s];
+            acc[s] += chunk_counts[c * nstreams + s];
+        }
+    }
+
+    let mut out = vec![0f32; total];
+    out.par_chunks_mut(3 * chunk_len)
+        .enumerate()
+        .try_for_each(|(c, o)| -> Result<()> {
+            let mut cur = begin[c * nstreams..(c + 1) * nstreams].to_vec();
+            let end: Vec<usize> = (0..nstreams)
+                .map(|s| cur[s] + chunk_counts[c * nstreams + s])
+                .collect();
+            let mut bits = BitReader::new(raws[c]);
+            let mut u = vec![0i64; o.len()];
+            walk(&mut u, k1, k2, range, |_, id, pred| {
+                let s = map[id];
+                if cur[s] >= end[s] {
+                    return Err(corrupt("a context stream is exhausted"));
+                }
+                let tok = u32::from(streams[s][cur[s]]);
+                cur[s] += 1;
+                if tok >= NUM_TOKENS {
+                    return Err(corrupt("invalid token"));
+                }
+                let (shift, high) = token_parts(tok);
+                let zz = high | bits.get(shift)?;
+                Ok(wrap(pred + unzigzag64(zz), range))
+            })?;
+            if cur != end {
+                return Err(corrupt("token counts do not match the chunk"));
+            }
+            bits.finish()?;
+            for (x, &v) in o.iter_mut().zip(&u) {
+                *x = lat.value(v);
+            }
+            Ok(())
+        })?;
+    if std::env::var("TIMING").is_ok() {
+        eprintln!("dec walk {:.1}ms", (cpu_now() - t0));
+    }
+    Ok(out)
+}
+
+fn cpu_now() -> f64 {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
+    s.split_whitespace().next().unwrap().parse::<f64>().unwrap() * 1e-6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{check_base, clustered, lattice, mutations, round_trip, uniform};
+    use super::super::{encode as base_encode, Base};
+    use super::*;
+    use crate::field::quantize::within;
+
+    #[test]
+    fn round_trips_and_bounds() {
+        check_base(Base::Builtin, 0);
+    }
+
+    #[test]
+    fn corrupt_sections_are_errors() {
+        mutations(Base::Builtin, <[u8]>::len);
+    }
+
+    #[test]
+    fn tokens_round_trip() {
+        let mut zs: Vec<u64> = (0..5000).collect();
+        zs.extend((3..43).flat_map(|b| [(1u64 << b) - 1, 1 << b, (1 << b) + 12345 % (1 << b)]));
+        zs.push((1u64 << 43) - 1);
+        for zz in zs {
+            let (tok, shift) = token_of(zz);
+            assert!(u32::from(tok) < NUM_TOKENS, "{zz}");
+            let (s2, high) = token_parts(u32::from(tok));
+            assert_eq!(s2, shift);
+            assert_eq!(high | (zz & ((1u64 << shift) - 1)), zz, "{zz}");
+        }
+        for r in [0i64, 1, -1, 1 << 41, -(1 << 41), 12345, -12345] {
+            assert_eq!(unzigzag64(zigzag64(r)), r);
+        }
+    }
+
+    #[test]
+    fn centered_and_wrap() {
+        for range in [1i64, 2, 3, 10, 501] {
+            for x in -4 * range..4 * range {
+                let c = centered(x, range);
+                assert!(c >= -(range / 2) && c < range - range / 2);
+                assert_eq!((x - c).rem_euclid(range), 0);
+                assert_eq!(wrap(x, range), x.rem_euclid(range));
+            }
+        }
+    }
+
+    /// Every finite coordinate is in bound where f32 resolves the bound (half its
+    /// spacing at |x| + xi is at most xi/2) and |x / step| <= 2^40.
+    #[test]
+    fn bound_near_f32_resolution() {
+        let mut pos = uniform(2000, 5);
+        for (i, x) in pos.iter_mut().enumerate() {
+            *x = match i % 5 {
+                0 => *x * 1e6,
+                1 => *x * 1e-30,
+                2 => -*x,
+                _ => *x,
+            };
+        }
+        for xi in [
+            1e-1, 1e-3, 4e-3, 3e-2, 1e-5, 1e-8, 1e-12, 1e-20, 1e-30, 1e-40, 1e3, 1e30, 1e300,
+        ] {
+            let (_, back) = base_encode(Base::Builtin, &pos, xi, Coder::Rans).unwrap();
+            let bad = pos
+                .iter()
+                .zip(&back)
+                .filter(|(&x, &r)| {
+                    let x64 = f64::from(x);
+                    let xi = xi.min(1e39);
+                    resolved(x64, xi) && x64.abs() / xi < MAX_Q && !within(r, x, xi)
+                })
+                .count();
+            assert_eq!(bad, 0, "xi {xi}");
+            round_trip(Base::Builtin, &pos, xi, Coder::Rans);
+        }
+    }
+
+    #[test]
+    fn huge_and_extreme_values() {
+        let mut pos = clustered(500, 3);
+        pos[0] = 3.0e38;
+        pos[4] = -3.0e38;
+        pos[8] = 1e30;
+        pos[100] = f32::MIN_POSITIVE / 4.0;
+        for xi in [1e-3, 1.0, 1e35] {
+            let bad = round_trip(Base::Builtin, &pos, xi, Coder::Huffman);
+            assert!(bad <= 3, "xi {xi}: {bad}");
+        }
+        let (_, back) = base_encode(Base::Builtin, &pos, 1e-3, Coder::Rans).unwrap();
+        for (i, (&x, &r)) in pos.iter().zip(&back).enumerate() {
+            if x.abs() < 1e6 {
+                assert!(within(r, x, 1e-3), "coordinate {i}: {x} -> {r}");
+            }
+        }
+    }
+
+    #[test]
+    fn strides_of_a_lattice_order() {
+        let pos = lattice(20, 1);
+        let q: Vec<i64> = pos
+            .iter()
+            .map(|&x| (f64::from(x) / 0.02).round() as i64)
+            .collect();
+        let range = q.iter().max().unwrap() + 1;
+        let ok = vec![true; pos.len() / 3];
+        assert_eq!(detect_strides(&q, &ok, range), (20, 400));
+        let pos = uniform(8000, 2);
+        let q: Vec<i64> = pos
+            .iter()
+            .map(|&x| (f64::from(x) / 0.02).round() as i64)
+            .collect();
+        let range = q.iter().max().unwrap() + 1;
+        assert_eq!(detect_strides(&q, &ok, range).0, 0);
+    }
+
+    /// Lattice order compresses far better than the same particles shuffled, and
+    /// chunking (several chunks) still round-trips.
+    #[test]
+    fn lattice_order_pays_off_and_chunks_round_trip() {
+        let pos = lattice(24, 4);
+        let n = pos.len() / 3;
+        let mut shuffled = pos.clone();
+        let mut r = super::super::tests::Rng(9);
+        for i in (1..n).rev() {
+            let j = (r.next() % (i as u64 + 1)) as usize;
+            for d in 0..3 {
+                shuffled.swap(3 * i + d, 3 * j + d);
+            }
+        }
+        let size = |p: &[f32]| -> usize {
+            let (s, _) = base_encode(Base::Builtin, p, 1e-3, Coder::Rans).unwrap();
+            s.iter().map(|x| x.1.len()).sum()
+        };
+        let (a, b) = (size(&pos), size(&shuffled));
+        assert!(2 * a < b, "lattice order {a} bytes, shuffled {b}");
+        let big = lattice(70, 5); // 343000 particles: two chunks
+        assert!(big.len() / 3 > MIN_CHUNK);
+        assert_eq!(round_trip(Base::Builtin, &big, 1e-3, Coder::Rans), 0);
+    }
+
+    #[test]
+    fn deterministic_across_thread_counts() {
+        let pos = lattice(70, 6);
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| base_encode(Base::Builtin, &pos, 1e-4, Coder::Huffman).unwrap())
+        };
+        let one = run(1);
+        let three = run(3);
+        assert_eq!(one.0, three.0);
+        assert!(one
+            .1
+            .iter()
+            .zip(&three.1)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+}

@@ -1,0 +1,114 @@
+//! The one definition of distance and link every particle module, backend and
+//! checker uses.
+//!
+//! A pair is linked when its squared distance, evaluated in f64 in exactly the
+//! order of [`dist2`], is `<= b*b` (f64). Coordinates are f32, so each difference
+//! is the f64 difference of two f32 values; with a periodic box each difference is
+//! first wrapped to the minimum image. A particle with a non-finite coordinate
+//! gets a NaN or infinite distance to everyone and so links nothing.
+
+/// The space particles live in: open (bounding box) or a periodic cube of side L.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Space {
+    /// Side of the periodic box; None for open boundaries.
+    pub period: Option<f64>,
+}
+
+impl Space {
+    pub fn open() -> Space {
+        Space { period: None }
+    }
+    pub fn periodic(l: f64) -> Space {
+        Space { period: Some(l) }
+    }
+
+    /// Minimum-image difference along one axis.
+    #[inline]
+    pub fn delta(&self, a: f32, b: f32) -> f64 {
+        self.delta_f64(a as f64, b as f64)
+    }
+
+    /// [`Space::delta`] for positions held in f64 (the optimiser's working copy).
+    #[inline]
+    pub fn delta_f64(&self, a: f64, b: f64) -> f64 {
+        let d = a - b;
+        match self.period {
+            Some(l) => d - l * (d / l).round(),
+            None => d,
+        }
+    }
+
+    /// Squared distance, summed x then y then z (one order everywhere).
+    #[inline]
+    pub fn dist2(&self, a: &[f32], b: &[f32]) -> f64 {
+        let dx = self.delta(a[0], b[0]);
+        let dy = self.delta(a[1], b[1]);
+        let dz = self.delta(a[2], b[2]);
+        dx * dx + dy * dy + dz * dz
+    }
+}
+
+/// The link rule: `dist2 <= b2` where `b2 = b * b`.
+#[inline]
+pub fn linked(d2: f64, b2: f64) -> bool {
+    d2 <= b2
+}
+
+/// Particle k's coordinates in an AoS array.
+#[inline]
+pub fn at(pos: &[f32], k: usize) -> &[f32] {
+    &pos[3 * k..3 * k + 3]
+}
+
+/// Are all three coordinates of particle k finite?
+#[inline]
+pub fn finite(pos: &[f32], k: usize) -> bool {
+    at(pos, k).iter().all(|c| c.is_finite())
+}
+
+/// Half-width of the window of pairs whose link status a perturbation of at most
+/// `xi` per coordinate can change: each particle moves at most sqrt(3) xi, a pair
+/// at most 2 sqrt(3) xi. Widened by a relative 1e-6 (plus a hair of b) so f64
+/// rounding in [`Space::dist2`] can never put a changeable pair outside it.
+pub fn vulnerable_halfwidth(b: f64, xi: f64) -> f64 {
+    2.0 * 3f64.sqrt() * xi * (1.0 + 1e-6) + b * 1e-12
+}
+
+/// Axis-aligned bounding box of the finite particles: (lo, hi), or None if none.
+pub fn bounding_box(pos: &[f32]) -> Option<([f64; 3], [f64; 3])> {
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    let mut any = false;
+    for p in pos.chunks_exact(3) {
+        if p.iter().all(|c| c.is_finite()) {
+            any = true;
+            for k in 0..3 {
+                lo[k] = lo[k].min(p[k] as f64);
+                hi[k] = hi[k].max(p[k] as f64);
+            }
+        }
+    }
+    any.then_some((lo, hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minimum_image_and_exact_edge() {
+        let s = Space::periodic(10.0);
+        assert_eq!(s.delta(9.5, 0.5), -1.0);
+        assert_eq!(s.delta(0.5, 9.5), 1.0);
+        let a = [0.0f32, 0.0, 0.0];
+        let b = [0.25f32, 0.0, 0.0];
+        assert!(linked(Space::open().dist2(&a, &b), 0.25 * 0.25));
+        assert!(!linked(Space::open().dist2(&a, &b), 0.2499 * 0.2499));
+        let nan = [f32::NAN, 0.0, 0.0];
+        let inf = [f32::INFINITY, 0.0, 0.0];
+        for s in [Space::open(), Space::periodic(10.0)] {
+            assert!(!linked(s.dist2(&a, &nan), f64::MAX));
+            assert!(!linked(s.dist2(&inf, &inf), f64::MAX));
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! Particle streams: the correction's sections (ids below
+//! [`base::FIRST_SECTION`]) beside the base compressor's, entropy-coded with the
+//! stream's coder. Section ids and mode bytes are format constants.
+//!
+//! | section | content |
+//! |---|---|
+//! | 1 EXACT | bitmap of particles stored exactly, LSB first, coded as bytes |
+//! | 2 EXACT_VALUES | their (x, y, z) bit patterns in particle order, 4 byte planes, coded as bytes |
+//! | 3 EDIT_MASK | bitmap of edited coordinates (3 per particle), coded as bytes |
+//! | 4 EDIT_CODES | zig-zag m-bit edit codes of the edited coordinates in order, coded as u32 |
+//!
+//! Mode 0 (lossless) has only EXACT_VALUES, every coordinate as a plain
+//! little-endian word (its size is the worst case of every stream). Mode
+//! [`MODE_EXTERNAL`] holds only the correction, applied to positions some other
+//! compressor decoded. Other modes are the [`Base`] ids.
+//!
+//! Decoding order: base positions, then edits, then exact particles.
+
+use super::base::{self, Base};
+use super::correct::{apply_edit, code_range};
+use crate::codec::planes::{from_planes, pack_bits, to_planes, unpack_bits};
+use crate::codec::{decode_bytes, decode_u32, encode_bytes, encode_u32, unzigzag, zigzag, Coder};
+use crate::error::{Error, Result};
+use crate::format::Parsed;
+
+pub const SEC_EXACT: u32 = 1;
+pub const SEC_EXACT_VALUES: u32 = 2;
+pub const SEC_EDIT_MASK: u32 = 3;
+pub const SEC_EDIT_CODES: u32 = 4;
+
+pub const MODE_LOSSLESS: u8 = 0;
+/// Correction only, for positions another compressor decoded ("bring your own").
+pub const MODE_EXTERNAL: u8 = 4;
+
+/// What a stream's mode byte says produced the base positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Lossless,
+    Base(Base),
+    External,
+}
+
+impl Source {
+    pub fn from_mode(mode: u8) -> Option<Source> {
+        match mode {
+            MODE_LOSSLESS => Some(Source::Lossless),
+            MODE_EXTERNAL => Some(Source::External),
+            m => Base::from_u8(m).map(Source::Base),
+        }
+    }
+    pub fn mode(self) -> u8 {
+        match self {
+            Source::Lossless => MODE_LOSSLESS,
+            Source::External => MODE_EXTERNAL,
+            Source::Base(b) => b as u8,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Lossless => "lossless",
+            Source::External => "external",
+            Source::Base(b) => b.name(),
+        }
+    }
+}
+
+/// The correction as stored: exact particles and coordinate edits.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Correction {
+    pub exact: Vec<bool>,
+    /// Bit patterns of the exact particles' coordinates, in particle order.
+    pub exact_values: Vec<u32>,
+    /// Edited coordinates (index 3 * particle + axis), ascending, with their codes.
+    pub edits: Vec<(u64, i32)>,
+}
+
+impl Correction {
+    /// Build from the original positions, the exact set and the edits.
+    pub fn new(orig: &[f32], exact: Vec<bool>, edits: Vec<(u64, i32)>) -> Correction {
+        let exact_values = exact
+            .iter()
+            .enumerate()
+            .filter(|(_, &e)| e)
+            .flat_map(|(k, _)| orig[3 * k..3 * k + 3].iter().map(|c| c.to_bits()))
+            .collect();
+        Correction {
+            exact,
+            exact_values,
+            edits,
+        }
+    }
+
+    /// Apply to base positions (AoS): edits, then exact values.
+    pub fn apply(&self, pos: &mut [f32], step: f64) {
+        for &(c, code) in &self.edits {
+            pos[c as usize] = apply_edit(pos[c as usize], code, step);
+        }
+        let mut vals = self.exact_values.iter();
+        for (k, _) in self.exact.iter().enumerate().filter(|(_, &e)| e) {
+            for c in &mut pos[3 * k..3 * k + 3] {
+                *c = f32::from_bits(*vals.next().expect("3 values per exact particle"));
+            }
+        }
+    }
+
+    pub fn exact_count(&self) -> usize {
+        self.exact_values.len() / 3
+    }
+
+    pub fn sections(&self, n: usize, coder: Coder) -> Vec<(u32, Vec<u8>)> {
+        let mut mask = vec![false; 3 * n];
+        for &(c, _) in &self.edits {
+            mask[c as usize] = true;
+        }
+        let codes: Vec<u32> = self.edits.iter().map(|&(_, q)| zigzag(q)).collect();
+        vec![
+            (SEC_EXACT, encode_bytes(coder, &pack_bits(&self.exact))),
+            (
+                SEC_EXACT_VALUES,
+                encode_bytes(coder, &to_planes(&self.exact_values)),
+            ),
+            (SEC_EDIT_MASK, encode_bytes(coder, &pack_bits(&mask))),
+            (SEC_EDIT_CODES, encode_u32(coder, &codes)),
+        ]
+    }
+
+    /// Decode and check the correction sections of a stream of n particles.
+    pub fn read(p: &Parsed, n: usize, coder: Coder, edit_bits: u32) -> Result<Correction> {
+        let exact = unpack_bits(&section_bytes(p, SEC_EXACT, coder, n.div_ceil(8))?, n);
+        let n_exact = exact.iter().filter(|&&e| e).count();
+        let exact_values = from_planes(&section_bytes(p, SEC_EXACT_VALUES, coder, 12 * n_exact)?);
+        let mask = unpack_bits(
+            &section_bytes(p, SEC_EDIT_MASK, coder, (3 * n).div_ceil(8))?,
+            3 * n,
+        );
+        let idx: Vec<u64> = (0..3 * n as u64).filter(|&c| mask[c as usize]).collect();
+        let coded = p.section(SEC_EDIT_CODES, ceiling(idx.len()))?;
+        let codes = decode_u32(coder, &coded, idx.len())?;
+        let (lo, hi) = code_range(edit_bits);
+        let mut edits = Vec::with_capacity(idx.len());
+        for (c, z) in idx.into_iter().zip(codes) {
+            let q = unzigzag(z);
+            if q < lo || q > hi {
+                return Err(Error::corrupt("edit code out of range"));
+            }
+            if exact[(c / 3) as usize] {
+                return Err(Error::corrupt("edit on an exactly stored particle"));
+            }
+            edits.push((c, q));
+        }
+        Ok(Correction {
+            exact,
+            exact_values,
+            edits,
+        })
+    }
+}
+
+/// Ceiling on a coded section holding `count` symbols: no coder expands a symbol
+/// past a few bytes, plus tables.
+fn ceiling(count: usize) -> usize {
+    count.saturating_mul(24).saturating_add(1 << 20)
+}
+
+fn section_bytes(p: &Parsed, id: u32, coder: Coder, count: usize) -> Result<Vec<u8>> {
+    let coded = p.section(id, ceiling(count))?;
+    decode_bytes(coder, &coded, count)
+}
+
+/// Every coordinate as plain words (mode 0).
+pub fn lossless_sections(pos: &[f32]) -> Vec<(u32, Vec<u8>)> {
+    vec![(
+        SEC_EXACT_VALUES,
+        pos.iter().flat_map(|c| c.to_le_bytes()).collect(),
+    )]
+}
+
+pub fn read_lossless(p: &Parsed, n: usize) -> Result<Vec<f32>> {
+    let plain = p.section(SEC_EXACT_VALUES, 12 * n)?;
+    if plain.len() != 12 * n {
+        return Err(Error::corrupt(
+            "lossless stream has the wrong number of values",
+        ));
+    }
+    Ok(plain
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
+}
+
+/// The base sections are at or above [`base::FIRST_SECTION`]; a stream whose
+/// correction sections collide with them is malformed.
+const _: () = assert!(SEC_EDIT_CODES < base::FIRST_SECTION);

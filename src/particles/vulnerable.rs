@@ -1,0 +1,54 @@
+//! Vulnerable pairs: the only pairs whose link status a perturbation within the
+//! bound can change, `(b - w, b + w]` with `w = 2 sqrt(3) xi` (widened a hair, see
+//! [`vulnerable_halfwidth`]). Every other pair keeps its status whatever the base
+//! compressor does, so correction and checks look at these pairs only.
+
+use super::geometry::{linked, vulnerable_halfwidth, Space};
+use super::grid::Grid;
+
+/// A pair (i < j) and whether it is linked in the original positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pair {
+    pub i: u32,
+    pub j: u32,
+    pub linked: bool,
+}
+
+/// Squared-distance window `[lo2, hi2]` of vulnerable pairs (`lo2 < 0` when the
+/// window reaches distance 0).
+pub fn window(b: f64, xi: f64) -> (f64, f64) {
+    let w = vulnerable_halfwidth(b, xi);
+    let lo = b - w;
+    (if lo > 0.0 { lo * lo } else { -1.0 }, (b + w) * (b + w))
+}
+
+/// Every vulnerable pair of the original positions, found on a grid of cell side
+/// `b + w` (forward-neighbour search), in an order that depends only on the input.
+pub fn pairs(pos: &[f32], space: Space, b: f64, xi: f64) -> Vec<Pair> {
+    let (lo2, hi2) = window(b, xi);
+    let b2 = b * b;
+    Grid::build(pos, space, hi2.sqrt()).pairs(pos, space, |i, j, d2| {
+        (d2 >= lo2 && d2 <= hi2).then_some(Pair {
+            i,
+            j,
+            linked: linked(d2, b2),
+        })
+    })
+}
+
+/// The pairs whose link status differs in `recon` (AoS, same order).
+pub fn violated<'a>(
+    pairs: &'a [Pair],
+    recon: &'a [f32],
+    space: Space,
+    b: f64,
+) -> impl Iterator<Item = &'a Pair> + 'a {
+    let b2 = b * b;
+    pairs.iter().filter(move |p| {
+        let (i, j) = (p.i as usize, p.j as usize);
+        linked(
+            space.dist2(&recon[3 * i..3 * i + 3], &recon[3 * j..3 * j + 3]),
+            b2,
+        ) != p.linked
+    })
+}

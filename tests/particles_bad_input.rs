@@ -1,0 +1,268 @@
+//! Bad input for the particle API: corrupted, truncated and crafted streams, wrong
+//! shapes, bad configurations. Corruption a checksum must catch (truncation, bit
+//! flips) gives an error with a message; corruption made behind the checksums'
+//! back (CRCs recomputed per the documented layout) reaches the decoders and must
+//! give an error or a result of the right size — never a panic.
+
+mod common;
+
+use common::container::{fix_crcs, parse_layout};
+use common::fields::Rng;
+use common::particles::{datagen_particles, fof_b};
+use factz::codec::Coder;
+use factz::particles::{
+    self, apply_external, correct_external, Base, Bound, Linking, ParticleConfig,
+};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+struct Stream {
+    name: String,
+    bytes: Vec<u8>,
+    /// What it decodes to: the positions, or (for a correction stream) the
+    /// corrected external positions.
+    reference: Vec<u32>,
+    /// For correction streams: the positions it applies to.
+    external: Option<Vec<f32>>,
+}
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|c| c.to_bits()).collect()
+}
+
+/// Decode a stream the way its kind requires; Err carries the message.
+fn decode(bytes: &[u8], external: Option<&Vec<f32>>) -> Result<Vec<u32>, String> {
+    match external {
+        None => particles::decompress(bytes)
+            .map(|d| bits(&d.pos))
+            .map_err(|e| e.to_string()),
+        Some(ext) => {
+            let mut pos = ext.clone();
+            apply_external(bytes, &mut pos)
+                .map(|_| bits(&pos))
+                .map_err(|e| e.to_string())
+        }
+    }
+}
+
+fn streams() -> Vec<Stream> {
+    let pos = datagen_particles(12, 21, 100.0, &[]);
+    let b = fof_b(pos.len() / 3, 100.0);
+    let mut out = Vec::new();
+    let mut edits = 0;
+    for (coder, zstd) in [(Coder::Rans, 0), (Coder::Huffman, 0), (Coder::Rans, 3)] {
+        for rel in [1e-3, 1e-5] {
+            let cfg = ParticleConfig {
+                bound: Bound::Rel(rel),
+                linking: Linking::Length(b),
+                period: Some(100.0),
+                coder,
+                zstd_level: zstd,
+                ..ParticleConfig::default()
+            };
+            let c = particles::compress(&pos, &cfg).unwrap();
+            edits += c.report.correction.edited_coords;
+            let reference = bits(&particles::decompress(&c.bytes).unwrap().pos);
+            out.push(Stream {
+                name: format!("{coder:?} zstd {zstd} rel {rel}"),
+                bytes: c.bytes,
+                reference,
+                external: None,
+            });
+        }
+    }
+    assert!(
+        edits > 0,
+        "no stream carries edits: the mutations would test less"
+    );
+    // A correction stream for positions from another compressor.
+    let cfg = ParticleConfig {
+        bound: Bound::Rel(1e-3),
+        linking: Linking::Length(b),
+        ..ParticleConfig::default()
+    };
+    let xi = particles::absolute_bound(&pos, cfg.bound);
+    let ext: Vec<f32> = pos
+        .iter()
+        .map(|&x| ((x as f64 / (1.9 * xi)).round() * 1.9 * xi) as f32)
+        .collect();
+    let c = correct_external(&pos, &ext, &cfg).unwrap();
+    let reference = decode(&c.bytes, Some(&ext)).unwrap();
+    out.push(Stream {
+        name: "external".into(),
+        bytes: c.bytes,
+        reference,
+        external: Some(ext),
+    });
+    out
+}
+
+/// Decode under catch_unwind. A panic or an empty message always fails; `strict`
+/// (the checksums must see it) also fails on any Ok; otherwise Ok must have the
+/// stream's size.
+fn judge(s: &Stream, what: &str, bytes: &[u8], strict: bool, failures: &mut Vec<String>) {
+    match catch_unwind(AssertUnwindSafe(|| decode(bytes, s.external.as_ref()))) {
+        Err(_) => failures.push(format!("{}: {what}: PANIC", s.name)),
+        Ok(Err(m)) if m.is_empty() => failures.push(format!("{}: {what}: empty message", s.name)),
+        Ok(Err(_)) => {}
+        Ok(Ok(_)) if strict => failures.push(format!("{}: {what}: Ok, expected Err", s.name)),
+        Ok(Ok(v)) if v.len() != s.reference.len() => {
+            failures.push(format!("{}: {what}: Ok with {} values", s.name, v.len()))
+        }
+        Ok(Ok(_)) => {}
+    }
+}
+
+#[test]
+fn corrupted_streams_fail_cleanly() {
+    let mut failures = Vec::new();
+    let mut rng = Rng::new(5);
+    for s in streams() {
+        assert_eq!(decode(&s.bytes, s.external.as_ref()).unwrap(), s.reference);
+        // Truncations.
+        let step = (s.bytes.len() / 400).max(1);
+        for len in (0..s.bytes.len()).step_by(step) {
+            judge(
+                &s,
+                &format!("truncated to {len}"),
+                &s.bytes[..len],
+                true,
+                &mut failures,
+            );
+        }
+        // Random byte flips (caught by the checksums) ...
+        for k in 0..200 {
+            let mut b = s.bytes.clone();
+            let at = rng.below(b.len());
+            b[at] ^= 1 << (k % 8);
+            judge(&s, &format!("flip at {at}"), &b, true, &mut failures);
+        }
+        // ... and the same with checksums re-sealed, so the decoders see the damage.
+        let layout = parse_layout(&s.bytes).expect("stream follows the documented layout");
+        for k in 0..600 {
+            let mut b = s.bytes.clone();
+            let at = rng.below(b.len());
+            b[at] = match k % 3 {
+                0 => b[at] ^ (1 << rng.below(8)),
+                1 => rng.below(256) as u8,
+                _ => 0xff,
+            };
+            fix_crcs(&mut b, &layout);
+            judge(
+                &s,
+                &format!("re-sealed change at {at}"),
+                &b,
+                false,
+                &mut failures,
+            );
+        }
+        // Header fields set to extremes, re-sealed: shape, bound, b, box, edit bits, mode.
+        for (at, len) in [
+            (24usize, 8usize),
+            (32, 8),
+            (48, 8),
+            (56, 1),
+            (57, 1),
+            (60, 8),
+            (68, 8),
+            (76, 8),
+            (84, 4),
+        ] {
+            for fill in [0x00u8, 0x7f, 0xff] {
+                let mut b = s.bytes.clone();
+                b[at..at + len].fill(fill);
+                fix_crcs(&mut b, &layout);
+                judge(
+                    &s,
+                    &format!("header bytes {at}..{} = {fill:#x}", at + len),
+                    &b,
+                    false,
+                    &mut failures,
+                );
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures[..failures.len().min(30)].join("\n")
+    );
+}
+
+#[test]
+fn bad_arguments_are_clear_errors() {
+    let pos = datagen_particles(8, 22, 10.0, &[]);
+    let ok = ParticleConfig {
+        linking: Linking::Length(0.25),
+        ..ParticleConfig::default()
+    };
+    let msg = |r: factz::Result<particles::Compressed>| {
+        r.err().map(|e| e.to_string()).unwrap_or_default()
+    };
+    assert!(msg(particles::compress(&pos[..7], &ok)).contains("3 values per particle"));
+    for bad in [
+        ParticleConfig {
+            bound: Bound::Abs(-1.0),
+            ..ok
+        },
+        ParticleConfig {
+            bound: Bound::Rel(f64::NAN),
+            ..ok
+        },
+        ParticleConfig {
+            linking: Linking::Length(0.0),
+            ..ok
+        },
+        ParticleConfig {
+            linking: Linking::Eta(f64::INFINITY),
+            ..ok
+        },
+        ParticleConfig {
+            period: Some(-3.0),
+            ..ok
+        },
+        ParticleConfig {
+            period: Some(0.4),
+            ..ok
+        },
+        ParticleConfig {
+            zstd_level: 40,
+            ..ok
+        },
+        ParticleConfig {
+            correction: particles::correct::Options {
+                edit_bits: 30,
+                ..ok.correction
+            },
+            ..ok
+        },
+    ] {
+        let m = msg(particles::compress(&pos, &bad));
+        assert!(!m.is_empty(), "{bad:?} accepted");
+    }
+    if !cfg!(feature = "sz3") {
+        let m = msg(particles::compress(
+            &pos,
+            &ParticleConfig {
+                base: Base::Sz3,
+                ..ok
+            },
+        ));
+        assert!(m.contains("not compiled in"), "{m}");
+    }
+    // Decoding into the wrong buffer, a field stream as particles, particles as a field.
+    let c = particles::compress(&pos, &ok).unwrap();
+    let mut small = vec![0f32; pos.len() - 3];
+    assert!(particles::decompress_into(&c.bytes, &mut small).is_err());
+    let field = factz::field::compress(&[1.0; 4], &[2.0; 4], 2, 2, &Default::default()).unwrap();
+    assert!(particles::decompress(&field.bytes)
+        .unwrap_err()
+        .to_string()
+        .contains("not particles"));
+    assert!(factz::field::decompress(&c.bytes).is_err());
+    // A complete stream is not a correction, and vice versa.
+    let mut p2 = pos.clone();
+    assert!(apply_external(&c.bytes, &mut p2).is_err());
+    // Different lengths of originals and decoded positions.
+    assert!(correct_external(&pos, &pos[..pos.len() - 3], &ok).is_err());
+}
