@@ -174,9 +174,7 @@ pub fn correct(
         }
         if round < ROUNDS {
             let t = Instant::now();
-            let moved = optimise(
-                orig, &recon, &exact, &pairs, &adj, space, b, xi, opts, &mut stats,
-            );
+            let moved = optimise(orig, &recon, &exact, &pairs, space, b, xi, opts, &mut stats);
             stats.optimise_s += t.elapsed().as_secs_f64();
             let t = Instant::now();
             quantize_edits(
@@ -217,10 +215,15 @@ struct Adjacency {
 }
 
 fn adjacency(n: usize, pairs: &[Pair]) -> Adjacency {
+    adjacency_mapped(n, pairs, |k| k)
+}
+
+/// Adjacency over renumbered particles: `map` gives each particle's index in 0..n.
+fn adjacency_mapped(n: usize, pairs: &[Pair], map: impl Fn(u32) -> u32) -> Adjacency {
     let mut start = vec![0usize; n + 1];
     for p in pairs {
-        start[p.i as usize + 1] += 1;
-        start[p.j as usize + 1] += 1;
+        start[map(p.i) as usize + 1] += 1;
+        start[map(p.j) as usize + 1] += 1;
     }
     for k in 0..n {
         start[k + 1] += start[k];
@@ -228,10 +231,11 @@ fn adjacency(n: usize, pairs: &[Pair]) -> Adjacency {
     let mut fill = start.clone();
     let mut nb = vec![(0u32, false); start[n]];
     for p in pairs {
-        nb[fill[p.i as usize]] = (p.j, p.linked);
-        fill[p.i as usize] += 1;
-        nb[fill[p.j as usize]] = (p.i, p.linked);
-        fill[p.j as usize] += 1;
+        let (i, j) = (map(p.i), map(p.j));
+        nb[fill[i as usize]] = (j, p.linked);
+        fill[i as usize] += 1;
+        nb[fill[j as usize]] = (i, p.linked);
+        fill[j as usize] += 1;
     }
     Adjacency { start, nb }
 }
@@ -252,7 +256,6 @@ fn optimise(
     recon: &[f32],
     exact: &[bool],
     pairs: &[Pair],
-    adj: &Adjacency,
     space: Space,
     b: f64,
     xi: f64,
@@ -261,6 +264,21 @@ fn optimise(
 ) -> Vec<(u32, [f64; 3])> {
     let n = orig.len() / 3;
     let m = opts.edit_bits;
+    // Work on the vulnerable particles renumbered in order of first appearance in
+    // the pair list (grid order), so neighbours sit close in memory: the loop is
+    // bound by fetching neighbours' positions.
+    let mut loc = vec![u32::MAX; n];
+    let mut glob: Vec<u32> = Vec::new();
+    for p in pairs {
+        for k in [p.i, p.j] {
+            if loc[k as usize] == u32::MAX {
+                loc[k as usize] = glob.len() as u32;
+                glob.push(k);
+            }
+        }
+    }
+    let nl = glob.len();
+    let adj = adjacency_mapped(nl, pairs, |k| loc[k as usize]);
     // A decoded coordinate lands within eps_q (edit quantization) plus half an f32
     // ulp (the final rounding) of the optimiser's target; both in units of xi.
     let max_abs = orig
@@ -274,8 +292,15 @@ fn optimise(
     // (the 2^-m of the paper's box is smaller than eps_q; this keeps the bound).
     let half = 1.0 - 2.0 * eps_q;
     let (t_link, t_free) = ((b / xi - margin).max(0.0), b / xi + margin);
-    // Working positions in units of xi.
-    let mut pos: Vec<f64> = recon.iter().map(|&c| c as f64 / xi).collect();
+    // Working positions in units of xi, local numbering.
+    let mut pos: Vec<f64> = glob
+        .iter()
+        .flat_map(|&g| {
+            recon[3 * g as usize..3 * g as usize + 3]
+                .iter()
+                .map(|&c| c as f64 / xi)
+        })
+        .collect();
     // The optimiser only steers; the exact link rule decides afterwards. Positions
     // stay within the box +- 2 xi, so one conditional wrap is the minimum image.
     let period = space.period.map(|l| l / xi);
@@ -298,8 +323,8 @@ fn optimise(
         let s = if linked { 2.0 * r / d } else { -2.0 * r / d };
         (r * r, d3.map(|c| s * c))
     };
-    let editable = |k: usize| !exact[k] && adj.start[k + 1] > adj.start[k];
-    let mut slot = vec![u32::MAX; n];
+    let editable = |k: usize| !exact[glob[k] as usize];
+    let mut slot = vec![u32::MAX; nl];
     let mut active: Vec<u32> = Vec::new();
     let add = |k: u32, active: &mut Vec<u32>, slot: &mut Vec<u32>| {
         if slot[k as usize] == u32::MAX && editable(k as usize) {
@@ -308,8 +333,8 @@ fn optimise(
         }
     };
     for p in vulnerable::violated(pairs, recon, space, b) {
-        add(p.i, &mut active, &mut slot);
-        add(p.j, &mut active, &mut slot);
+        add(loc[p.i as usize], &mut active, &mut slot);
+        add(loc[p.j as usize], &mut active, &mut slot);
     }
     let mut adam: Vec<Adam> = vec![Adam::default(); active.len()];
     let lr = opts.learning_rate;
@@ -369,7 +394,7 @@ fn optimise(
                     st.m[a] = BETA1 * st.m[a] + (1.0 - BETA1) * g;
                     st.v[a] = BETA2 * st.v[a] + (1.0 - BETA2) * g * g;
                     let step = lr * (st.m[a] / c1) / ((st.v[a] / c2).sqrt() + ADAM_EPS);
-                    let o = orig[3 * k + a] as f64 / xi;
+                    let o = orig[3 * glob[k] as usize + a] as f64 / xi;
                     (pos[3 * k + a] - step).clamp(o - half, o + half)
                 })
             })
@@ -391,9 +416,10 @@ fn optimise(
         .map(|&k| {
             let k = k as usize;
             // NaN marks a coordinate the optimiser left where it started.
-            let start = |a: usize| recon[3 * k + a] as f64 / xi;
+            let g = glob[k] as usize;
+            let start = |a: usize| recon[3 * g + a] as f64 / xi;
             (
-                k as u32,
+                g as u32,
                 [0, 1, 2].map(|a| {
                     if pos[3 * k + a] == start(a) {
                         f64::NAN
