@@ -13,10 +13,16 @@ mod bench;
 mod commands;
 #[path = "factz/fileio.rs"]
 mod fileio;
+#[path = "factz/fof.rs"]
+mod fof;
 #[path = "factz/help.rs"]
 mod help;
 #[path = "factz/json.rs"]
 mod json;
+#[path = "factz/particle_bench.rs"]
+mod particle_bench;
+#[path = "factz/particle_commands.rs"]
+mod particle_commands;
 #[path = "factz/stats.rs"]
 mod stats;
 #[path = "factz/synth.rs"]
@@ -66,9 +72,6 @@ impl From<factz::Error> for CliError {
 }
 
 pub type CliResult<T> = Result<T, CliError>;
-
-/// Message every `--kind particles` request gets until particles land.
-pub const PARTICLES_UNSUPPORTED: &str = "particles are not supported yet in this version";
 
 fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
@@ -136,6 +139,9 @@ fn run(argv: Vec<std::ffi::OsString>) -> CliResult<u8> {
         "verify" => commands::verify(rest),
         "inspect" => commands::inspect(rest),
         "bench" => bench::bench(rest),
+        "correct" => particle_commands::correct(rest),
+        "apply" => particle_commands::apply(rest),
+        "fof" => fof::fof(rest),
         other if other.starts_with('-') => Err(CliError::usage(format!(
             "unknown option '{other}' before the command (try `factz --help`)"
         ))),

@@ -2,7 +2,9 @@
 //! positionals (`-` is one), `--` ends the flags. Unknown flags are errors.
 
 use crate::{CliError, CliResult};
-use factz::field::{Bound, Layout, Mode};
+use factz::field::{Bound, Coder, Layout, Mode};
+use factz::format::Kind;
+use factz::particles::{self, Base, Linking};
 use std::ffi::OsString;
 
 /// One flag a command accepts.
@@ -210,17 +212,81 @@ impl Args {
         }
     }
 
-    /// `--kind`: field2d (default) or particles (refused with a clear message).
-    pub fn check_kind(&self) -> CliResult<()> {
-        match self.value("kind").map(|k| k.to_ascii_lowercase()) {
-            None => Ok(()),
-            Some(k) if k == "field2d" => Ok(()),
-            Some(k) if k == "particles" => Err(CliError::usage(crate::PARTICLES_UNSUPPORTED)),
+    /// `--kind field2d|particles`, if given.
+    pub fn kind(&self) -> CliResult<Option<Kind>> {
+        match self.value("kind").map(|k| k.trim().to_ascii_lowercase()) {
+            None => Ok(None),
+            Some(k) if k == "field2d" => Ok(Some(Kind::Field2d)),
+            Some(k) if k == "particles" => Ok(Some(Kind::Particles)),
             Some(k) => {
                 Err(self.usage_err(format!("bad --kind '{k}': expected field2d or particles")))
             }
         }
     }
+
+    /// Refuse the flags of `names` that were given, saying which kind they belong to.
+    pub fn refuse(&self, names: &[&str], belongs_to: &str) -> CliResult<()> {
+        match self.given(names).first() {
+            Some(f) => Err(self.usage_err(format!("--{f} applies to {belongs_to} only"))),
+            None => Ok(()),
+        }
+    }
+
+    /// `--b B` or `--eta E` (not both), if given.
+    pub fn linking(&self) -> CliResult<Option<Linking>> {
+        match (self.value("b"), self.value("eta")) {
+            (Some(_), Some(_)) => Err(self.usage_err("give --b or --eta, not both")),
+            (Some(b), None) => Ok(Some(Linking::Length(self.positive("b", b)?))),
+            (None, Some(e)) => Ok(Some(Linking::Eta(self.positive("eta", e)?))),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// `--box L` (side of the periodic box), if given.
+    pub fn period(&self) -> CliResult<Option<f64>> {
+        self.value("box")
+            .map(|l| self.positive("box", l))
+            .transpose()
+    }
+
+    /// `--count N`, if given.
+    pub fn count(&self) -> CliResult<Option<usize>> {
+        Ok(self
+            .int_in("count", 0, particles::MAX_PARTICLES as u64)?
+            .map(|n| n as usize))
+    }
+
+    /// `--base builtin|sz3|zfp`, if given (an unknown name is a usage error; a
+    /// known one not compiled in is refused later by the library, with the feature).
+    pub fn base(&self) -> CliResult<Option<Base>> {
+        let Some(s) = self.value("base") else {
+            return Ok(None);
+        };
+        parse_base(s).map(Some).ok_or_else(|| {
+            self.usage_err(format!(
+                "bad --base '{s}': expected {}",
+                BASES.map(Base::name).join(", ")
+            ))
+        })
+    }
+
+    /// `--coder huffman|rans`, if given.
+    pub fn coder(&self) -> CliResult<Option<Coder>> {
+        let Some(c) = self.value("coder") else {
+            return Ok(None);
+        };
+        Coder::parse(c)
+            .map(Some)
+            .ok_or_else(|| self.usage_err(format!("bad --coder '{c}': expected huffman or rans")))
+    }
+}
+
+/// Every base compressor a stream can name, compiled in or not.
+pub const BASES: [Base; 3] = [Base::Builtin, Base::Sz3, Base::Zfp];
+
+/// A base compressor by name.
+pub fn parse_base(s: &str) -> Option<Base> {
+    Base::parse(s)
 }
 
 /// "NY,NX" or "NYxNX": two positive integers.

@@ -5,9 +5,11 @@
 use crate::args::{self, switch, val, FlagSpec};
 use crate::fileio::{self, Progress};
 use crate::json::{Json, Obj};
+use crate::particle_commands::PARTICLE_ONLY;
 use crate::stats::{self, short, Topo};
-use crate::{help, synth, CliError, CliResult};
+use crate::{help, particle_bench, synth, CliError, CliResult};
 use factz::field::{self, topology, Bound, Coder, FieldConfig, Layout, Mode};
+use factz::format::Kind;
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -53,7 +55,7 @@ impl Row {
 }
 
 /// Best (shortest) time of `repeat` runs of `f`, and the last result.
-fn best_of<T>(repeat: usize, mut f: impl FnMut() -> CliResult<T>) -> CliResult<(Duration, T)> {
+pub fn best_of<T>(repeat: usize, mut f: impl FnMut() -> CliResult<T>) -> CliResult<(Duration, T)> {
     let mut best = Duration::MAX;
     let mut last = None;
     for _ in 0..repeat.max(1) {
@@ -220,13 +222,24 @@ pub fn bench(argv: Vec<OsString>) -> CliResult<u8> {
         val("threads"),
         val("seed"),
         switch("json"),
+        val("base"),
+        val("count"),
+        val("b"),
+        val("eta"),
+        val("box"),
+        val("edit-bits"),
+        val("max-iters"),
+        val("min-members"),
     ];
     let a = args::parse("bench", argv, SPECS)?;
     if a.help {
         fileio::print_stdout(help::BENCH)?;
         return Ok(0);
     }
-    a.check_kind()?;
+    if a.kind()? == Some(Kind::Particles) {
+        return particle_bench::bench(&a);
+    }
+    a.refuse(&PARTICLE_ONLY, "--kind particles")?;
     let shape = a.shape()?;
     let layout = a.layout()?;
     let rels = match a.value("rel") {

@@ -3,6 +3,7 @@
 use crate::args::{self, switch, val, Args, FlagSpec};
 use crate::fileio::{self, shown, Progress};
 use crate::json::{Json, Obj};
+use crate::particle_commands::{self, PARTICLE_ONLY};
 use crate::stats::{self, short};
 use crate::{help, CliError, CliResult};
 use factz::field::{self, stream, Bound, Coder, FieldConfig, Layout, Mode};
@@ -10,11 +11,7 @@ use factz::format::{self, Kind};
 use std::ffi::OsString;
 use std::fmt::Write as _;
 
-/// Flags of `compress --kind particles` (DESIGN.md), recognized so that the answer
-/// is "not supported yet" rather than "unknown option".
-const PARTICLE_FLAGS: [&str; 5] = ["count", "b", "eta", "box", "base"];
-
-fn print_help_if(a: &Args, text: &str) -> CliResult<bool> {
+pub fn print_help_if(a: &Args, text: &str) -> CliResult<bool> {
     if a.help {
         fileio::print_stdout(text)?;
     }
@@ -39,15 +36,17 @@ pub fn compress(argv: Vec<OsString>) -> CliResult<u8> {
         val("eta"),
         val("box"),
         val("base"),
+        val("edit-bits"),
+        val("max-iters"),
     ];
     let a = args::parse("compress", argv, SPECS)?;
     if print_help_if(&a, help::COMPRESS)? {
         return Ok(0);
     }
-    a.check_kind()?;
-    if let Some(f) = a.given(&PARTICLE_FLAGS).first() {
-        return Err(a.usage_err(format!("--{f} applies to --kind particles only")));
+    if a.kind()? == Some(Kind::Particles) {
+        return particle_commands::compress(&a);
     }
+    a.refuse(&PARTICLE_ONLY, "--kind particles")?;
     let (ny, nx) = a
         .shape()?
         .ok_or_else(|| a.usage_err("--shape NY,NX is required"))?;
@@ -115,17 +114,13 @@ pub fn compress(argv: Vec<OsString>) -> CliResult<u8> {
     Ok(0)
 }
 
-/// Refuse a stream of another kind with the clearest message.
-fn check_stream_kind(bytes: &[u8], path: &str) -> CliResult<()> {
+/// The kind of data a stream holds (its header checked).
+fn stream_kind(bytes: &[u8], path: &str) -> CliResult<Kind> {
     let p = format::parse(bytes).map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))?;
-    if p.header.kind == Kind::Particles {
-        return Err(CliError::fail(crate::PARTICLES_UNSUPPORTED));
-    }
-    Ok(())
+    Ok(p.header.kind)
 }
 
 fn decode(bytes: &[u8], path: &str) -> CliResult<field::Decoded> {
-    check_stream_kind(bytes, path)?;
     field::decompress(bytes).map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))
 }
 
@@ -138,6 +133,9 @@ pub fn decompress(argv: Vec<OsString>) -> CliResult<u8> {
     a.positionals_exact(&["IN.fz", "OUT.f32"])?;
     let (inp, out) = (&a.positionals[0], &a.positionals[1]);
     let bytes = fileio::read_all(inp)?;
+    if stream_kind(&bytes, inp)? == Kind::Particles {
+        return particle_commands::decompress(bytes, inp, out, layout);
+    }
     let raw_len = field::info(&bytes)
         .map(|i| 8 * i.ny as u64 * i.nx as u64)
         .unwrap_or(0);
@@ -160,12 +158,17 @@ pub fn verify(argv: Vec<OsString>) -> CliResult<u8> {
         val("abs"),
         val("rel"),
         switch("json"),
+        val("count"),
+        val("b"),
+        val("eta"),
+        val("box"),
+        val("min-members"),
     ];
     let a = args::parse("verify", argv, SPECS)?;
     if print_help_if(&a, help::VERIFY)? {
         return Ok(0);
     }
-    a.check_kind()?;
+    let kind_flag = a.kind()?;
     let shape = a.shape()?;
     let layout_flag = a.layout()?;
     let bound_flag = a.bound()?;
@@ -178,6 +181,24 @@ pub fn verify(argv: Vec<OsString>) -> CliResult<u8> {
     progress.phase("reading");
     let second = fileio::read_all(second_path)?;
     let is_stream = fileio::is_stream(&second);
+    let kind = if is_stream {
+        let k = stream_kind(&second, second_path)?;
+        if let Some(f) = kind_flag.filter(|&f| f != k) {
+            return Err(a.usage_err(format!(
+                "--kind {} does not match {}, which holds {}",
+                f.name(),
+                shown(second_path),
+                k.name()
+            )));
+        }
+        k
+    } else {
+        kind_flag.unwrap_or(Kind::Field2d)
+    };
+    if kind == Kind::Particles {
+        return particle_commands::verify(&a, orig_path, second, second_path, is_stream, progress);
+    }
+    a.refuse(&PARTICLE_ONLY, "--kind particles")?;
     if is_stream {
         progress.phase("decompressing");
     }
@@ -204,7 +225,7 @@ pub fn verify(argv: Vec<OsString>) -> CliResult<u8> {
     } else {
         let (ny, nx) = shape.ok_or_else(|| {
             a.usage_err(format!(
-                "{} is not a factz stream, so --shape NY,NX is required for a raw float32 reconstruction",
+                "{} is not a factz stream, so --shape NY,NX is required for a raw float32 reconstruction (or --kind particles for positions)",
                 shown(second_path)
             ))
         })?;
@@ -374,7 +395,7 @@ fn section_name(id: u32) -> &'static str {
     }
 }
 
-fn flag_names(flags: u32) -> Vec<&'static str> {
+pub fn flag_names(flags: u32) -> Vec<&'static str> {
     let mut out = Vec::new();
     if flags & format::FLAG_CHUNK_OF_LARGER != 0 {
         out.push("chunk_of_larger");
@@ -409,23 +430,15 @@ pub fn inspect(argv: Vec<OsString>) -> CliResult<u8> {
     let bytes = fileio::read_all(path)?;
     let p = format::parse(&bytes).map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))?;
     let h = &p.header;
+    if h.kind == Kind::Particles {
+        return particle_commands::inspect(&a, path, &bytes, &p);
+    }
     // The field-level reading checks the header's values too.
-    let info = match h.kind {
-        Kind::Field2d => {
-            Some(field::info(&bytes).map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))?)
-        }
-        Kind::Particles => None,
-    };
-    let crc_ok: Vec<bool> = p
-        .sections
-        .iter()
-        .map(|s| crc32fast::hash(&bytes[s.offset..s.offset + s.stored_len]) == s.crc)
-        .collect();
-    let raw_bytes = info.as_ref().map(|i| 8 * i.ny * i.nx);
-    let ratio = raw_bytes.map(|r| r as f64 / bytes.len() as f64);
-    let bits = info
-        .as_ref()
-        .map(|i| 8.0 * bytes.len() as f64 / (2 * i.ny * i.nx) as f64);
+    let info = field::info(&bytes).map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))?;
+    let crc_ok = section_crcs(&bytes, &p);
+    let raw_bytes = 8 * info.ny * info.nx;
+    let ratio = raw_bytes as f64 / bytes.len() as f64;
+    let bits = 8.0 * bytes.len() as f64 / (2 * info.ny * info.nx) as f64;
     let coder_name = Coder::from_u8(h.coder)
         .map(|c| c.name().to_string())
         .unwrap_or(format!("unknown ({})", h.coder));
@@ -474,7 +487,7 @@ pub fn inspect(argv: Vec<OsString>) -> CliResult<u8> {
             )
             .put("flags", flag_names(h.flags))
             .put("dims", h.dims.to_vec())
-            .put("shape", info.as_ref().map(|i| vec![i.ny, i.nx]))
+            .put("shape", vec![info.ny, info.nx])
             .put("layout", layout_name.as_str())
             .put("abs_bound", h.abs_bound)
             .put("mode", mode)
@@ -495,18 +508,11 @@ pub fn inspect(argv: Vec<OsString>) -> CliResult<u8> {
             h.version,
             h.kind.name()
         );
-        match &info {
-            Some(i) => {
-                let _ = writeln!(
-                    s,
-                    "shape:        {} x {} (ny x nx), layout {}",
-                    i.ny, i.nx, layout_name
-                );
-            }
-            None => {
-                let _ = writeln!(s, "dims:         {:?}", h.dims);
-            }
-        }
+        let _ = writeln!(
+            s,
+            "shape:        {} x {} (ny x nx), layout {}",
+            info.ny, info.nx, layout_name
+        );
         let _ = writeln!(s, "bound:        {} (absolute)", h.abs_bound);
         let _ = writeln!(s, "mode:         {}", mode_name(h.mode));
         let zstd = if h.zstd_level == 0 {
@@ -526,15 +532,13 @@ pub fn inspect(argv: Vec<OsString>) -> CliResult<u8> {
             }
         );
         let _ = writeln!(s, "params:       {:?}", h.params);
-        if let (Some(r), Some(b), Some(raw)) = (ratio, bits, raw_bytes) {
-            let _ = writeln!(
-                s,
-                "ratio:        {} ({raw} -> {} bytes), {} bits/value",
-                short(r),
-                bytes.len(),
-                short(b)
-            );
-        }
+        let _ = writeln!(
+            s,
+            "ratio:        {} ({raw_bytes} -> {} bytes), {} bits/value",
+            short(ratio),
+            bytes.len(),
+            short(bits)
+        );
         let _ = writeln!(s, "sections:     {}", p.sections.len());
         let _ = writeln!(
             s,
@@ -557,12 +561,26 @@ pub fn inspect(argv: Vec<OsString>) -> CliResult<u8> {
         }
         fileio::print_stdout(&s)?;
     }
-    if let Some(k) = crc_ok.iter().position(|ok| !ok) {
-        return Err(CliError::fail(format!(
+    crc_failure(path, &p, &crc_ok)?;
+    Ok(0)
+}
+
+/// Whether each section's stored bytes match its checksum.
+pub fn section_crcs(bytes: &[u8], p: &format::Parsed) -> Vec<bool> {
+    p.sections
+        .iter()
+        .map(|s| crc32fast::hash(&bytes[s.offset..s.offset + s.stored_len]) == s.crc)
+        .collect()
+}
+
+/// The failure of `inspect` on a section whose checksum does not match.
+pub fn crc_failure(path: &str, p: &format::Parsed, crc_ok: &[bool]) -> CliResult<()> {
+    match crc_ok.iter().position(|ok| !ok) {
+        Some(k) => Err(CliError::fail(format!(
             "{}: section {} checksum mismatch (corrupted data)",
             shown(path),
             p.sections[k].id
-        )));
+        ))),
+        None => Ok(()),
     }
-    Ok(0)
 }

@@ -194,3 +194,65 @@ pub fn field_to_bytes(u: &[f32], v: &[f32], layout: Layout) -> Vec<u8> {
 pub fn is_stream(bytes: &[u8]) -> bool {
     bytes.starts_with(&factz::format::MAGIC)
 }
+
+/// Check raw particle positions' size (against a count when known, else a whole
+/// number of 12-byte particles) and return them AoS `[N][3]`.
+pub fn positions_from_bytes(
+    bytes: &[u8],
+    count: Option<usize>,
+    layout: Layout,
+    path: &str,
+) -> CliResult<Vec<f32>> {
+    let n = match count {
+        Some(n) => {
+            if n.checked_mul(12) != Some(bytes.len()) {
+                return Err(CliError::fail(format!(
+                    "{} has {} bytes, but {n} particles need {} (3 x {n} float32)",
+                    shown(path),
+                    bytes.len(),
+                    n as u128 * 12
+                )));
+            }
+            n
+        }
+        None => {
+            if bytes.len() % 12 != 0 {
+                return Err(CliError::fail(format!(
+                    "{} has {} bytes, not a whole number of particles (12 bytes = 3 float32 each)",
+                    shown(path),
+                    bytes.len()
+                )));
+            }
+            bytes.len() / 12
+        }
+    };
+    factz::particles::particle_count(3 * n)
+        .map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))?;
+    let values = f32s(bytes);
+    Ok(match layout {
+        Layout::Aos => values,
+        Layout::Soa => {
+            factz::particles::interleave3(&values[..n], &values[n..2 * n], &values[2 * n..])
+        }
+    })
+}
+
+/// The raw bytes of AoS positions in `layout`.
+pub fn positions_to_bytes(pos: &[f32], layout: Layout) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 * pos.len());
+    match layout {
+        Layout::Aos => {
+            for x in pos {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        Layout::Soa => {
+            for axis in 0..3 {
+                for p in pos.chunks_exact(3) {
+                    out.extend_from_slice(&p[axis].to_le_bytes());
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,46 +1,77 @@
 //! Usage texts (`factz --help`, `factz help CMD`, `factz CMD --help`).
 
 pub const MAIN: &str = "\
-factz: error-bounded compression that keeps every critical point of a 2D vector field
+factz: error-bounded compression that keeps every critical point of a 2D vector
+field and every friends-of-friends link (so every halo) of a particle set
 
 Usage:
   factz compress   --kind field2d --shape NY,NX [--layout soa|aos] [--mode b|s]
                    (--abs X | --rel X) [--coder huffman|rans] [--zstd LEVEL]
                    [--chunk] [--verify] IN.f32 OUT.fz
+  factz compress   --kind particles [--count N] [--layout aos|soa]
+                   (--abs X | --rel X) (--b B | --eta E) [--box L]
+                   [--base builtin|sz3|zfp] [--coder huffman|rans] [--zstd LEVEL]
+                   [--chunk] [--verify] [--edit-bits M] [--max-iters K] IN.f32 OUT.fz
   factz decompress IN.fz OUT.f32
-  factz verify     ORIG.f32 IN.fz|RECON.f32 [--shape NY,NX] [--layout soa|aos]
+  factz verify     ORIG.f32 IN.fz|RECON.f32 [--kind field2d|particles] [shape flags]
                    [--abs X | --rel X] [--json]
   factz inspect    IN.fz [--json]
-  factz bench      [--shape NY,NX] [IN.f32 ...] [--rel 1e-2,1e-3,1e-4] [--repeat N] [--json]
+  factz bench      [--kind field2d|particles] [IN.f32 ...] [--rel LIST] [--json] ...
+  factz correct    ORIG.f32 DECODED.f32 OUT.fz [particle flags]   # bring your own compressor
+  factz apply      OUT.fz DECODED.f32 FIXED.f32
+  factz fof        IN.f32 [--count N] [--b B | --eta E] [--box L] [--min-members M]
+                   [--labels OUT.u32] [--json]
   factz help CMD   details of one command
 
-Data is raw little-endian float32: SoA (all u, then all v) or AoS ((u, v) per
-vertex), row-major NY x NX with x fastest. `-` reads stdin / writes stdout.
-Exit status 0 on success; otherwise a one-line `factz: ...` message on stderr
-(status 2: usage error; 1: any other failure).
+Data is raw little-endian float32. Fields: SoA (all u, then all v) or AoS ((u, v)
+per vertex), row-major NY x NX with x fastest. Particles: AoS (x, y, z per
+particle, the default) or SoA (all x, all y, all z). `-` reads stdin / writes
+stdout. Exit status 0 on success; otherwise a one-line `factz: ...` message on
+stderr (status 2: usage error; 1: any other failure).
 ";
 
 pub const COMPRESS: &str = "\
-factz compress: compress a 2D vector field
+factz compress: compress a 2D vector field or particle positions
 
 Usage:
   factz compress --kind field2d --shape NY,NX [options] IN.f32 OUT.fz
+  factz compress --kind particles [--count N] [options] IN.f32 OUT.fz
 
-Options:
-  --kind field2d        what the input holds (particles: not supported yet)
+Options (both kinds):
+  --kind field2d|particles  what the input holds (default field2d)
+  --abs X               absolute error bound
+  --rel X               error bound relative to the value range (both components /
+                        all coordinates; default 1e-3)
+  --coder huffman|rans  entropy coder (default rans)
+  --zstd LEVEL          zstd stage on top, 1..22; 0 = off (default)
+  --chunk               the data is one chunk of a larger set: fields keep their
+                        border exact; particles keep exact those within
+                        b + 2 sqrt(3) xi of the bounding box's faces
+  --verify              decode and re-check before writing (fallback: lossless)
+  -v, --verbose         print a summary line on stderr
+
+Field options:
   --shape NY,NX         grid rows (y) and columns (x); required
   --layout soa|aos      soa: all u then all v (default); aos: (u, v) interleaved
   --mode b|s            b: block-wise analytic bounds (fast); s: speculative (default, best ratio)
-  --abs X               absolute error bound
-  --rel X               error bound relative to the value range of both components (default 1e-3)
-  --coder huffman|rans  entropy coder (default rans)
-  --zstd LEVEL          zstd stage on top, 1..22; 0 = off (default)
-  --chunk               the field is one chunk of a larger one: keep its border exact
-  --verify              decode and re-check every triangle before writing
-  -v, --verbose         print a summary line on stderr
 
-IN may be `-` (stdin) and OUT may be `-` (stdout). The decompressed field comes
-back in the layout it came in.
+Particle options (every friends-of-friends link keeps its status):
+  --count N             number of particles; when omitted it is the file size / 12
+                        (which must then be a multiple of 12 bytes)
+  --layout aos|soa      aos: (x, y, z) per particle (default); soa: all x, all y, all z
+  --b B                 linking length: a pair is linked when its distance is <= B
+  --eta E               linking length E x (V/N)^(1/3), V the box's or the bounding
+                        box's volume (default: eta 0.2)
+  --box L               periodic box of side L (minimum-image distances); default open
+  --base builtin|sz3|zfp  base compressor before the link correction (default builtin;
+                        sz3 and zfp when built with those cargo features)
+  --edit-bits M         bits per correction edit, 2..24 (default 16)
+  --max-iters K         optimiser iterations before the exact-storage fallback (default 2000)
+
+IN may be `-` (stdin) and OUT may be `-` (stdout). Decompression gives the data
+back in the layout it came in. The -v summary of particles gives the ratio,
+bits/particle, vulnerable pairs, pairs violated before correction, iterations,
+particles stored exactly and edited coordinates.
 ";
 
 pub const DECOMPRESS: &str = "\
@@ -49,8 +80,10 @@ factz decompress: decompress a stream to raw float32
 Usage:
   factz decompress IN.fz OUT.f32 [--layout soa|aos]
 
-Writes the layout the data came in (recorded in the stream) unless --layout
-overrides it. IN and OUT may be `-`.
+Works for field and particle streams (the header says which). Writes the layout
+the data came in (recorded in the stream) unless --layout overrides it. IN and
+OUT may be `-`. A particle correction stream (from `factz correct`) is not a
+complete stream: use `factz apply`.
 ";
 
 pub const VERIFY: &str = "\
@@ -59,14 +92,29 @@ factz verify: check a reconstruction against its original
 Usage:
   factz verify ORIG.f32 IN.fz [--layout soa|aos] [--abs X | --rel X] [--json]
   factz verify ORIG.f32 RECON.f32 --shape NY,NX [--layout soa|aos] [--abs X | --rel X] [--json]
+  factz verify ORIG.f32 IN.fz [--b B | --eta E] [--box L] [--min-members M] [...]
+  factz verify ORIG.f32 RECON.f32 --kind particles [--count N] [--layout aos|soa]
+               [--b B | --eta E] [--box L] [--abs X | --rel X] [--min-members M] [--json]
 
-Reports critical points lost (P1), spurious (P2) and with a changed type (P3),
-the maximum error against the bound, PSNR and, for a stream, the ratio and bit
-rate. With a stream the shape and layout come from it; with a raw
+Fields: reports critical points lost (P1), spurious (P2) and with a changed type
+(P3), the maximum error against the bound, PSNR and, for a stream, the ratio and
+bit rate. With a stream the shape and layout come from it; with a raw
 reconstruction --shape is required (both files in the same --layout, default
-soa). The bound is --abs/--rel when given, else the one the stream records.
-Exits with status 1 if P1 + P2 + P3 > 0 or a value exceeds the bound (or a
-non-finite value changed). One of the two inputs may be `-`.
+soa). Exits with status 1 if P1 + P2 + P3 > 0 or a value exceeds the bound (or a
+non-finite value changed).
+
+Particles (a particle stream, or --kind particles): reports friends-of-friends
+links broken and false, the Matthews correlation over the vulnerable pairs,
+whether the FoF partition is identical, halos of at least M members (default
+20) and the mass function's relative error, the maximum error against the
+bound, PSNR and, for a stream, the ratio and bits/particle. With a stream the
+count, layout, linking length, box and bound default to what it records; with
+raw positions --b/--eta (default eta 0.2) and --box describe the links, and
+both files share --layout (default aos). Exits with status 1 if a link changed
+or a coordinate exceeds the bound (or a non-finite value changed).
+
+The bound is --abs/--rel when given, else the one the stream records; without
+either no bound is checked. One of the two inputs may be `-`.
 ";
 
 pub const INSPECT: &str = "\
@@ -74,33 +122,104 @@ factz inspect: print a stream's header, sections and parameters
 
 Usage:
   factz inspect IN.fz [--json]
+
+For particle streams: the particle count and layout, what made the base
+positions (lossless, a base compressor, or an external one for a correction
+stream), the absolute bound, the linking length, the box, the edit width and
+the sections.
 ";
 
 pub const BENCH: &str = "\
-factz bench: compression ratio, accuracy, topology and speed against baselines
+factz bench: compression ratio, accuracy, features and speed against baselines
 
 Usage:
   factz bench [IN.f32 ...] [options]
+  factz bench --kind particles IN.f32 ... [options]
 
-Without inputs, a deterministic synthetic field (a sum of random Fourier modes)
-of --shape is used. Inputs are raw float32 fields of --shape, or datagen files
-whose sidecar (IN.json next to IN.f32) gives the shape.
+Fields: without inputs, a deterministic synthetic field (a sum of random Fourier
+modes) of --shape is used. Inputs are raw float32 fields of --shape, or datagen
+files whose sidecar (IN.json next to IN.f32) gives the shape.
 
 Options:
+  --kind field2d|particles  what the inputs hold (default field2d)
   --shape NY,NX         shape of the inputs / the synthetic field (default 1024,1024)
-  --layout soa|aos      layout of the inputs (default soa)
-  --rel LIST            relative bounds, comma-separated (default 1e-2,1e-3,1e-4)
+  --layout soa|aos      layout of the inputs (default soa; particles aos)
+  --rel LIST            relative bounds, comma-separated (default 1e-2,1e-3,1e-4;
+                        particles 1e-3,1e-4,1e-5,1e-6)
   --mode LIST           modes to run (default b,s)
-  --coder LIST          coders to run (default huffman,rans)
+  --coder LIST          coders to run (default huffman,rans; particles rans)
   --zstd LEVEL          zstd stage for factz (default 0 = off)
-  --repeat N            best of N timings (default 3)
+  --repeat N            best of N timings (default 3; particles 1)
   --threads N           worker threads (default: all cores, or RAYON_NUM_THREADS)
   --seed S              seed of the synthetic field (default 1)
   --json                machine-readable output
 
+Particle options:
+  --base LIST           base compressors (default: every one built in: builtin,
+                        and sz3 / zfp with those cargo features)
+  --count N             particles per input (default: the sidecar's shape, else
+                        the file size / 12)
+  --b B | --eta E       linking length (default: the sidecar's fof_b, else eta 0.2)
+  --box L               periodic box side (default: the sidecar's box when it says
+                        periodic, else open boundaries)
+  --edit-bits M, --max-iters K, --min-members M   as for compress / verify
+
 Baselines at the same absolute bound: zstd (lossless, level 3) always; SZ3 in
-absolute-bound mode when factz was built with `--features sz3`.
-MB/s counts 1e6 bytes of float32 input per second.
+absolute-bound mode when factz was built with `--features sz3` (for particles:
+x, y and z each as a 1D array, with the FoF links it breaks and makes).
+MB/s counts 1e6 bytes of float32 input per second. The particle table follows
+the cluster-preserving correction paper's Table II: vulnerable pairs, pairs
+violated before correction, optimiser iterations, pairs violated after the
+optimisation (then stored exactly: fallback particles), setup / optimisation /
+check / total seconds, the ratio of the base compressor alone and with the
+correction, the correction's overhead, bits/particle, and the links broken and
+made as checked from scratch on the decoded positions.
+";
+
+pub const CORRECT: &str = "\
+factz correct: a link-preserving correction for another compressor's output
+
+Usage:
+  factz correct ORIG.f32 DECODED.f32 OUT.fz [--count N] [--layout aos|soa]
+                [--abs X | --rel X] [--b B | --eta E] [--box L]
+                [--coder huffman|rans] [--zstd LEVEL] [--chunk]
+                [--edit-bits M] [--max-iters K] [-v]
+
+Bring your own compressor: ORIG are the original positions, DECODED what your
+compressor gave back for them (same particle order and layout). OUT holds only
+the correction (edits and exactly stored particles); `factz apply OUT.fz
+DECODED.f32 FIXED.f32` turns DECODED into positions that keep every
+friends-of-friends link of ORIG and stay within the bound. Decoded coordinates
+outside the bound (or non-finite) are corrected by exact storage. Defaults as
+for compress (rel 1e-3, eta 0.2, aos). One of the inputs may be `-`.
+";
+
+pub const APPLY: &str = "\
+factz apply: apply a correction stream from `factz correct`
+
+Usage:
+  factz apply OUT.fz DECODED.f32 FIXED.f32 [--layout aos|soa]
+
+DECODED must be the very positions the correction was made for (checked by
+checksum); its layout is the one the stream records unless --layout overrides
+it. FIXED is written in the same layout. One of the inputs may be `-`, and
+FIXED may be `-`.
+";
+
+pub const FOF: &str = "\
+factz fof: friends-of-friends halo catalogue of particle positions
+
+Usage:
+  factz fof IN.f32 [--count N] [--layout aos|soa] [--b B | --eta E] [--box L]
+            [--min-members M] [--top K] [--labels OUT.u32] [--json]
+
+Links every pair at distance <= b (--b, or --eta E: b = E x (V/N)^(1/3), default
+eta 0.2; --box L for a periodic box) and prints the number of groups, the halos
+of at least M members (default 20), the K largest (default 10) with their sizes,
+and the halo mass function over 50 logarithmic bins of member count from M to
+the largest halo. --labels writes each particle's group label (the smallest
+particle index in its group) as little-endian uint32, in particle order.
+IN may be `-`; so may --labels (the summary then goes to stderr).
 ";
 
 pub fn for_command(cmd: &str) -> Option<&'static str> {
@@ -110,6 +229,9 @@ pub fn for_command(cmd: &str) -> Option<&'static str> {
         "verify" => VERIFY,
         "inspect" => INSPECT,
         "bench" => BENCH,
+        "correct" => CORRECT,
+        "apply" => APPLY,
+        "fof" => FOF,
         _ => return None,
     })
 }

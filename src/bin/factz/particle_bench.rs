@@ -1,0 +1,717 @@
+//! `factz bench --kind particles`: the link-preserving correction on each base
+//! compressor at several bounds, in the manner of Table II of the
+//! cluster-preserving correction paper (vulnerable pairs, violations before and
+//! after, iterations, phase times, ratio before and after the correction), against
+//! zstd (lossless) and, built with `--features sz3`, SZ3 1D at the same absolute
+//! bound with the FoF links it breaks and makes.
+
+use crate::args::{self, parse_base, Args, BASES};
+use crate::bench::best_of;
+use crate::fileio::{self, Progress};
+use crate::json::{Json, Obj};
+use crate::particle_commands::{min_members, space_text, FIELD_ONLY};
+use crate::stats::short;
+use crate::{CliError, CliResult};
+use factz::field::Coder;
+use factz::particles::{
+    self, correct, fof, metrics::ParticleMetrics, Base, Bound, Layout, Linking, ParticleConfig,
+    Space, DEFAULT_ETA,
+};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+/// What a datagen sidecar (`IN.json` beside `IN.f32`) says about particles.
+#[derive(Debug, Default)]
+struct Sidecar {
+    count: Option<usize>,
+    layout: Option<Layout>,
+    period: Option<Option<f64>>,
+    fof_b: Option<f64>,
+}
+
+/// The text right after `"key":` in a flat JSON document.
+fn after_key<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let at = text.find(&format!("\"{key}\""))?;
+    let rest = text[at + key.len() + 2..].trim_start();
+    Some(rest.strip_prefix(':')?.trim_start())
+}
+
+fn json_number(text: &str, key: &str) -> Option<f64> {
+    let rest = after_key(text, key)?;
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || "+-.eE".contains(c)))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+fn json_bool(text: &str, key: &str) -> Option<bool> {
+    let rest = after_key(text, key)?;
+    if rest.starts_with("true") {
+        Some(true)
+    } else if rest.starts_with("false") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+fn sidecar(path: &str) -> Sidecar {
+    let Ok(text) = std::fs::read_to_string(Path::new(path).with_extension("json")) else {
+        return Sidecar::default();
+    };
+    let count = after_key(&text, "shape").and_then(|rest| {
+        let dims: Vec<usize> = rest
+            .strip_prefix('[')?
+            .split(']')
+            .next()?
+            .split(',')
+            .map(|s| s.trim().parse().ok())
+            .collect::<Option<Vec<usize>>>()?;
+        match dims[..] {
+            [n, 3] => Some(n),
+            _ => None,
+        }
+    });
+    let layout = after_key(&text, "layout").and_then(|rest| {
+        let s = rest
+            .strip_prefix('"')?
+            .split('"')
+            .next()?
+            .to_ascii_lowercase();
+        if s.contains("interleaved") || s.starts_with("aos") {
+            Some(Layout::Aos)
+        } else if s.starts_with("soa") {
+            Some(Layout::Soa)
+        } else {
+            None
+        }
+    });
+    let period = match (json_bool(&text, "periodic"), json_number(&text, "box")) {
+        (Some(true), Some(l)) if l.is_finite() && l > 0.0 => Some(Some(l)),
+        (Some(false), _) => Some(None),
+        _ => None,
+    };
+    let fof_b = json_number(&text, "fof_b").filter(|b| b.is_finite() && *b > 0.0);
+    Sidecar {
+        count,
+        layout,
+        period,
+        fof_b,
+    }
+}
+
+struct Input {
+    name: String,
+    pos: Vec<f32>,
+    period: Option<f64>,
+    period_from: &'static str,
+    b: f64,
+    b_from: String,
+}
+
+impl Input {
+    fn n(&self) -> usize {
+        self.pos.len() / 3
+    }
+    fn space(&self) -> Space {
+        Space {
+            period: self.period,
+        }
+    }
+}
+
+fn load(a: &Args, path: &str) -> CliResult<Input> {
+    let side = sidecar(path);
+    let count = a.count()?.or(side.count);
+    let layout = a.layout()?.or(side.layout).unwrap_or(Layout::Aos);
+    let bytes = fileio::read_all(path)?;
+    let pos = fileio::positions_from_bytes(&bytes, count, layout, path)?;
+    drop(bytes);
+    let (period, period_from) = match (a.period()?, side.period) {
+        (Some(l), _) => (Some(l), "given"),
+        (None, Some(p)) => (p, "sidecar"),
+        (None, None) => (None, "default"),
+    };
+    let (linking, b_from) = match (a.linking()?, side.fof_b) {
+        (Some(l @ Linking::Length(_)), _) => (l, "given".to_string()),
+        (Some(l @ Linking::Eta(e)), _) => (l, format!("eta {e}")),
+        (None, Some(b)) => (Linking::Length(b), "sidecar fof_b".to_string()),
+        (None, None) => (
+            Linking::Eta(DEFAULT_ETA),
+            format!("default eta {DEFAULT_ETA}"),
+        ),
+    };
+    let b = particles::linking_length(&pos, linking, period)?;
+    if let Some(l) = period {
+        if b > l / 2.0 {
+            return Err(CliError::usage(format!(
+                "bench: {path}: linking length {b} exceeds half the periodic box {l}"
+            )));
+        }
+    }
+    let name = Path::new(path)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.to_string());
+    Ok(Input {
+        name,
+        pos,
+        period,
+        period_from,
+        b,
+        b_from,
+    })
+}
+
+/// One line of the table.
+struct Row {
+    input: String,
+    n: usize,
+    rel: f64,
+    abs: f64,
+    method: String,
+    base: Option<&'static str>,
+    coder: Option<&'static str>,
+    /// The correction's numbers (factz rows).
+    stats: Option<correct::Stats>,
+    exact_particles: Option<usize>,
+    lossless_fallback: bool,
+    base_bytes: Option<usize>,
+    bytes: usize,
+    compress: Duration,
+    decompress: Duration,
+    /// Links and errors from scratch on the decoded positions (None: lossless).
+    metrics: Option<ParticleMetrics>,
+}
+
+impl Row {
+    fn raw(&self) -> usize {
+        12 * self.n
+    }
+    fn ratio(&self) -> f64 {
+        self.raw() as f64 / self.bytes as f64
+    }
+    fn ratio_base(&self) -> Option<f64> {
+        self.base_bytes
+            .filter(|&b| b > 0)
+            .map(|b| self.raw() as f64 / b as f64)
+    }
+    /// How much the correction costs in ratio, percent.
+    fn overhead(&self) -> Option<f64> {
+        self.ratio_base()
+            .map(|rb| 100.0 * (rb / self.ratio() - 1.0))
+    }
+    fn bits(&self) -> f64 {
+        if self.n == 0 {
+            0.0
+        } else {
+            8.0 * self.bytes as f64 / self.n as f64
+        }
+    }
+    fn mbs(&self, d: Duration) -> f64 {
+        self.raw() as f64 / 1e6 / d.as_secs_f64().max(1e-9)
+    }
+    fn broken(&self) -> usize {
+        self.metrics.as_ref().map_or(0, |m| m.broken_links)
+    }
+    fn false_links(&self) -> usize {
+        self.metrics.as_ref().map_or(0, |m| m.false_links)
+    }
+    /// Compression time outside the three correction phases (base compressor,
+    /// entropy coding, container).
+    fn other_s(&self) -> Option<f64> {
+        self.stats
+            .as_ref()
+            .map(|s| (self.compress.as_secs_f64() - s.setup_s - s.optimise_s - s.check_s).max(0.0))
+    }
+}
+
+fn raw_bytes(pos: &[f32]) -> Vec<u8> {
+    fileio::positions_to_bytes(pos, Layout::Aos)
+}
+
+/// zstd level 3 on the raw AoS bytes: lossless.
+fn zstd_baseline(inp: &Input, repeat: usize) -> CliResult<(usize, Duration, Duration)> {
+    let raw = raw_bytes(&inp.pos);
+    let fail = |e: std::io::Error| CliError::fail(format!("bench: zstd baseline: {e}"));
+    let (tc, c) = best_of(repeat, || zstd::bulk::compress(&raw, 3).map_err(fail))?;
+    let (td, d) = best_of(repeat, || {
+        zstd::bulk::decompress(&c, raw.len()).map_err(fail)
+    })?;
+    if d != raw {
+        return Err(CliError::fail("bench: zstd baseline did not round-trip"));
+    }
+    Ok((c.len(), tc, td))
+}
+
+#[cfg(feature = "sz3")]
+mod sz3_baseline {
+    use super::*;
+
+    fn one(data: &[f32], abs: f64) -> CliResult<Vec<u8>> {
+        let fail = |e: sz3::SZ3Error| CliError::fail(format!("bench: SZ3: {e}"));
+        let d = sz3::DimensionedData::build(&data)
+            .dim(data.len())
+            .and_then(|b| b.finish())
+            .map_err(fail)?;
+        let cfg = sz3::Config::new(sz3::ErrorBound::Absolute(abs));
+        sz3::compress_with_config(&d, &cfg).map_err(fail)
+    }
+
+    fn back(bytes: &[u8]) -> CliResult<Vec<f32>> {
+        let (_, d) = sz3::decompress::<f32, _>(bytes)
+            .map_err(|e| CliError::fail(format!("bench: SZ3: {e}")))?;
+        Ok(d.into_data())
+    }
+
+    /// SZ3 (default predictor) in absolute-bound mode, x, y and z each as a 1D array.
+    pub fn run(
+        inp: &Input,
+        abs: f64,
+        repeat: usize,
+    ) -> CliResult<(usize, Duration, Duration, Vec<f32>)> {
+        let (x, y, z) = particles::deinterleave3(&inp.pos);
+        let (tc, parts) = best_of(repeat, || Ok([one(&x, abs)?, one(&y, abs)?, one(&z, abs)?]))?;
+        let (td, (dx, dy, dz)) = best_of(repeat, || {
+            Ok((back(&parts[0])?, back(&parts[1])?, back(&parts[2])?))
+        })?;
+        if [dx.len(), dy.len(), dz.len()] != [x.len(); 3] {
+            return Err(CliError::fail(
+                "bench: SZ3 decoded the wrong number of values",
+            ));
+        }
+        let bytes = parts.iter().map(Vec::len).sum();
+        Ok((bytes, tc, td, particles::interleave3(&dx, &dy, &dz)))
+    }
+}
+
+pub fn bench(a: &Args) -> CliResult<u8> {
+    a.refuse(&FIELD_ONLY, "--kind field2d")?;
+    a.refuse(&["seed"], "--kind field2d (the synthetic field)")?;
+    let rels = match a.value("rel") {
+        None => vec![1e-3, 1e-4, 1e-5, 1e-6],
+        Some(s) => args::parse_list(s, |x| {
+            x.parse::<f64>().ok().filter(|t| t.is_finite() && *t > 0.0)
+        })
+        .ok_or_else(|| {
+            a.usage_err(format!(
+                "bad --rel '{s}': expected positive numbers separated by commas"
+            ))
+        })?,
+    };
+    let bases: Vec<Base> = match a.value("base") {
+        None => BASES.into_iter().filter(|b| b.available()).collect(),
+        Some(s) => args::parse_list(s, parse_base).ok_or_else(|| {
+            a.usage_err(format!(
+                "bad --base '{s}': expected a comma-separated list of {}",
+                BASES.map(Base::name).join(", ")
+            ))
+        })?,
+    };
+    if let Some(b) = bases.iter().find(|b| !b.available()) {
+        return Err(CliError::fail(format!(
+            "bench: base compressor {} is not compiled in (rebuild with `--features {}`)",
+            b.name(),
+            b.name()
+        )));
+    }
+    let coders = match a.value("coder") {
+        None => vec![Coder::Rans],
+        Some(s) => args::parse_list(s, Coder::parse).ok_or_else(|| {
+            a.usage_err(format!(
+                "bad --coder '{s}': expected huffman, rans or huffman,rans"
+            ))
+        })?,
+    };
+    let zstd_level = a.int_in("zstd", 0, 22)?.unwrap_or(0) as i32;
+    let repeat = a.int_in("repeat", 1, 1000)?.unwrap_or(1) as usize;
+    let min = min_members(a)?;
+    let mut correction = correct::Options::default();
+    if let Some(m) = a.int_in("edit-bits", 2, 24)? {
+        correction.edit_bits = m as u32;
+    }
+    if let Some(k) = a.int_in("max-iters", 0, u32::MAX as u64)? {
+        correction.max_iters = k as u32;
+    }
+    // Checked now, on every other setting, so a bad combination fails before the work.
+    a.count()?;
+    a.layout()?;
+    a.period()?;
+    a.linking()?;
+    if let Some(t) = a.int_in("threads", 1, 4096)? {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t as usize)
+            .build_global()
+            .map_err(|e| CliError::fail(format!("bench: cannot start {t} threads: {e}")))?;
+    }
+    let threads = rayon::current_num_threads();
+    if a.positionals.is_empty() {
+        return Err(a.usage_err(
+            "--kind particles needs input files (raw float32 positions, e.g. datagen's gen_particles.py)",
+        ));
+    }
+
+    let progress = Progress::for_input(u64::MAX);
+    let mut preamble = String::new();
+    let _ = writeln!(
+        preamble,
+        "factz {} bench --kind particles: {threads} threads (rayon), best of {repeat}, MB = 1e6 bytes of f32 input",
+        env!("CARGO_PKG_VERSION")
+    );
+    let mut rows: Vec<Row> = Vec::new();
+    let mut inputs_json = Vec::new();
+    for path in &a.positionals {
+        if path == "-" {
+            return Err(a.usage_err("bench reads files, not stdin"));
+        }
+        progress.phase(&format!("reading {path}"));
+        let inp = load(a, path)?;
+        let n = inp.n();
+        progress.phase(&format!("{}: friends-of-friends of the original", inp.name));
+        let links = fof::links(&inp.pos, inp.space(), inp.b);
+        let labels = fof::group_labels(n, &links);
+        let groups = labels
+            .iter()
+            .enumerate()
+            .filter(|(k, &l)| l as usize == *k)
+            .count();
+        let halos = fof::halos(&labels, min);
+        let largest = halos.first().map_or(0, |h| h.members.len());
+        let _ = writeln!(
+            preamble,
+            "input {}: {n} particles, b {} ({}), {} ({}); {} links, {groups} FoF groups, {} halos >= {min} (largest {largest})",
+            inp.name,
+            short(inp.b),
+            inp.b_from,
+            space_text(inp.period),
+            inp.period_from,
+            links.len(),
+            halos.len(),
+        );
+        inputs_json.push(
+            Obj::new()
+                .put("name", inp.name.as_str())
+                .put("particles", n)
+                .put("linking_length", inp.b)
+                .put("period", inp.period)
+                .put("links", links.len())
+                .put("groups", groups)
+                .put("min_members", min)
+                .put("halos", halos.len())
+                .put("largest_halo", largest)
+                .build(),
+        );
+        drop((links, labels, halos));
+
+        progress.phase(&format!("{}: zstd baseline", inp.name));
+        let (zbytes, ztc, ztd) = zstd_baseline(&inp, repeat)?;
+        for &rel in &rels {
+            let abs = particles::absolute_bound(&inp.pos, Bound::Rel(rel));
+            for &base in &bases {
+                for &coder in &coders {
+                    let what = format!(
+                        "{}: rel {rel:e}, {}, {}",
+                        inp.name,
+                        base.name(),
+                        coder.name()
+                    );
+                    let cfg = ParticleConfig {
+                        bound: Bound::Abs(abs),
+                        linking: Linking::Length(inp.b),
+                        period: inp.period,
+                        base,
+                        coder,
+                        zstd_level,
+                        chunk_of_larger: false,
+                        verify: false,
+                        layout: Layout::Aos,
+                        correction,
+                    };
+                    progress.phase(&format!("{what}: compressing"));
+                    let (tc, c) = best_of(repeat, || {
+                        particles::compress(&inp.pos, &cfg)
+                            .map_err(|e| CliError::fail(format!("bench: compress: {e}")))
+                    })?;
+                    progress.phase(&format!("{what}: decompressing"));
+                    let (td, d) = best_of(repeat, || {
+                        particles::decompress(&c.bytes)
+                            .map_err(|e| CliError::fail(format!("bench: decompress: {e}")))
+                    })?;
+                    progress.phase(&format!("{what}: checking links"));
+                    let m =
+                        particles::metrics::compare(&inp.pos, &d.pos, inp.space(), inp.b, abs, min);
+                    let r = c.report;
+                    let method = if coders.len() > 1 {
+                        format!("factz+{}/{}", base.name(), coder.name())
+                    } else {
+                        format!("factz+{}", base.name())
+                    };
+                    rows.push(Row {
+                        input: inp.name.clone(),
+                        n,
+                        rel,
+                        abs,
+                        method,
+                        base: Some(r.source.name()),
+                        coder: Some(coder.name()),
+                        stats: Some(r.correction),
+                        exact_particles: Some(r.exact_particles),
+                        lossless_fallback: r.lossless_fallback,
+                        base_bytes: Some(r.base_bytes),
+                        bytes: c.bytes.len(),
+                        compress: tc,
+                        decompress: td,
+                        metrics: Some(m),
+                    });
+                }
+            }
+            rows.push(Row {
+                input: inp.name.clone(),
+                n,
+                rel,
+                abs,
+                method: "zstd-3".into(),
+                base: None,
+                coder: None,
+                stats: None,
+                exact_particles: None,
+                lossless_fallback: false,
+                base_bytes: None,
+                bytes: zbytes,
+                compress: ztc,
+                decompress: ztd,
+                metrics: None,
+            });
+            #[cfg(feature = "sz3")]
+            {
+                progress.phase(&format!("{}: rel {rel:e}, SZ3 1D", inp.name));
+                let (bytes, tc, td, recon) = sz3_baseline::run(&inp, abs, repeat)?;
+                progress.phase(&format!(
+                    "{}: rel {rel:e}, SZ3 1D: checking links",
+                    inp.name
+                ));
+                let m = particles::metrics::compare(&inp.pos, &recon, inp.space(), inp.b, abs, min);
+                rows.push(Row {
+                    input: inp.name.clone(),
+                    n,
+                    rel,
+                    abs,
+                    method: "sz3-1d".into(),
+                    base: None,
+                    coder: None,
+                    stats: None,
+                    exact_particles: None,
+                    lossless_fallback: false,
+                    base_bytes: None,
+                    bytes,
+                    compress: tc,
+                    decompress: td,
+                    metrics: Some(m),
+                });
+            }
+        }
+    }
+    progress.done();
+    let factz_kept_all = rows
+        .iter()
+        .filter(|r| r.stats.is_some())
+        .all(|r| r.broken() + r.false_links() == 0);
+
+    if a.has("json") {
+        let results: Vec<Json> = rows.iter().map(row_json).collect();
+        let j = Obj::new()
+            .put("version", env!("CARGO_PKG_VERSION"))
+            .put("kind", "particles")
+            .put("threads", threads)
+            .put("repeat", repeat)
+            .put("zstd_level", zstd_level)
+            .put("edit_bits", correction.edit_bits)
+            .put("max_iters", correction.max_iters)
+            .put("sz3", cfg!(feature = "sz3"))
+            .put("inputs", Json::Arr(inputs_json))
+            .put("results", Json::Arr(results));
+        fileio::print_stdout(&j.build().pretty())?;
+        return Ok(0);
+    }
+
+    let mut s = preamble;
+    if !cfg!(feature = "sz3") {
+        s.push_str("SZ3 baseline: not built (rebuild with `--features sz3`)\n");
+    }
+    s.push('\n');
+    s.push_str(&table(&rows));
+    s.push('\n');
+    s.push_str(
+        "vuln: vulnerable pairs; viol: pairs whose link the base output changed (for sz3-1d: \
+         links broken + made); after: still violated after optimisation and edit quantization; \
+         fallback: particles then stored exactly; times in seconds (other: base compressor, \
+         coding); ratio base: 12N / base bytes; overhead: ratio lost to the correction\n",
+    );
+    if !factz_kept_all {
+        s.push_str("WARNING: a factz row changed links (see broken / false): a library bug\n");
+    }
+    fileio::print_stdout(&s)?;
+    Ok(0)
+}
+
+fn row_json(r: &Row) -> Json {
+    let st = r.stats.as_ref();
+    let m = r.metrics.as_ref();
+    Obj::new()
+        .put("input", r.input.as_str())
+        .put("particles", r.n)
+        .put("rel_bound", r.rel)
+        .put("abs_bound", r.abs)
+        .put("method", r.method.as_str())
+        .put("base", r.base)
+        .put("coder", r.coder)
+        .put("vulnerable_pairs", m.map(|m| m.vulnerable_pairs))
+        .put("violated_before", st.map(|s| s.violated_before))
+        .put("iterations", st.map(|s| s.iterations))
+        .put("active_particles", st.map(|s| s.active_particles))
+        .put("violated_after", st.map(|s| s.violated_after))
+        .put("fallback_particles", st.map(|s| s.fallback_particles))
+        .put("exact_particles", r.exact_particles)
+        .put("edited_coords", st.map(|s| s.edited_coords))
+        .put("lossless_fallback", r.lossless_fallback)
+        .put("setup_s", st.map(|s| s.setup_s))
+        .put("optimise_s", st.map(|s| s.optimise_s))
+        .put("check_s", st.map(|s| s.check_s))
+        .put("other_s", r.other_s())
+        .put("compress_s", r.compress.as_secs_f64())
+        .put("decompress_s", r.decompress.as_secs_f64())
+        .put("base_bytes", r.base_bytes)
+        .put("bytes", r.bytes)
+        .put("ratio_base", r.ratio_base())
+        .put("ratio", r.ratio())
+        .put("overhead_pct", r.overhead())
+        .put("bits_per_particle", r.bits())
+        .put("broken_links", r.broken())
+        .put("false_links", r.false_links())
+        .put(
+            "identical_partition",
+            m.map_or(true, |m| m.identical_partition),
+        )
+        .put("hmf_rel_error", m.map_or(0.0, |m| m.hmf_rel_error))
+        .put(
+            "max_error_over_bound",
+            m.map_or(0.0, |m| {
+                if r.abs > 0.0 {
+                    m.max_error / r.abs
+                } else {
+                    0.0
+                }
+            }),
+        )
+        .put("bound_violations", m.map_or(0, |m| m.bound_violations))
+        .put("psnr_db", m.map_or(f64::INFINITY, |m| m.psnr_db))
+        .put("compress_mb_s", r.mbs(r.compress))
+        .put("decompress_mb_s", r.mbs(r.decompress))
+        .build()
+}
+
+fn secs(x: f64) -> String {
+    if x < 0.01 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+fn table(rows: &[Row]) -> String {
+    let header = [
+        "input",
+        "rel",
+        "abs",
+        "method",
+        "vuln",
+        "viol",
+        "iters",
+        "after",
+        "fallback",
+        "setup",
+        "opt",
+        "check",
+        "other",
+        "total",
+        "ratio base",
+        "ratio",
+        "overhead %",
+        "bits/p",
+        "broken",
+        "false",
+        "comp MB/s",
+        "dec MB/s",
+    ];
+    let dash = || "-".to_string();
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let st = r.stats.as_ref();
+            let m = r.metrics.as_ref();
+            let viol = match (st, m) {
+                (Some(s), _) => s.violated_before.to_string(),
+                (None, Some(m)) => (m.broken_links + m.false_links).to_string(),
+                _ => dash(),
+            };
+            let mut ratio = format!("{:.2}", r.ratio());
+            if r.lossless_fallback {
+                ratio.push_str(" (lossless)");
+            }
+            vec![
+                r.input.clone(),
+                format!("{:.0e}", r.rel),
+                short(r.abs),
+                r.method.clone(),
+                m.map_or_else(dash, |m| m.vulnerable_pairs.to_string()),
+                viol,
+                st.map_or_else(dash, |s| s.iterations.to_string()),
+                st.map_or_else(dash, |s| s.violated_after.to_string()),
+                st.map_or_else(dash, |s| s.fallback_particles.to_string()),
+                st.map_or_else(dash, |s| secs(s.setup_s)),
+                st.map_or_else(dash, |s| secs(s.optimise_s)),
+                st.map_or_else(dash, |s| secs(s.check_s)),
+                r.other_s().map_or_else(dash, secs),
+                secs(r.compress.as_secs_f64()),
+                r.ratio_base().map_or_else(dash, |x| format!("{x:.2}")),
+                ratio,
+                r.overhead().map_or_else(dash, |x| format!("{x:.2}")),
+                format!("{:.2}", r.bits()),
+                r.broken().to_string(),
+                r.false_links().to_string(),
+                short(r.mbs(r.compress)),
+                short(r.mbs(r.decompress)),
+            ]
+        })
+        .collect();
+    let mut width: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in &cells {
+        for (w, c) in width.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut s = String::new();
+    let line = |s: &mut String, row: &[String]| {
+        for (k, (c, w)) in row.iter().zip(&width).enumerate() {
+            // Text columns left-aligned, numbers right-aligned.
+            if k == 0 || k == 3 {
+                let _ = write!(s, "{c:<w$}");
+            } else {
+                let _ = write!(s, "{c:>w$}");
+            }
+            s.push_str(if k + 1 < row.len() { "  " } else { "\n" });
+        }
+    };
+    line(
+        &mut s,
+        &header.iter().map(|h| h.to_string()).collect::<Vec<_>>(),
+    );
+    let total: usize = width.iter().sum::<usize>() + 2 * (width.len() - 1);
+    s.push_str(&"-".repeat(total));
+    s.push('\n');
+    for row in &cells {
+        line(&mut s, row);
+    }
+    s
+}

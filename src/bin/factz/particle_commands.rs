@@ -1,0 +1,659 @@
+//! `--kind particles` for `compress`, `decompress`, `verify` and `inspect`, and the
+//! bring-your-own-compressor pair `correct` / `apply`.
+
+use crate::args::{self, switch, val, Args, FlagSpec};
+use crate::commands::{crc_failure, flag_names, print_help_if, section_crcs};
+use crate::fileio::{self, shown, Progress};
+use crate::json::{Json, Obj};
+use crate::stats::short;
+use crate::{help, CliError, CliResult};
+use factz::format::{self, Parsed};
+use factz::particles::{
+    self, metrics, stream as pstream, Compressed, Layout, Linking, ParticleConfig, ParticleInfo,
+    Source, Space, DEFAULT_ETA, DEFAULT_MIN_MEMBERS,
+};
+use std::ffi::OsString;
+use std::fmt::Write as _;
+
+/// Flags only particle commands take (refused for `--kind field2d`).
+pub const PARTICLE_ONLY: [&str; 8] = [
+    "count",
+    "b",
+    "eta",
+    "box",
+    "base",
+    "edit-bits",
+    "max-iters",
+    "min-members",
+];
+
+/// Flags only field commands take (refused for `--kind particles`).
+pub const FIELD_ONLY: [&str; 2] = ["shape", "mode"];
+
+/// The particle configuration the flags describe (defaults: rel 1e-3, eta 0.2,
+/// builtin, rans, AoS), checked by the library.
+pub fn config(a: &Args) -> CliResult<ParticleConfig> {
+    let d = ParticleConfig::default();
+    let mut correction = d.correction;
+    if let Some(m) = a.int_in("edit-bits", 2, 24)? {
+        correction.edit_bits = m as u32;
+    }
+    if let Some(k) = a.int_in("max-iters", 0, u32::MAX as u64)? {
+        correction.max_iters = k as u32;
+    }
+    let cfg = ParticleConfig {
+        bound: a.bound()?.unwrap_or(d.bound),
+        linking: a.linking()?.unwrap_or(d.linking),
+        period: a.period()?,
+        base: a.base()?.unwrap_or(d.base),
+        coder: a.coder()?.unwrap_or(d.coder),
+        zstd_level: a.int_in("zstd", 0, 22)?.unwrap_or(0) as i32,
+        chunk_of_larger: a.has("chunk"),
+        verify: a.has("verify"),
+        layout: a.layout()?.unwrap_or(Layout::Aos),
+        correction,
+    };
+    particles::check_config(&cfg)?;
+    Ok(cfg)
+}
+
+/// `--min-members M` (default 20).
+pub fn min_members(a: &Args) -> CliResult<usize> {
+    Ok(a.int_in("min-members", 1, u32::MAX as u64)?
+        .map_or(DEFAULT_MIN_MEMBERS, |m| m as usize))
+}
+
+/// "box 100 (periodic)" or "open boundaries".
+pub fn space_text(period: Option<f64>) -> String {
+    match period {
+        Some(l) => format!("periodic box {}", short(l)),
+        None => "open boundaries".into(),
+    }
+}
+
+fn out_name(path: &str) -> &str {
+    if path == "-" {
+        "<stdout>"
+    } else {
+        path
+    }
+}
+
+/// The `-v` line of `compress` and `correct`.
+fn summary(inp: &str, out: &str, n: usize, cfg: &ParticleConfig, c: &Compressed) -> String {
+    let r = &c.report;
+    let s = &r.correction;
+    let raw = 12 * n;
+    let len = c.bytes.len();
+    let per = |x: f64| if n > 0 { x / n as f64 } else { 0.0 };
+    format!(
+        "factz: {} -> {}: {n} particles {}, {} {}, abs bound {}, b {}, {}; {raw} -> {len} bytes (ratio {}, {} bits/particle); {} vulnerable pairs, {} violated before correction, {} iterations, {} violated after, {} exact particles, {} edited coordinates{}{}",
+        shown(inp),
+        out_name(out),
+        cfg.layout.name(),
+        r.source.name(),
+        cfg.coder.name(),
+        short(r.abs_bound),
+        short(r.linking_length),
+        space_text(cfg.period),
+        short(raw as f64 / len as f64),
+        short(per(8.0 * len as f64)),
+        s.vulnerable_pairs,
+        s.violated_before,
+        s.iterations,
+        s.violated_after,
+        r.exact_particles,
+        s.edited_coords,
+        if r.verified { ", verified" } else { "" },
+        match &r.fallback_reason {
+            Some(why) if r.lossless_fallback => format!(", LOSSLESS FALLBACK ({why})"),
+            _ => String::new(),
+        },
+    )
+}
+
+/// `compress --kind particles` (arguments already parsed by `commands::compress`).
+pub fn compress(a: &Args) -> CliResult<u8> {
+    a.refuse(&FIELD_ONLY, "--kind field2d")?;
+    let cfg = config(a)?;
+    let count = a.count()?;
+    a.positionals_exact(&["IN.f32", "OUT.fz"])?;
+    let (inp, out) = (&a.positionals[0], &a.positionals[1]);
+
+    let progress = Progress::for_input(fileio::input_len(inp).unwrap_or(0));
+    progress.phase("reading");
+    let bytes = fileio::read_all(inp)?;
+    let pos = fileio::positions_from_bytes(&bytes, count, cfg.layout, inp)?;
+    drop(bytes);
+    progress.phase(if cfg.verify {
+        "compressing and verifying"
+    } else {
+        "compressing"
+    });
+    let c =
+        particles::compress(&pos, &cfg).map_err(|e| CliError::fail(format!("compress: {e}")))?;
+    progress.phase("writing");
+    fileio::write_all(out, &c.bytes)?;
+    progress.done();
+    if a.has("verbose") {
+        eprintln!("{}", summary(inp, out, pos.len() / 3, &cfg, &c));
+    }
+    Ok(0)
+}
+
+fn external_message(path: &str) -> CliError {
+    CliError::fail(format!(
+        "{} is a correction for positions another compressor decoded, not a complete stream: \
+         apply it to those positions (`factz apply`)",
+        shown(path)
+    ))
+}
+
+/// The header of a particle stream, checked.
+fn stream_info(bytes: &[u8], path: &str) -> CliResult<ParticleInfo> {
+    particles::info(bytes).map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))
+}
+
+/// Decode a complete particle stream (not a correction-only one).
+fn decode(bytes: &[u8], path: &str) -> CliResult<(ParticleInfo, particles::Decoded)> {
+    let info = stream_info(bytes, path)?;
+    if info.source == Source::External {
+        return Err(external_message(path));
+    }
+    let d = particles::decompress(bytes)
+        .map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))?;
+    Ok((info, d))
+}
+
+/// `decompress` of a particle stream: the positions in the layout they came in
+/// (or `layout` when given).
+pub fn decompress(bytes: Vec<u8>, inp: &str, out: &str, layout: Option<Layout>) -> CliResult<u8> {
+    let n = stream_info(&bytes, inp)?.n;
+    let progress = Progress::for_input(12 * n as u64);
+    progress.phase("decompressing");
+    let (_, d) = decode(&bytes, inp)?;
+    drop(bytes);
+    progress.phase("writing");
+    fileio::write_all(
+        out,
+        &fileio::positions_to_bytes(&d.pos, layout.unwrap_or(d.layout)),
+    )?;
+    progress.done();
+    Ok(0)
+}
+
+/// Largest finite coordinate error (where both values are finite).
+fn max_finite_error(orig: &[f32], recon: &[f32]) -> f64 {
+    orig.iter()
+        .zip(recon)
+        .filter(|(a, r)| a.is_finite() && r.is_finite())
+        .map(|(&a, &r)| (r as f64 - a as f64).abs())
+        .fold(0.0, f64::max)
+}
+
+/// `verify` of particles: ORIG against a particle stream or raw positions.
+pub fn verify(
+    a: &Args,
+    orig_path: &str,
+    second: Vec<u8>,
+    second_path: &str,
+    is_stream: bool,
+    progress: Progress,
+) -> CliResult<u8> {
+    a.refuse(&FIELD_ONLY, "--kind field2d")?;
+    let layout_flag = a.layout()?;
+    let bound_flag = a.bound()?;
+    let linking_flag = a.linking()?;
+    let period_flag = a.period()?;
+    let count = a.count()?;
+    let min_members = min_members(a)?;
+
+    let (recon, layout, info, stream_len) = if is_stream {
+        progress.phase("decompressing");
+        let (info, d) = decode(&second, second_path)?;
+        if let Some(n) = count.filter(|&n| n != d.n) {
+            return Err(CliError::fail(format!(
+                "--count {n} does not match the stream's {} particles",
+                d.n
+            )));
+        }
+        (
+            d.pos,
+            layout_flag.unwrap_or(d.layout),
+            Some(info),
+            Some(second.len()),
+        )
+    } else {
+        let layout = layout_flag.unwrap_or(Layout::Aos);
+        let recon = fileio::positions_from_bytes(&second, count, layout, second_path)?;
+        (recon, layout, None, None)
+    };
+    drop(second);
+    let n = recon.len() / 3;
+    progress.phase("reading");
+    let orig_bytes = fileio::read_all(orig_path)?;
+    let orig = fileio::positions_from_bytes(&orig_bytes, Some(n), layout, orig_path)?;
+    drop(orig_bytes);
+
+    let period = period_flag.or(info.as_ref().and_then(|i| i.period));
+    let (b, b_from) = match (linking_flag, &info) {
+        (Some(l), _) => (particles::linking_length(&orig, l, period)?, "given"),
+        (None, Some(i)) => (i.linking_length, "stream"),
+        (None, None) => (
+            particles::linking_length(&orig, Linking::Eta(DEFAULT_ETA), period)?,
+            "default eta 0.2",
+        ),
+    };
+    let (bound, bound_from) = match (bound_flag, &info) {
+        (Some(bd), _) => (Some(particles::absolute_bound(&orig, bd)), "given"),
+        (None, Some(i)) => (Some(i.abs_bound), "stream"),
+        (None, None) => (None, "none"),
+    };
+    // Without a bound, the vulnerable window is the one of the observed error.
+    let xi = bound.unwrap_or_else(|| max_finite_error(&orig, &recon));
+    progress.phase("comparing links and halos");
+    let m = metrics::compare(&orig, &recon, Space { period }, b, xi, min_members);
+    progress.done();
+
+    let raw = 12 * n;
+    let ratio = stream_len.map(|s| raw as f64 / s as f64);
+    let bits = stream_len.map(|s| {
+        if n > 0 {
+            8.0 * s as f64 / n as f64
+        } else {
+            0.0
+        }
+    });
+    let changed = m.broken_links + m.false_links;
+    let ok = changed == 0 && m.bound_violations == 0;
+    let max_over_bound = bound.filter(|&b| b > 0.0).map(|b| m.max_error / b);
+
+    if a.has("json") {
+        let j = Obj::new()
+            .put("ok", ok)
+            .put("kind", "particles")
+            .put("particles", n)
+            .put("layout", layout.name())
+            .put("linking_length", b)
+            .put("linking_from", b_from)
+            .put("period", period)
+            .put("original_links", m.original_links)
+            .put("broken_links", m.broken_links)
+            .put("false_links", m.false_links)
+            .put("vulnerable_pairs", m.vulnerable_pairs)
+            .put("mcc", m.mcc)
+            .put("identical_partition", m.identical_partition)
+            .put("groups_original", m.groups_original)
+            .put("min_members", min_members)
+            .put("halos_original", m.halos_original)
+            .put("halos_reconstructed", m.halos_reconstructed)
+            .put("hmf_rel_error", m.hmf_rel_error)
+            .put("abs_bound", bound)
+            .put("bound_from", bound_from)
+            .put("max_abs_error", m.max_error)
+            .put("max_error_over_bound", max_over_bound)
+            .put("bound_violations", m.bound_violations)
+            .put("psnr_db", m.psnr_db)
+            .put("stream_bytes", stream_len)
+            .put("raw_bytes", raw)
+            .put("ratio", ratio)
+            .put("bits_per_particle", bits);
+        fileio::print_stdout(&j.build().pretty())?;
+    } else {
+        let mut s = String::new();
+        let _ = writeln!(s, "particles:          {n}, layout {}", layout.name());
+        let _ = writeln!(
+            s,
+            "linking length:     {} ({b_from}), {}",
+            short(b),
+            space_text(period)
+        );
+        let _ = writeln!(
+            s,
+            "links:              {} in the original; {} broken, {} false",
+            m.original_links, m.broken_links, m.false_links
+        );
+        let _ = writeln!(
+            s,
+            "vulnerable pairs:   {} (window of {}), MCC {}",
+            m.vulnerable_pairs,
+            if bound.is_some() {
+                "the bound"
+            } else {
+                "the largest error"
+            },
+            short(m.mcc)
+        );
+        let _ = writeln!(
+            s,
+            "FoF partition:      {} groups in the original, identical: {}",
+            m.groups_original,
+            if m.identical_partition { "yes" } else { "no" }
+        );
+        let _ = writeln!(
+            s,
+            "halos (>= {min_members}):{:pad$}{} original, {} reconstructed, HMF rel. error {}",
+            "",
+            m.halos_original,
+            m.halos_reconstructed,
+            short(m.hmf_rel_error),
+            pad = 8usize.saturating_sub(min_members.to_string().len())
+        );
+        match bound {
+            Some(bd) => {
+                let _ = writeln!(
+                    s,
+                    "bound:              {} (absolute, {}), {} coordinates outside",
+                    short(bd),
+                    if bound_from == "stream" {
+                        "from the stream"
+                    } else {
+                        "given"
+                    },
+                    m.bound_violations
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "bound:              none known (give --abs or --rel to check one)"
+                );
+                if m.bound_violations > 0 {
+                    let _ = writeln!(
+                        s,
+                        "non-finite:         {} coordinates changed",
+                        m.bound_violations
+                    );
+                }
+            }
+        }
+        let _ = write!(s, "max abs error:      {}", short(m.max_error));
+        if let Some(r) = max_over_bound {
+            let _ = write!(s, " ({} of the bound)", short(r));
+        }
+        s.push('\n');
+        let _ = writeln!(s, "PSNR:               {} dB", short(m.psnr_db));
+        if let (Some(r), Some(bp), Some(len)) = (ratio, bits, stream_len) {
+            let _ = writeln!(
+                s,
+                "ratio:              {} ({raw} -> {len} bytes), {} bits/particle",
+                short(r),
+                short(bp)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "result:             {}",
+            if ok { "OK" } else { "FAILED" }
+        );
+        fileio::print_stdout(&s)?;
+    }
+    if ok {
+        return Ok(0);
+    }
+    let mut why = Vec::new();
+    if changed > 0 {
+        why.push(format!(
+            "{changed} links changed ({} broken, {} false)",
+            m.broken_links, m.false_links
+        ));
+    }
+    if m.bound_violations > 0 {
+        why.push(match bound {
+            Some(bd) => format!(
+                "{} coordinates exceed the bound {} (max error {})",
+                m.bound_violations,
+                short(bd),
+                short(m.max_error)
+            ),
+            None => format!(
+                "{} non-finite coordinates changed or finite ones became non-finite",
+                m.bound_violations
+            ),
+        });
+    }
+    Err(CliError::fail(format!("verify failed: {}", why.join("; "))))
+}
+
+fn section_name(id: u32) -> &'static str {
+    match id {
+        pstream::SEC_EXACT => "exact",
+        pstream::SEC_EXACT_VALUES => "exact_values",
+        pstream::SEC_EDIT_MASK => "edit_mask",
+        pstream::SEC_EDIT_CODES => "edit_codes",
+        _ => "base",
+    }
+}
+
+fn source_text(info: &ParticleInfo) -> String {
+    match info.source {
+        Source::Lossless => "lossless (every coordinate stored)".into(),
+        Source::Base(b) => format!("{} base compressor + link correction", b.name()),
+        Source::External => format!(
+            "correction only, for positions another compressor decoded (crc32 {:08x})",
+            info.tag
+        ),
+    }
+}
+
+/// `inspect` of a particle stream.
+pub fn inspect(a: &Args, path: &str, bytes: &[u8], p: &Parsed) -> CliResult<u8> {
+    let info = stream_info(bytes, path)?;
+    let h = &p.header;
+    let crc_ok = section_crcs(bytes, p);
+    let raw = 12 * info.n;
+    let ratio = raw as f64 / bytes.len() as f64;
+    let bits = if info.n > 0 {
+        Some(8.0 * bytes.len() as f64 / info.n as f64)
+    } else {
+        None
+    };
+    let flags = flag_names(h.flags);
+    if a.has("json") {
+        let sections: Vec<Json> = p
+            .sections
+            .iter()
+            .zip(&crc_ok)
+            .map(|(s, &ok)| {
+                Obj::new()
+                    .put("id", s.id)
+                    .put("name", section_name(s.id))
+                    .put("offset", s.offset)
+                    .put("stored_len", s.stored_len)
+                    .put("raw_len", s.raw_len)
+                    .put("zstd", s.zstd)
+                    .put("crc32", format!("{:08x}", s.crc))
+                    .put("crc_ok", ok)
+                    .build()
+            })
+            .collect();
+        let j = Obj::new()
+            .put("file", path)
+            .put("stream_bytes", bytes.len())
+            .put("version", h.version as u32)
+            .put("kind", h.kind.name())
+            .put("dtype", "f32")
+            .put("flags", flags)
+            .put("dims", h.dims.to_vec())
+            .put("particles", info.n)
+            .put("shape", vec![info.n, 3])
+            .put("layout", info.layout.name())
+            .put("abs_bound", info.abs_bound)
+            .put("mode", info.source.name())
+            .put("source", info.source.name())
+            .put(
+                "base",
+                match info.source {
+                    Source::Base(b) => Some(b.name()),
+                    _ => None,
+                },
+            )
+            .put("linking_length", info.linking_length)
+            .put("period", info.period)
+            .put("edit_bits", info.edit_bits)
+            .put(
+                "external_crc32",
+                (info.source == Source::External).then(|| format!("{:08x}", info.tag)),
+            )
+            .put("coder", info.coder.name())
+            .put("zstd_level", info.zstd_level)
+            .put("params", h.params.to_vec())
+            .put("raw_bytes", raw)
+            .put("ratio", ratio)
+            .put("bits_per_particle", bits)
+            .put("sections", Json::Arr(sections));
+        fileio::print_stdout(&j.build().pretty())?;
+    } else {
+        let mut s = String::new();
+        let _ = writeln!(s, "file:         {} ({} bytes)", shown(path), bytes.len());
+        let _ = writeln!(
+            s,
+            "format:       version {}, kind particles, element f32",
+            h.version
+        );
+        let _ = writeln!(s, "particles:    {}, layout {}", info.n, info.layout.name());
+        let _ = writeln!(s, "source:       {}", source_text(&info));
+        let _ = writeln!(s, "bound:        {} (absolute)", info.abs_bound);
+        let _ = writeln!(
+            s,
+            "linking:      b = {}, {}",
+            info.linking_length,
+            space_text(info.period)
+        );
+        let _ = writeln!(s, "edits:        {} bits", info.edit_bits);
+        let zstd = if info.zstd_level == 0 {
+            "off".to_string()
+        } else {
+            format!("level {}", info.zstd_level)
+        };
+        let _ = writeln!(s, "coder:        {}, zstd {zstd}", info.coder.name());
+        let _ = writeln!(
+            s,
+            "flags:        {}",
+            if flags.is_empty() {
+                "none".to_string()
+            } else {
+                flags.join(", ")
+            }
+        );
+        if let Some(bp) = bits {
+            let _ = writeln!(
+                s,
+                "ratio:        {} ({raw} -> {} bytes), {} bits/particle",
+                short(ratio),
+                bytes.len(),
+                short(bp)
+            );
+        }
+        let _ = writeln!(s, "sections:     {}", p.sections.len());
+        let _ = writeln!(
+            s,
+            "  {:>3}  {:<12} {:>10} {:>12} {:>12}  {:<4}  crc32",
+            "id", "name", "offset", "stored", "raw", "zstd"
+        );
+        for (sec, ok) in p.sections.iter().zip(&crc_ok) {
+            let _ = writeln!(
+                s,
+                "  {:>3}  {:<12} {:>10} {:>12} {:>12}  {:<4}  {:08x}{}",
+                sec.id,
+                section_name(sec.id),
+                sec.offset,
+                sec.stored_len,
+                sec.raw_len,
+                if sec.zstd { "yes" } else { "no" },
+                sec.crc,
+                if *ok { "" } else { " MISMATCH" }
+            );
+        }
+        fileio::print_stdout(&s)?;
+    }
+    crc_failure(path, p, &crc_ok)?;
+    Ok(0)
+}
+
+/// `factz correct ORIG.f32 DECODED.f32 OUT.fz`: a correction stream for positions
+/// another compressor decoded.
+pub fn correct(argv: Vec<OsString>) -> CliResult<u8> {
+    const SPECS: &[FlagSpec] = &[
+        val("kind"),
+        val("count"),
+        val("layout"),
+        val("abs"),
+        val("rel"),
+        val("b"),
+        val("eta"),
+        val("box"),
+        val("coder"),
+        val("zstd"),
+        switch("chunk"),
+        val("edit-bits"),
+        val("max-iters"),
+        switch("verbose"),
+    ];
+    let a = args::parse("correct", argv, SPECS)?;
+    if print_help_if(&a, help::CORRECT)? {
+        return Ok(0);
+    }
+    if a.kind()? == Some(format::Kind::Field2d) {
+        return Err(a.usage_err("corrections are for --kind particles only"));
+    }
+    let cfg = config(&a)?;
+    let count = a.count()?;
+    a.positionals_exact(&["ORIG.f32", "DECODED.f32", "OUT.fz"])?;
+    let (orig_path, dec_path, out) = (&a.positionals[0], &a.positionals[1], &a.positionals[2]);
+    if orig_path == "-" && dec_path == "-" {
+        return Err(a.usage_err("only one of the two inputs can be - (stdin)"));
+    }
+    let progress = Progress::for_input(fileio::input_len(orig_path).unwrap_or(0));
+    progress.phase("reading");
+    let orig =
+        fileio::positions_from_bytes(&fileio::read_all(orig_path)?, count, cfg.layout, orig_path)?;
+    let n = orig.len() / 3;
+    let decoded =
+        fileio::positions_from_bytes(&fileio::read_all(dec_path)?, Some(n), cfg.layout, dec_path)?;
+    progress.phase("correcting");
+    let c = particles::correct_external(&orig, &decoded, &cfg)
+        .map_err(|e| CliError::fail(format!("correct: {e}")))?;
+    progress.phase("writing");
+    fileio::write_all(out, &c.bytes)?;
+    progress.done();
+    if a.has("verbose") {
+        eprintln!("{}", summary(orig_path, out, n, &cfg, &c));
+    }
+    Ok(0)
+}
+
+/// `factz apply CORR.fz DECODED.f32 FIXED.f32`: apply a correction stream.
+pub fn apply(argv: Vec<OsString>) -> CliResult<u8> {
+    let a = args::parse("apply", argv, &[val("layout")])?;
+    if print_help_if(&a, help::APPLY)? {
+        return Ok(0);
+    }
+    let layout_flag = a.layout()?;
+    a.positionals_exact(&["CORR.fz", "DECODED.f32", "FIXED.f32"])?;
+    let (fz, dec_path, out) = (&a.positionals[0], &a.positionals[1], &a.positionals[2]);
+    if fz == "-" && dec_path == "-" {
+        return Err(a.usage_err("only one of the two inputs can be - (stdin)"));
+    }
+    let bytes = fileio::read_all(fz)?;
+    let info = stream_info(&bytes, fz)?;
+    if info.source != Source::External {
+        return Err(CliError::fail(format!(
+            "{} is a complete {} stream, not a correction: decompress it (`factz decompress`)",
+            shown(fz),
+            info.source.name()
+        )));
+    }
+    let layout = layout_flag.unwrap_or(info.layout);
+    let progress = Progress::for_input(12 * info.n as u64);
+    progress.phase("reading");
+    let mut pos =
+        fileio::positions_from_bytes(&fileio::read_all(dec_path)?, Some(info.n), layout, dec_path)?;
+    progress.phase("applying");
+    particles::apply_external(&bytes, &mut pos)
+        .map_err(|e| CliError::fail(format!("{}: {e}", shown(fz))))?;
+    progress.phase("writing");
+    fileio::write_all(out, &fileio::positions_to_bytes(&pos, layout))?;
+    progress.done();
+    Ok(0)
+}
