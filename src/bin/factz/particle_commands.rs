@@ -85,9 +85,21 @@ fn summary(inp: &str, out: &str, n: usize, cfg: &ParticleConfig, c: &Compressed)
     let s = &r.correction;
     let raw = 12 * n;
     let len = c.bytes.len();
-    let per = |x: f64| if n > 0 { x / n as f64 } else { 0.0 };
+    let bits = short(if n > 0 {
+        8.0 * len as f64 / n as f64
+    } else {
+        0.0
+    });
+    let size = if r.source == Source::External {
+        format!("a {len}-byte correction ({bits} bits/particle)")
+    } else {
+        format!(
+            "{raw} -> {len} bytes (ratio {}, {bits} bits/particle)",
+            short(raw as f64 / len as f64)
+        )
+    };
     format!(
-        "factz: {} -> {}: {n} particles {}, {} {}, abs bound {}, b {}, {}; {raw} -> {len} bytes (ratio {}, {} bits/particle); {} vulnerable pairs, {} violated before correction, {} iterations, {} violated after, {} exact particles, {} edited coordinates{}{}",
+        "factz: {} -> {}: {n} particles {}, {} {}, abs bound {}, b {}, {}; {size}; {} vulnerable pairs, {} violated before correction, {} iterations, {} violated after, {} exact particles, {} edited coordinates{}{}",
         shown(inp),
         out_name(out),
         cfg.layout.name(),
@@ -96,8 +108,6 @@ fn summary(inp: &str, out: &str, n: usize, cfg: &ParticleConfig, c: &Compressed)
         short(r.abs_bound),
         short(r.linking_length),
         space_text(cfg.period),
-        short(raw as f64 / len as f64),
-        short(per(8.0 * len as f64)),
         s.vulnerable_pairs,
         s.violated_before,
         s.iterations,

@@ -3,9 +3,9 @@
 //!
 //! **Quantization.** Every coordinate x becomes an integer `q = round(x / step)`
 //! and decodes as `(q as f64 * step) as f32` (one formula, encoder and decoder).
-//! `step` is `2 xi` shrunk by the f32 rounding of the largest coordinate, so a
-//! finite coordinate's reconstruction is within `xi` unless `xi` is below f32
-//! resolution at that magnitude (see [`lattice_step`]). Coordinates that are not
+//! `step` is `2 xi` shrunk by the f32 rounding at the largest coordinate, so a
+//! finite coordinate's reconstruction is within `xi` unless f32 cannot resolve
+//! `xi / 2` at its magnitude (see [`lattice_step`]). Coordinates that are not
 //! finite or whose `|x / step|` exceeds 2^40 ("unrepresentable") get residual 0
 //! under the chosen predictor: their decoded value is whatever that prediction
 //! reconstructs to, usually out of bound, and the caller stores them exactly.
@@ -77,7 +77,7 @@ const NPRED: usize = 4;
 const NCTX: usize = 48;
 const NIDS: usize = NPRED * NCTX;
 /// A context with fewer tokens than this is merged into the next one up.
-const MIN_STREAM: usize = 1024;
+const MIN_STREAM: usize = 4096;
 const MIN_CHUNK: usize = 1 << 18;
 /// Particles sampled by the stride detection's coarse pass (half for K2; the
 /// fine pass takes 16 times more), and the largest K1 and K2 / K1 tried.
@@ -101,18 +101,21 @@ impl Lattice {
     }
 }
 
-/// Half the f32 spacing at magnitude `x` (round-to-nearest error bound).
+/// Half the f32 spacing at magnitude `x >= 0` (round-to-nearest error bound):
+/// `2^(floor(log2 x) - 24)`, and `2^-150` among f32 subnormals.
+#[inline]
 fn half_ulp(x: f64) -> f64 {
-    if x >= f64::from(f32::MIN_POSITIVE) {
-        let e = ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023; // floor(log2(x))
-        (2.0f64).powi(e - 24)
+    let e = if x >= f64::from(f32::MIN_POSITIVE) {
+        ((x.to_bits() >> 52) & 0x7ff) as i64 - 1023 // floor(log2(x)), >= -126
     } else {
-        (2.0f64).powi(-150)
-    }
+        -126
+    };
+    f64::from_bits(((e - 24 + 1023) as u64) << 52)
 }
 
 /// Whether f32 resolves bound `xi` at `|x|`: half its spacing at `|x| + xi` (the
 /// largest reconstruction) is at most `xi / 2`. Only such coordinates set the step.
+#[inline]
 fn resolved(x: f64, xi: f64) -> bool {
     half_ulp(x.abs() + xi) <= xi / 2.0
 }
@@ -123,9 +126,15 @@ fn resolved(x: f64, xi: f64) -> bool {
 /// last term) plus rounding the reconstruction to f32 (<= h) stays within xi.
 /// As h <= xi/2 the step is at least about xi. Larger coordinates, which f32
 /// cannot hold to within xi/2, use the same lattice and may miss the bound.
+/// Below f32's resolution altogether (xi < 2^-149) the step is `2 xi`: only zeros
+/// are then representable.
 fn lattice_step(xi: f64, max_abs: f64) -> f64 {
     let top = max_abs + xi;
-    2.0 * (xi - half_ulp(top)) - top * (2.0f64).powi(-49)
+    let h = half_ulp(top);
+    if h > xi / 2.0 {
+        return 2.0 * xi;
+    }
+    2.0 * (xi - h) - top * (2.0f64).powi(-49)
 }
 
 #[inline(always)]
@@ -136,17 +145,6 @@ fn zigzag64(r: i64) -> u64 {
 #[inline(always)]
 fn unzigzag64(z: u64) -> i64 {
     ((z >> 1) as i64) ^ -((z & 1) as i64)
-}
-
-/// `x` modulo `range`, in `[-(range / 2), range - range / 2)`.
-#[inline(always)]
-fn centered(x: i64, range: i64) -> i64 {
-    let half = range / 2;
-    let mut y = x + half;
-    if y < 0 || y >= range {
-        y = y.rem_euclid(range);
-    }
-    y - half
 }
 
 /// `x` modulo `range`, in `[0, range)`.
@@ -279,20 +277,66 @@ fn median3(a: i64, b: i64, c: i64) -> i64 {
     a.max(b).min(a.min(b).max(c))
 }
 
+/// `d` in `(-range, range)` modulo `range`, in `[-(range / 2), range - range / 2)`
+/// (branch-free).
+#[inline(always)]
+fn centered_near(d: i64, range: i64) -> i64 {
+    let half = range / 2;
+    let d = if d >= range - half { d - range } else { d };
+    if d < -half {
+        d + range
+    } else {
+        d
+    }
+}
+
+/// Periodic distance of two lattice values in `[0, range)`: `|centered_near(a - b)|`.
+#[inline(always)]
+fn lattice_dist(a: i64, b: i64, range: i64) -> u64 {
+    let d = (a - b).unsigned_abs();
+    d.min(range as u64 - d)
+}
+
+/// Per-particle state of [`walk`], kept between chunks to spare allocations.
+#[derive(Default)]
+struct Scratch {
+    err: Vec<[u32; NPRED]>,
+    mag: Vec<u64>,
+}
+
+impl Scratch {
+    /// Zeroed state for `len` particles.
+    fn take(&mut self, len: usize) -> (&mut [[u32; NPRED]], &mut [u64]) {
+        self.err.clear();
+        self.err.resize(len, [0; NPRED]);
+        self.mag.clear();
+        self.mag.resize(len, 0);
+        (&mut self.err, &mut self.mag)
+    }
+}
+
 /// Runs the predictor over one chunk of `u.len() / 3` particles. For each
-/// coordinate (index into the chunk's coordinates) it calls `code(index, id,
-/// pred)`, which returns the coordinate's lattice value in `[0, range)`
-/// (encoder: the true one or the prediction; decoder: prediction plus the
-/// decoded residual); `id = sel * NCTX + ctx` names the context. Encoder and
-/// decoder share this function, so they cannot disagree on predictions.
-fn walk<F>(u: &mut [i64], k1: usize, k2: usize, range: i64, mut code: F) -> Result<()>
+/// coordinate, in order, it calls `code(id, pred, old)` with the prediction in
+/// `[0, range)` and the value `u` held there before (the walk overwrites `u` in
+/// order); `code` returns the coordinate's
+/// lattice value in `[0, range)` (encoder: the true one, or the prediction for an
+/// unrepresentable coordinate; decoder: prediction plus the decoded residual).
+/// `id = sel * NCTX + ctx` names the context. Encoder and decoder share this
+/// function, so they cannot disagree on predictions or contexts.
+fn walk<F>(
+    u: &mut [i64],
+    k1: usize,
+    k2: usize,
+    range: i64,
+    scratch: &mut Scratch,
+    mut code: F,
+) -> Result<()>
 where
-    F: FnMut(usize, usize, i64) -> Result<i64>,
+    F: FnMut(usize, i64, i64) -> Result<i64>,
 {
     let len = u.len() / 3;
     let half = range / 2;
-    let mut err = vec![[0u32; NPRED]; len];
-    let mut mag = vec![0u64; len];
+    let (err, mag) = scratch.take(len);
     let tri = |u: &[i64], t: usize| -> [i64; 3] { [u[3 * t], u[3 * t + 1], u[3 * t + 2]] };
     for t in 0..len {
         let has1 = t >= 1;
@@ -310,43 +354,49 @@ where
         } else {
             (0, 0)
         };
-        // preds[p][j]: predictor p for coordinate j (unreduced; residuals are taken mod range).
+        // preds[p][j]: predictor p for coordinate j, reduced to [0, range).
         let a = if has1 { tri(u, t - 1) } else { [half; 3] };
         let mut preds = [a; NPRED];
         if has_k1 {
             let (b, c) = (tri(u, t - k1), tri(u, t - k1 - 1));
-            for j in 0..3 {
-                let l2 = a[j] + b[j] - c[j];
-                let bu = a[j] + centered(b[j] - a[j], range);
-                preds[1][j] = l2;
-                preds[2][j] = l2;
-                preds[3][j] = a[j] + (bu - a[j]) / 2;
-            }
-            if has_k2 {
-                let (d, e, f, g) = (
+            let d4 = if has_k2 {
+                Some([
                     tri(u, t - k2),
                     tri(u, t - k2 - 1),
                     tri(u, t - k2 - k1),
                     tri(u, t - k2 - k1 - 1),
-                );
-                for j in 0..3 {
-                    preds[2][j] += d[j] - e[j] - f[j] + g[j];
-                    let bu = a[j] + centered(b[j] - a[j], range);
-                    preds[3][j] = median3(a[j], bu, a[j] + centered(d[j] - a[j], range));
+                ])
+            } else {
+                None
+            };
+            for j in 0..3 {
+                let l2 = a[j] + b[j] - c[j];
+                let ab = centered_near(b[j] - a[j], range);
+                preds[1][j] = wrap(l2, range);
+                match d4 {
+                    Some([d, e, f, g]) => {
+                        preds[2][j] = wrap(l2 + d[j] - e[j] - f[j] + g[j], range);
+                        let ad = centered_near(d[j] - a[j], range);
+                        preds[3][j] = wrap(a[j] + median3(0, ab, ad), range);
+                    }
+                    None => {
+                        preds[2][j] = preds[1][j];
+                        preds[3][j] = wrap(a[j] + ab / 2, range);
+                    }
                 }
             }
         }
         let mut m_cur = 0u64;
         let mut e = [0u64; NPRED];
         for j in 0..3 {
-            let m = m_prev.saturating_add(m_cur.saturating_mul(2));
+            let m = m_prev.saturating_add(m_cur.saturating_mul(4));
             let ctx = (bit_len(m) as usize).min(NCTX - 1);
-            let v = code(3 * t + j, sel * NCTX + ctx, preds[sel][j])?;
+            let v = code(sel * NCTX + ctx, preds[sel][j], u[3 * t + j])?;
             u[3 * t + j] = v;
             for (ep, pr) in e.iter_mut().zip(&preds) {
-                *ep += centered(v - pr[j], range).unsigned_abs();
+                *ep += lattice_dist(v, pr[j], range);
             }
-            m_cur += centered(v - preds[sel][j], range).unsigned_abs();
+            m_cur += lattice_dist(v, preds[sel][j], range);
         }
         err[t] = e.map(|x| x.min(u64::from(u32::MAX)) as u32);
         mag[t] = m_cur;
@@ -458,15 +508,15 @@ fn detect_strides(u: &[i64], ok: &[bool], range: i64) -> (usize, usize) {
 
 /// One chunk's encoder output.
 struct ChunkOut {
-    ids: Vec<u8>,
-    toks: Vec<u8>,
+    /// Context id (high byte) and token (low byte) of each coordinate.
+    coded: Vec<u16>,
+    /// Tokens per context id.
+    counts: [usize; NIDS],
     raw: Vec<u8>,
-    u: Vec<i64>,
 }
 
 /// `pos` as AoS positions; see the module doc.
 pub fn encode(pos: &[f32], xi: f64, coder: Coder) -> Result<(Sections, Vec<f32>)> {
-    let n = pos.len() / 3;
     // Coordinates are f32: a bound beyond f32's range is as good as 1e39.
     let xi = xi.min(1e39);
     let nominal = 2.0 * xi;
@@ -482,8 +532,8 @@ pub fn encode(pos: &[f32], xi: f64, coder: Coder) -> Result<(Sections, Vec<f32>)
         })
         .reduce(|| 0.0, f64::max);
     let step = lattice_step(xi, max_abs);
-    // Lattice values; i64::MIN marks an unrepresentable coordinate.
-    let q: Vec<i64> = pos
+    // Lattice values q (i64::MIN: unrepresentable), then u = q - qmin in place (-1).
+    let mut u: Vec<i64> = pos
         .par_iter()
         .map(|&x| {
             let v = f64::from(x) / step;
@@ -494,7 +544,7 @@ pub fn encode(pos: &[f32], xi: f64, coder: Coder) -> Result<(Sections, Vec<f32>)
             }
         })
         .collect();
-    let (qmin, qmax) = q
+    let (qmin, qmax) = u
         .par_chunks(1 << 16)
         .map(|c| {
             c.iter()
@@ -508,41 +558,34 @@ pub fn encode(pos: &[f32], xi: f64, coder: Coder) -> Result<(Sections, Vec<f32>)
         (qmin, qmax - qmin + 1)
     };
     let lat = Lattice { step, qmin, range };
-    let u: Vec<i64> = q
-        .iter()
-        .map(|&v| if v == i64::MIN { -1 } else { v - qmin })
-        .collect();
+    u.par_iter_mut()
+        .for_each(|v| *v = if *v == i64::MIN { -1 } else { *v - qmin });
     let ok: Vec<bool> = u
         .chunks_exact(3)
         .map(|c| c.iter().all(|&v| v >= 0))
         .collect();
-    let t0 = cpu_now();
     let (k1, k2) = detect_strides(&u, &ok, range);
-    if std::env::var("TIMING").is_ok() {
-        eprintln!("detect {:.1}ms k1={k1} k2={k2}", (cpu_now() - t0));
-    }
-    let t0 = cpu_now();
     let chunk_len = MIN_CHUNK.max(16 * k2);
 
+    // Each chunk is walked in place: u ends up holding what the decoder will.
     let chunks: Vec<ChunkOut> = u
-        .par_chunks(3 * chunk_len)
-        .map(|src| {
+        .par_chunks_mut(3 * chunk_len)
+        .map_init(Scratch::default, |scratch, u| {
             let mut out = ChunkOut {
-                ids: Vec::with_capacity(src.len()),
-                toks: Vec::with_capacity(src.len()),
+                coded: Vec::with_capacity(u.len()),
+                counts: [0; NIDS],
                 raw: Vec::new(),
-                u: vec![0; src.len()],
             };
             let mut bits = BitWriter::new();
-            walk(&mut out.u, k1, k2, range, |i, id, pred| {
-                let (v, r) = if src[i] >= 0 {
-                    (src[i], centered(src[i] - pred, range))
+            walk(u, k1, k2, range, scratch, |id, pred, old| {
+                let (v, r) = if old >= 0 {
+                    (old, centered_near(old - pred, range))
                 } else {
-                    (wrap(pred, range), 0)
+                    (pred, 0)
                 };
                 let (tok, shift) = token_of(zigzag64(r));
-                out.ids.push(id as u8);
-                out.toks.push(tok);
+                out.coded.push((id as u16) << 8 | u16::from(tok));
+                out.counts[id] += 1;
                 if shift > 0 {
                     bits.put(zigzag64(r) & ((1u64 << shift) - 1), shift);
                 }
@@ -553,16 +596,10 @@ pub fn encode(pos: &[f32], xi: f64, coder: Coder) -> Result<(Sections, Vec<f32>)
         })
         .collect::<Result<_>>()?;
 
-    if std::env::var("TIMING").is_ok() {
-        eprintln!("walk {:.1}ms", (cpu_now() - t0));
-    }
-    let t0 = cpu_now();
     // Merge rare contexts (ascending ctx within each predictor) into streams.
     let mut counts = [0usize; NIDS];
     for c in &chunks {
-        for &id in &c.ids {
-            counts[id as usize] += 1;
-        }
+        counts.iter_mut().zip(&c.counts).for_each(|(a, b)| *a += b);
     }
     let mut starts = [0u8; NIDS / 8];
     for sel in 0..NPRED {
@@ -582,23 +619,35 @@ pub fn encode(pos: &[f32], xi: f64, coder: Coder) -> Result<(Sections, Vec<f32>)
         }
     }
     let (map, nstreams) = stream_map(&starts)?;
-    let mut streams: Vec<Vec<u8>> = vec![Vec::new(); nstreams];
     let mut chunk_counts = vec![0usize; chunks.len() * nstreams];
     for (ci, c) in chunks.iter().enumerate() {
-        for (&id, &tok) in c.ids.iter().zip(&c.toks) {
-            let s = map[id as usize];
-            streams[s].push(tok);
-            chunk_counts[ci * nstreams + s] += 1;
+        for (id, &k) in c.counts.iter().enumerate() {
+            chunk_counts[ci * nstreams + map[id]] += k;
         }
     }
+    // Each chunk's tokens by stream (in parallel), then each stream's chunks in order.
+    let parts: Vec<Vec<Vec<u8>>> = chunks
+        .par_iter()
+        .enumerate()
+        .map(|(ci, c)| {
+            let mut part: Vec<Vec<u8>> = (0..nstreams)
+                .map(|s| Vec::with_capacity(chunk_counts[ci * nstreams + s]))
+                .collect();
+            for &x in &c.coded {
+                part[map[usize::from(x >> 8)]].push(x as u8);
+            }
+            part
+        })
+        .collect();
+    let streams: Vec<Vec<u8>> = (0..nstreams)
+        .into_par_iter()
+        .map(|s| parts.iter().flat_map(|p| p[s].iter().copied()).collect())
+        .collect();
     let coded: Vec<Vec<u8>> = streams
         .par_iter()
         .map(|s| codec::encode_bytes(coder, s))
         .collect();
 
-    if std::env::var("TIMING").is_ok() {
-        eprintln!("streams {:.1}ms", (cpu_now() - t0));
-    }
     let mut sec = vec![FORMAT];
     sec.extend_from_slice(&step.to_le_bytes());
     put_uvarint(&mut sec, zigzag64(qmin));
@@ -621,14 +670,7 @@ pub fn encode(pos: &[f32], xi: f64, coder: Coder) -> Result<(Sections, Vec<f32>)
     for c in &chunks {
         sec.extend_from_slice(&c.raw);
     }
-    let mut out = vec![0f32; 3 * n];
-    out.par_chunks_mut(3 * chunk_len)
-        .zip(&chunks)
-        .for_each(|(o, c)| {
-            for (x, &v) in o.iter_mut().zip(&c.u) {
-                *x = lat.value(v);
-            }
-        });
+    let out: Vec<f32> = u.par_iter().map(|&v| lat.value(v)).collect();
     Ok((vec![(SECTION, sec)], out))
 }
 
@@ -744,16 +786,17 @@ pub fn decode(p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result<Vec<f32>> {
     if at != d.len() {
         return Err(corrupt("trailing bytes"));
     }
-    let t0 = cpu_now();
     let streams: Vec<Vec<u8>> = coded
         .par_iter()
         .zip(&stream_total)
-        .map(|(c, &k)| codec::decode_bytes(coder, c, k))
+        .map(|(c, &k)| {
+            let v = codec::decode_bytes(coder, c, k)?;
+            if v.len() != k {
+                return Err(corrupt("a context stream decoded to the wrong length"));
+            }
+            Ok(v)
+        })
         .collect::<Result<_>>()?;
-    if std::env::var("TIMING").is_ok() {
-        eprintln!("dec streams {:.1}ms", (cpu_now() - t0));
-    }
-    let t0 = cpu_now();
     // Where each chunk's tokens start in each stream.
     let mut begin = vec![0usize; nchunks * nstreams];
     let mut acc = vec![0usize; nstreams];
@@ -767,45 +810,41 @@ pub fn decode(p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result<Vec<f32>> {
     let mut out = vec![0f32; total];
     out.par_chunks_mut(3 * chunk_len)
         .enumerate()
-        .try_for_each(|(c, o)| -> Result<()> {
-            let mut cur = begin[c * nstreams..(c + 1) * nstreams].to_vec();
-            let end: Vec<usize> = (0..nstreams)
-                .map(|s| cur[s] + chunk_counts[c * nstreams + s])
-                .collect();
-            let mut bits = BitReader::new(raws[c]);
-            let mut u = vec![0i64; o.len()];
-            walk(&mut u, k1, k2, range, |_, id, pred| {
-                let s = map[id];
-                if cur[s] >= end[s] {
-                    return Err(corrupt("a context stream is exhausted"));
+        .try_for_each_init(
+            || (Vec::new(), Scratch::default()),
+            |(u, scratch), (c, o)| -> Result<()> {
+                let mut toks: Vec<std::slice::Iter<u8>> = (0..nstreams)
+                    .map(|s| {
+                        let b = begin[c * nstreams + s];
+                        streams[s][b..b + chunk_counts[c * nstreams + s]].iter()
+                    })
+                    .collect();
+                let mut bits = BitReader::new(raws[c]);
+                u.clear();
+                u.resize(o.len(), 0);
+                walk(u, k1, k2, range, scratch, |id, pred, _| {
+                    let tok = *toks[map[id]]
+                        .next()
+                        .ok_or_else(|| corrupt("a context stream is exhausted"))?;
+                    let tok = u32::from(tok);
+                    if tok >= NUM_TOKENS {
+                        return Err(corrupt("invalid token"));
+                    }
+                    let (shift, high) = token_parts(tok);
+                    let zz = high | bits.get(shift)?;
+                    Ok(wrap(pred + unzigzag64(zz), range))
+                })?;
+                if toks.iter().any(|t| t.len() != 0) {
+                    return Err(corrupt("token counts do not match the chunk"));
                 }
-                let tok = u32::from(streams[s][cur[s]]);
-                cur[s] += 1;
-                if tok >= NUM_TOKENS {
-                    return Err(corrupt("invalid token"));
+                bits.finish()?;
+                for (x, &v) in o.iter_mut().zip(u.iter()) {
+                    *x = lat.value(v);
                 }
-                let (shift, high) = token_parts(tok);
-                let zz = high | bits.get(shift)?;
-                Ok(wrap(pred + unzigzag64(zz), range))
-            })?;
-            if cur != end {
-                return Err(corrupt("token counts do not match the chunk"));
-            }
-            bits.finish()?;
-            for (x, &v) in o.iter_mut().zip(&u) {
-                *x = lat.value(v);
-            }
-            Ok(())
-        })?;
-    if std::env::var("TIMING").is_ok() {
-        eprintln!("dec walk {:.1}ms", (cpu_now() - t0));
-    }
+                Ok(())
+            },
+        )?;
     Ok(out)
-}
-
-fn cpu_now() -> f64 {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
-    s.split_whitespace().next().unwrap().parse::<f64>().unwrap() * 1e-6
 }
 
 #[cfg(test)]
@@ -843,12 +882,46 @@ mod tests {
     }
 
     #[test]
+    fn half_ulp_is_half_the_f32_spacing() {
+        for x in [
+            1e-45f32,
+            1e-40,
+            1.1754944e-38,
+            1e-30,
+            0.1,
+            1.0,
+            1.5,
+            2.0,
+            100.0,
+            3e38,
+        ] {
+            let up = f32::from_bits(x.to_bits() + 1);
+            assert_eq!(
+                half_ulp(f64::from(x)),
+                (f64::from(up) - f64::from(x)) / 2.0,
+                "{x}"
+            );
+        }
+        assert_eq!(half_ulp(0.0), (2.0f64).powi(-150));
+    }
+
+    #[test]
     fn centered_and_wrap() {
         for range in [1i64, 2, 3, 10, 501] {
-            for x in -4 * range..4 * range {
-                let c = centered(x, range);
+            for d in 1 - range..range {
+                let c = centered_near(d, range);
                 assert!(c >= -(range / 2) && c < range - range / 2);
-                assert_eq!((x - c).rem_euclid(range), 0);
+                assert_eq!((d - c).rem_euclid(range), 0);
+            }
+            for a in 0..range {
+                for b in 0..range {
+                    assert_eq!(
+                        lattice_dist(a, b, range),
+                        centered_near(a - b, range).unsigned_abs()
+                    );
+                }
+            }
+            for x in -4 * range..4 * range {
                 assert_eq!(wrap(x, range), x.rem_euclid(range));
             }
         }
