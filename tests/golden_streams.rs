@@ -1,12 +1,14 @@
 //! Streams written by earlier versions keep decoding to the same bits.
 //!
 //! `tests/golden/*.fz` are committed streams; next to each, `*.f32` holds its
-//! decoded field (u then v, little-endian). A format change must keep these
+//! decoded data (fields: u then v; particles, `*-particles-*`: x, y, z per particle;
+//! little-endian). A format change must keep these
 //! decoding; add new golden files, never regenerate old ones to paper over a change:
 //! `FACTZ_WRITE_GOLDEN=LABEL cargo test --test golden_streams` writes the current
 //! encoder's streams as `LABEL-*` (`v1-*`: the first released streams).
 
 use factz::field::{compress, decompress, Bound, Coder, FieldConfig, Layout, Mode};
+use factz::particles::{self, Linking, ParticleConfig};
 use std::path::PathBuf;
 
 fn golden_dir() -> PathBuf {
@@ -52,6 +54,66 @@ fn cases() -> Vec<(String, FieldConfig)> {
     out
 }
 
+/// A small clustered particle set (deterministic LCG), periodic box 10.
+fn particle_sample() -> Vec<f32> {
+    let mut s = 0x2545_f491_4f6c_dd1du64;
+    let mut unit = move || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut pos = Vec::new();
+    for _ in 0..40 {
+        let c = [unit() * 10.0, unit() * 10.0, unit() * 10.0];
+        for _ in 0..50 {
+            for x in c {
+                pos.push(((x + (unit() - 0.5) * 0.6).rem_euclid(10.0)) as f32);
+            }
+        }
+    }
+    pos
+}
+
+fn particle_cases() -> Vec<(String, ParticleConfig)> {
+    let base = ParticleConfig {
+        linking: Linking::Length(0.1),
+        period: Some(10.0),
+        ..ParticleConfig::default()
+    };
+    vec![
+        (
+            "particles-builtin-rans".into(),
+            ParticleConfig {
+                bound: Bound::Rel(1e-3),
+                ..base
+            },
+        ),
+        (
+            "particles-builtin-huffman-zstd".into(),
+            ParticleConfig {
+                bound: Bound::Rel(1e-4),
+                coder: Coder::Huffman,
+                zstd_level: 3,
+                period: None,
+                ..base
+            },
+        ),
+        (
+            "particles-builtin-chunk".into(),
+            ParticleConfig {
+                bound: Bound::Abs(2e-3),
+                chunk_of_larger: true,
+                ..base
+            },
+        ),
+    ]
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
 fn to_bytes(u: &[f32], v: &[f32]) -> Vec<u8> {
     u.iter().chain(v).flat_map(|x| x.to_le_bytes()).collect()
 }
@@ -68,8 +130,17 @@ fn golden_streams_decode_to_their_recorded_bits() {
             std::fs::write(base.with_extension("fz"), &c.bytes).unwrap();
             std::fs::write(base.with_extension("f32"), to_bytes(&d.u, &d.v)).unwrap();
         }
+        let pos = particle_sample();
+        for (name, cfg) in particle_cases() {
+            let c = particles::compress(&pos, &cfg).unwrap();
+            assert!(c.report.correction.edited_coords > 0 || c.report.exact_particles > 0);
+            let d = particles::decompress(&c.bytes).unwrap();
+            let base = dir.join(format!("{label}-{name}"));
+            std::fs::write(base.with_extension("fz"), &c.bytes).unwrap();
+            std::fs::write(base.with_extension("f32"), f32_bytes(&d.pos)).unwrap();
+        }
     }
-    let mut checked = 0;
+    let (mut checked, mut particle_streams) = (0, 0);
     for entry in std::fs::read_dir(&dir).expect("tests/golden exists") {
         let path = entry.unwrap().path();
         if path.extension().and_then(|e| e.to_str()) != Some("fz") {
@@ -77,16 +148,20 @@ fn golden_streams_decode_to_their_recorded_bits() {
         }
         let stream = std::fs::read(&path).unwrap();
         let expected = std::fs::read(path.with_extension("f32")).unwrap();
-        let d = decompress(&stream).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        assert!(
-            to_bytes(&d.u, &d.v) == expected,
-            "{} decodes differently",
-            path.display()
-        );
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let got = if name.contains("-particles-") {
+            let d = particles::decompress(&stream).unwrap_or_else(|e| panic!("{name}: {e}"));
+            particle_streams += 1;
+            f32_bytes(&d.pos)
+        } else {
+            let d = decompress(&stream).unwrap_or_else(|e| panic!("{name}: {e}"));
+            to_bytes(&d.u, &d.v)
+        };
+        assert!(got == expected, "{} decodes differently", path.display());
         checked += 1;
     }
     assert!(
-        checked >= 8,
+        checked >= 8 && particle_streams >= 3,
         "expected the golden streams in {}",
         dir.display()
     );
