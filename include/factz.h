@@ -868,12 +868,9 @@ enum factz_status factz_particles_max_compressed_size(size_t n, size_t *out);
 
 /*
  The largest correction stream factz_particles_correct can write for `n`
- particles, in `*out`. This is a guaranteed worst case from the entropy
- coders' limits (every particle stored exactly or edited with incompressible
- codes: about 37 bytes per particle, 3x the raw positions); real correction
- streams are usually a small fraction of the raw size. To use less memory,
- call factz_particles_correct with a smaller buffer: FACTZ_BUFFER_TOO_SMALL
- reports the exact size needed. `n` may be 0.
+ particles, in `*out`: the same as factz_particles_max_compressed_size (a
+ correction that would be larger stores every particle as plain words instead).
+ `n` may be 0.
 
  # Safety
  `out` is NULL or points to a writable size_t.

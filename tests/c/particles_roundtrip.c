@@ -466,7 +466,7 @@ static void errors(const float *xyz) {
     /* Defaults. */
     CHECK(cfg.bound_kind == FACTZ_BOUND_REL && cfg.bound == 1e-3 && cfg.base == FACTZ_BASE_BUILTIN &&
               cfg.coder == FACTZ_CODER_RANS && cfg.zstd_level == 0 && cfg.flags == 0 && cfg.edit_bits == 16 &&
-              cfg.max_iters == 2000 && cfg.learning_rate == 0.05 && cfg.tolerance == 0.0 && cfg.box_side == 0.0 &&
+              cfg.max_iters == 1000 && cfg.learning_rate == 0.1 && cfg.tolerance == 0.0 && cfg.box_side == 0.0 &&
               cfg.reserved == 0,
           "defaults");
     factz_particles_config d;
