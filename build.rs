@@ -13,6 +13,11 @@ fn main() {
     println!("cargo:rerun-if-changed=src/capi");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-env-changed=FACTZ_UPDATE_HEADER");
+    // A versioned soname, as C libraries have (cargo-c's convention): programs
+    // record libfactz.so.0 and keep working across compatible updates.
+    if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libfactz.so.0");
+    }
 
     let crate_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));

@@ -1,0 +1,49 @@
+/*
+ * factz HDF5 filter: the filter id and the cd_values layout (the table is in
+ * factz_h5.h and h5filter/README.md). Needs no HDF5 header.
+ */
+#ifndef FACTZ_H5_CD_H
+#define FACTZ_H5_CD_H
+
+/* The filter id: from HDF5's range for unregistered filters (256..511), until
+ * The HDF Group registers one for factz. */
+#define FACTZ_H5_FILTER_ID 307
+#define FACTZ_H5_CD_VERSION 1
+#define FACTZ_H5_USER_NELMTS 15
+#define FACTZ_H5_NELMTS 23
+
+#define FACTZ_H5_KIND_AUTO 0
+#define FACTZ_H5_KIND_FIELD2D 1
+#define FACTZ_H5_KIND_PARTICLES 2
+
+#define FACTZ_H5_CHUNK_RULE_DEFAULT 0 /* = on */
+#define FACTZ_H5_CHUNK_RULE_ON 1
+#define FACTZ_H5_CHUNK_RULE_OFF 2
+
+/* Word indices. */
+#define FACTZ_H5_CD_VERSION_WORD 0
+#define FACTZ_H5_CD_KIND 1
+#define FACTZ_H5_CD_MODE 2
+#define FACTZ_H5_CD_BOUND_KIND 3
+#define FACTZ_H5_CD_BOUND 4
+#define FACTZ_H5_CD_CODER 6
+#define FACTZ_H5_CD_ZSTD 7
+#define FACTZ_H5_CD_FLAGS 8
+#define FACTZ_H5_CD_LINK_KIND 9
+#define FACTZ_H5_CD_LINK 10
+#define FACTZ_H5_CD_BOX 12
+#define FACTZ_H5_CD_CHUNK_RULE 14
+#define FACTZ_H5_CD_DTYPE 15
+#define FACTZ_H5_CD_LAYOUT 16
+#define FACTZ_H5_CD_CHUNK 17
+#define FACTZ_H5_CD_CHUNK_USED 20
+#define FACTZ_H5_CD_LINKING_LENGTH 21
+
+#define FACTZ_H5_FLAG_VERIFY 1u
+
+#define FACTZ_H5_DTYPE_F32LE 1
+#define FACTZ_H5_LAYOUT_FIELD_SOA 0
+#define FACTZ_H5_LAYOUT_FIELD_AOS 1
+#define FACTZ_H5_LAYOUT_PARTICLES 2
+
+#endif /* FACTZ_H5_CD_H */

@@ -1,0 +1,807 @@
+//! The HDF5 filter end to end, with the real libraries and tools: the plugin and
+//! libfactz_h5 are built and installed with CMake (`scripts/cmake-install`), the
+//! programs of `tests/h5/` are built against the installed package the way a
+//! user's code is, and Debian's HDF5 1.10 (C programs, h5dump, h5repack) and
+//! h5py's HDF5 2.x write and read each other's files. Every decoded dataset is
+//! checked over the whole dataset, across chunk edges, by the independent oracles
+//! of `tests/common` (brute-force critical points, all-pairs FoF).
+//!
+//! Needs cmake, HDF5 (libhdf5-dev, hdf5-tools), gfortran and h5py: `scripts/setup`
+//! installs them.
+
+mod common;
+
+use common::container::crc32;
+use common::fields::{self, Field};
+use common::oracle;
+use common::particles as po;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The installed package and the test programs built against it.
+struct Built {
+    prefix: PathBuf,
+    tools: PathBuf,
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run_ok(cmd: &mut Command, what: &str) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run {cmd:?}: {e} (scripts/setup installs it)"));
+    assert!(
+        out.status.success(),
+        "{what} failed ({:?}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn built() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("h5-e2e");
+        let prefix = base.join("prefix");
+        run_ok(
+            Command::new(root().join("scripts/cmake-install"))
+                .arg(&prefix)
+                .env("FACTZ_CMAKE_BUILD", base.join("build")),
+            "building and installing factz with CMake",
+        );
+        let tools = base.join("tests");
+        run_ok(
+            Command::new("cmake")
+                .arg("-S")
+                .arg(root().join("tests/h5"))
+                .arg("-B")
+                .arg(&tools)
+                .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display())),
+            "configuring tests/h5 against the installed package",
+        );
+        run_ok(
+            Command::new("cmake")
+                .arg("--build")
+                .arg(&tools)
+                .args(["--target", "h5tool"]),
+            "building tests/h5/h5tool.c",
+        );
+        Built { prefix, tools }
+    })
+}
+
+fn plugin_dir() -> PathBuf {
+    built().prefix.join("lib/hdf5/plugin")
+}
+
+/// A command with the plugin on HDF5's search path.
+fn with_plugin(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut c = Command::new(program);
+    c.env("HDF5_PLUGIN_PATH", plugin_dir());
+    c.env("FACTZ_H5_PLUGIN_DIR", plugin_dir());
+    c
+}
+
+fn h5tool() -> Command {
+    with_plugin(built().tools.join("h5tool"))
+}
+
+fn h5tool_py() -> Command {
+    let mut c = with_plugin("python3");
+    c.arg(root().join("tests/h5/python/h5tool.py"));
+    c
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("h5-scratch")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write_f32(path: &Path, values: &[f32]) {
+    let bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn read_f32(path: &Path) -> Vec<f32> {
+    std::fs::read(path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+// ---- vector fields ---------------------------------------------------------
+
+#[derive(Clone, Copy, Debug)]
+struct FieldCase {
+    aos: bool,
+    cy: usize,
+    cx: usize,
+    mode: &'static str,
+    kind: &'static str,
+    bound: f64,
+}
+
+impl FieldCase {
+    fn layout(&self) -> &'static str {
+        if self.aos {
+            "aos"
+        } else {
+            "soa"
+        }
+    }
+
+    /// The absolute bound the guarantee promises over the whole dataset: a
+    /// relative bound is applied per chunk, to the chunk's own (smaller) range.
+    fn abs_bound(&self, f: &Field) -> f64 {
+        if self.kind == "abs" {
+            return self.bound;
+        }
+        let finite = f.u.iter().chain(&f.v).filter(|x| x.is_finite());
+        let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+            (lo.min(x as f64), hi.max(x as f64))
+        });
+        self.bound * (hi - lo)
+    }
+}
+
+fn field_raw(f: &Field, aos: bool) -> Vec<f32> {
+    if aos {
+        f.u.iter().zip(&f.v).flat_map(|(&a, &b)| [a, b]).collect()
+    } else {
+        f.u.iter().chain(&f.v).copied().collect()
+    }
+}
+
+fn split_raw(raw: &[f32], aos: bool) -> (Vec<f32>, Vec<f32>) {
+    if aos {
+        (
+            raw.iter().step_by(2).copied().collect(),
+            raw.iter().skip(1).step_by(2).copied().collect(),
+        )
+    } else {
+        let n = raw.len() / 2;
+        (raw[..n].to_vec(), raw[n..].to_vec())
+    }
+}
+
+fn write_field(tool: Command, file: &Path, dset: &str, f: &Field, c: &FieldCase) {
+    let raw = file.with_extension(format!("{}.in.f32", dset.trim_start_matches('/')));
+    write_f32(&raw, &field_raw(f, c.aos));
+    let mut tool = tool;
+    run_ok(
+        tool.arg("write-field")
+            .arg(file)
+            .arg(dset)
+            .arg(&raw)
+            .args([f.ny, f.nx].map(|x| x.to_string()))
+            .arg(c.layout())
+            // HDF5 wants chunks no larger than a fixed-size dataset.
+            .args([c.cy.min(f.ny), c.cx.min(f.nx)].map(|x| x.to_string()))
+            .args([c.mode, c.kind])
+            .arg(c.bound.to_string()),
+        &format!("writing {} {c:?}", f.name),
+    );
+}
+
+fn read_dataset(tool: Command, file: &Path, dset: &str) -> Vec<f32> {
+    let out = file.with_extension(format!("{}.out.f32", dset.trim_start_matches('/')));
+    let mut tool = tool;
+    run_ok(
+        tool.arg("read").arg(file).arg(dset).arg(&out),
+        &format!("reading {dset} of {}", file.display()),
+    );
+    read_f32(&out)
+}
+
+/// Zero critical-point changes over the whole field and every value in bound.
+fn check_field(f: &Field, raw: &[f32], c: &FieldCase, what: &str) {
+    let (u, v) = split_raw(raw, c.aos);
+    let diff = oracle::diff(&f.u, &f.v, &u, &v, f.ny, f.nx);
+    assert!(
+        diff.is_clean(),
+        "{what}: {} {c:?}: critical points changed: {diff:?}",
+        f.name
+    );
+    let bound = c.abs_bound(f);
+    for (o, d) in [(&f.u, &u), (&f.v, &v)] {
+        if let Err(e) = oracle::check_bound(o, d, bound) {
+            panic!("{what}: {} {c:?}: {e}", f.name);
+        }
+    }
+}
+
+fn test_fields() -> Vec<Field> {
+    let (u, v) = fields::datagen_turbulence(256, 2, &["--k0", "48", "--t-end", "3"]);
+    let turb = Field::new("turbulence-256", 256, 256, u, v);
+    let adversarial = fields::nan_mask(
+        &fields::zero_patches(&fields::window(&turb, 7, 3, 150, 230), 5),
+        9,
+    )
+    .renamed("nan-and-zero-patches-150x230");
+    vec![turb, adversarial]
+}
+
+const FIELD_CASES: [FieldCase; 6] = [
+    FieldCase {
+        aos: false,
+        cy: 64,
+        cx: 64,
+        mode: "s",
+        kind: "rel",
+        bound: 1e-3,
+    },
+    FieldCase {
+        aos: false,
+        cy: 50,
+        cx: 70,
+        mode: "b",
+        kind: "abs",
+        bound: 1e-3,
+    },
+    FieldCase {
+        aos: true,
+        cy: 45,
+        cx: 256,
+        mode: "s",
+        kind: "abs",
+        bound: 1e-4,
+    },
+    FieldCase {
+        aos: true,
+        cy: 256,
+        cx: 33,
+        mode: "b",
+        kind: "rel",
+        bound: 1e-2,
+    },
+    FieldCase {
+        aos: false,
+        cy: 256,
+        cx: 256,
+        mode: "s",
+        kind: "rel",
+        bound: 1e-4,
+    },
+    FieldCase {
+        aos: false,
+        cy: 3,
+        cx: 5,
+        mode: "s",
+        kind: "rel",
+        bound: 1e-2,
+    },
+];
+
+#[test]
+fn c_program_writes_and_reads_fields_in_many_chunkings() {
+    let dir = scratch("c-fields");
+    for f in test_fields() {
+        for (k, c) in FIELD_CASES.iter().enumerate() {
+            let file = dir.join(format!("{}-{k}.h5", f.name));
+            write_field(h5tool(), &file, "/uv", &f, c);
+            let raw = read_dataset(h5tool(), &file, "/uv");
+            check_field(&f, &raw, c, "C writes, C reads");
+        }
+    }
+}
+
+#[test]
+fn statically_registered_filter_needs_no_plugin_path() {
+    let dir = scratch("c-register");
+    let f = &test_fields()[0];
+    let c = FIELD_CASES[1];
+    let file = dir.join("registered.h5");
+    let mut w = Command::new(built().tools.join("h5tool"));
+    w.arg("--register");
+    write_field(w, &file, "/uv", f, &c);
+    let mut r = Command::new(built().tools.join("h5tool"));
+    r.arg("--register");
+    check_field(f, &read_dataset(r, &file, "/uv"), &c, "registered filter");
+    // And the plugin reads what the registered filter wrote.
+    check_field(f, &read_dataset(h5tool(), &file, "/uv"), &c, "plugin reads");
+}
+
+// ---- particles -------------------------------------------------------------
+
+struct ParticleSet {
+    name: &'static str,
+    pos: Vec<f32>,
+    b: f64,
+    period: f64,
+}
+
+/// Sorted by x so that consecutive chunks are spatially disjoint slabs, the way a
+/// domain-decomposed simulation writes them.
+fn sorted_by_x(pos: &[f32]) -> Vec<f32> {
+    let mut p: Vec<[f32; 3]> = pos.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
+    p.sort_by(|a, b| a[0].total_cmp(&b[0]));
+    p.concat()
+}
+
+fn particle_sets() -> Vec<ParticleSet> {
+    let l = 50.0;
+    let pos = po::datagen_particles(16, 3, l, &[]);
+    let n = pos.len() / 3;
+    let open: Vec<f32> = pos.clone();
+    vec![
+        ParticleSet {
+            name: "periodic",
+            pos: sorted_by_x(&pos),
+            b: po::fof_b(n, l),
+            period: l,
+        },
+        ParticleSet {
+            name: "open",
+            pos: sorted_by_x(&open),
+            b: 1.5 * po::fof_b(n, l),
+            period: 0.0,
+        },
+    ]
+}
+
+fn write_particles(
+    tool: Command,
+    file: &Path,
+    dset: &str,
+    p: &ParticleSet,
+    cn: usize,
+    kind: &str,
+    bound: f64,
+) {
+    let raw = file.with_extension(format!("{}.in.f32", dset.trim_start_matches('/')));
+    write_f32(&raw, &p.pos);
+    let mut tool = tool;
+    run_ok(
+        tool.arg("write-particles")
+            .arg(file)
+            .arg(dset)
+            .arg(&raw)
+            .arg((p.pos.len() / 3).to_string())
+            .arg(cn.to_string())
+            .arg(kind)
+            .arg(bound.to_string())
+            .arg(p.b.to_string())
+            .arg(p.period.to_string()),
+        &format!("writing particles {} chunk {cn}", p.name),
+    );
+}
+
+fn check_particles(p: &ParticleSet, dec: &[f32], kind: &str, bound: f64, what: &str) {
+    let period = (p.period > 0.0).then_some(p.period);
+    let xi = if kind == "abs" {
+        bound
+    } else {
+        let (lo, hi) = p
+            .pos
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+                (lo.min(x as f64), hi.max(x as f64))
+            });
+        bound * (hi - lo)
+    };
+    let links = po::brute_links(&p.pos, period, p.b);
+    let check = po::check(&p.pos, dec, period, p.b, xi, &links);
+    assert!(
+        check.clean() && check.links > 100,
+        "{what}: particles {} ({kind} {bound}): {check:?}",
+        p.name
+    );
+}
+
+#[test]
+fn c_program_writes_and_reads_particles_in_many_chunkings() {
+    let dir = scratch("c-particles");
+    for p in particle_sets() {
+        let n = p.pos.len() / 3;
+        for (cn, kind, bound) in [
+            (1000, "abs", 1e-2),
+            (n, "rel", 1e-4),
+            (1500, "rel", 1e-3),
+            (317, "abs", 1e-3),
+        ] {
+            let file = dir.join(format!("{}-{cn}.h5", p.name));
+            write_particles(h5tool(), &file, "/pos", &p, cn, kind, bound);
+            let dec = read_dataset(h5tool(), &file, "/pos");
+            check_particles(&p, &dec, kind, bound, &format!("C, chunks of {cn}"));
+        }
+    }
+}
+
+// ---- h5py <-> C ------------------------------------------------------------
+
+#[test]
+fn h5py_and_c_read_each_others_files() {
+    let dir = scratch("cross");
+    let fields = test_fields();
+    let f = &fields[0];
+    let parts = particle_sets();
+    let p = &parts[0];
+    for (writer, reader, name) in [
+        (
+            h5tool_py as fn() -> Command,
+            h5tool as fn() -> Command,
+            "py-to-c",
+        ),
+        (
+            h5tool as fn() -> Command,
+            h5tool_py as fn() -> Command,
+            "c-to-py",
+        ),
+    ] {
+        let file = dir.join(format!("{name}.h5"));
+        for (k, c) in FIELD_CASES[..4].iter().enumerate() {
+            let dset = format!("/uv{k}");
+            write_field(writer(), &file, &dset, f, c);
+            check_field(f, &read_dataset(reader(), &file, &dset), c, name);
+        }
+        write_particles(writer(), &file, "/pos", p, 900, "abs", 1e-2);
+        check_particles(p, &read_dataset(reader(), &file, "/pos"), "abs", 1e-2, name);
+    }
+}
+
+// ---- HDF5's own tools ------------------------------------------------------
+
+/// The cd_values of `h5repack -f UD=307,0,15,...` for mode B with an absolute
+/// bound; `chunk_rule` is word 14: 0 = on (default), 2 = off.
+fn ud_field(bound: f64, chunk_rule: u64) -> String {
+    let bits = bound.to_bits();
+    #[rustfmt::skip]
+    let words: [u64; 15] = [1, 1, 1, 1, bits & 0xffff_ffff, bits >> 32, 2, 0, 0, 0, 0, 0, 0, 0, chunk_rule];
+    let list: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+    format!("UD=307,0,15,{}", list.join(","))
+}
+
+#[test]
+fn h5dump_and_h5repack_use_the_plugin() {
+    let dir = scratch("tools");
+    let f = &test_fields()[0];
+    let c = FIELD_CASES[0];
+    let file = dir.join("written.h5");
+    write_field(h5tool(), &file, "/uv", f, &c);
+    let ours = read_dataset(h5tool(), &file, "/uv");
+
+    // h5dump decodes through the plugin to the same bits.
+    let dumped = dir.join("dumped.bin");
+    run_ok(
+        with_plugin("h5dump")
+            .args(["-d", "/uv", "-b", "LE", "-o"])
+            .arg(&dumped)
+            .arg(&file),
+        "h5dump -b",
+    );
+    assert_eq!(
+        read_f32(&dumped)
+            .iter()
+            .map(|x| x.to_bits())
+            .collect::<Vec<_>>(),
+        ours.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+    );
+    let header = run_ok(
+        with_plugin("h5dump")
+            .args(["-H", "-p", "-d", "/uv"])
+            .arg(&file),
+        "h5dump -H -p",
+    );
+    let text = String::from_utf8_lossy(&header.stdout);
+    assert!(
+        text.contains("FILTER_ID 307") && text.contains("factz"),
+        "{text}"
+    );
+
+    // h5repack: decompress everything, then recompress with UD= parameters (mode B, abs).
+    let plain = dir.join("plain.h5");
+    run_ok(
+        with_plugin("h5repack")
+            .args(["-f", "NONE"])
+            .arg(&file)
+            .arg(&plain),
+        "h5repack -f NONE",
+    );
+    let repacked = dir.join("repacked.h5");
+    let bound = 2e-5;
+    run_ok(
+        with_plugin("h5repack")
+            .args(["-l", "/uv:CHUNK=2x40x100", "-f"])
+            .arg(format!("/uv:{}", ud_field(bound, 0)))
+            .arg(&plain)
+            .arg(&repacked),
+        "h5repack -f UD=307,...",
+    );
+    let plain_raw = read_dataset(h5tool(), &plain, "/uv");
+    assert_eq!(
+        plain_raw.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+        ours.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+    );
+    // The repacked file keeps the critical points of what it was given.
+    let given = Field::new(
+        "repack-input",
+        f.ny,
+        f.nx,
+        plain_raw[..f.ny * f.nx].to_vec(),
+        plain_raw[f.ny * f.nx..].to_vec(),
+    );
+    let repack_case = FieldCase {
+        aos: false,
+        cy: 40,
+        cx: 100,
+        mode: "b",
+        kind: "abs",
+        bound,
+    };
+    check_field(
+        &given,
+        &read_dataset(h5tool(), &repacked, "/uv"),
+        &repack_case,
+        "h5repack",
+    );
+    // The oracle has teeth across chunk edges: with the chunk rule off (word 14 = 2,
+    // allowed only for one-chunk datasets) small chunks lose critical points there.
+    let rule_off = dir.join("rule-off.h5");
+    let loose = FieldCase {
+        kind: "rel",
+        bound: 1e-2,
+        ..repack_case
+    }
+    .abs_bound(&given);
+    let ud_off = ud_field(loose, 2);
+    run_ok(
+        with_plugin("h5repack")
+            .args(["-l", "/uv:CHUNK=2x16x16", "-f"])
+            .arg(format!("/uv:{ud_off}"))
+            .arg(&plain)
+            .arg(&rule_off),
+        "h5repack with the chunk rule off",
+    );
+    let (u, v) = split_raw(&read_dataset(h5tool(), &rule_off, "/uv"), false);
+    let broken = oracle::diff(&given.u, &given.v, &u, &v, f.ny, f.nx);
+    assert!(
+        !broken.is_clean(),
+        "without the chunk rule, 16x16 chunks should change critical points at their edges"
+    );
+    let listing = run_ok(
+        with_plugin("h5ls")
+            .arg("-v")
+            .arg(format!("{}/uv", repacked.display())),
+        "h5ls -v",
+    );
+    assert!(String::from_utf8_lossy(&listing.stdout).contains("307"));
+}
+
+/// A command that must fail cleanly: a non-zero exit status (not a signal) and a
+/// message that names the problem.
+fn must_fail(cmd: &mut Command, what: &str, needle: &str) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.code().is_some_and(|c| c != 0),
+        "{what}: expected a clean failure, got {:?}:\n{text}",
+        out.status
+    );
+    assert!(
+        text.contains(needle),
+        "{what}: the message does not say {needle:?}:\n{text}"
+    );
+}
+
+#[test]
+fn misuse_gives_hdf5_errors_never_a_crash() {
+    let dir = scratch("misuse");
+    let f = &test_fields()[0];
+    let file = dir.join("ok.h5");
+    write_field(h5tool(), &file, "/uv", f, &FIELD_CASES[0]);
+    let plain = dir.join("plain.h5");
+    run_ok(
+        with_plugin("h5repack")
+            .args(["-f", "NONE"])
+            .arg(&file)
+            .arg(&plain),
+        "h5repack -f NONE",
+    );
+    let out = dir.join("bad.h5");
+    let repack = |layout: &str, filter: &str| {
+        let mut c = with_plugin("h5repack");
+        c.args(["-l", layout, "-f", filter]).arg(&plain).arg(&out);
+        c
+    };
+    // A chunk that splits the component axis.
+    must_fail(
+        &mut repack("/uv:CHUNK=1x64x64", &format!("/uv:{}", ud_field(1e-3, 0))),
+        "split components",
+        "component axis",
+    );
+    // Absurd cd_values: unknown version, bound kind, NaN bound, zstd level, too many words.
+    for (ud, needle) in [
+        ("UD=307,0,1,99", "version 99"),
+        ("UD=307,0,4,1,1,1,7", "bound kind 7"),
+        ("UD=307,0,6,1,1,1,1,0,2146959360", "error bound"),
+        ("UD=307,0,8,1,1,1,1,0,0,2,99", "zstd level 99"),
+        (
+            "UD=307,0,24,1,1,1,1,0,0,2,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0",
+            "at most 23",
+        ),
+    ] {
+        must_fail(
+            &mut repack("/uv:CHUNK=2x64x64", &format!("/uv:{ud}")),
+            ud,
+            needle,
+        );
+    }
+    // Particle parameters on a field, and particles without b (on a rank-2 dataset).
+    must_fail(
+        &mut repack("/uv:CHUNK=2x64x64", "/uv:UD=307,0,2,1,2"),
+        "particles kind on a field",
+        "rank-2",
+    );
+    // Python covers dtypes, ranks, corrupted and truncated chunks through h5py.
+    let report = run_ok(h5tool_py().arg("misuse").arg(&dir), "h5tool.py misuse");
+    eprintln!("{}", String::from_utf8_lossy(&report.stdout));
+}
+
+#[test]
+fn corrupted_chunk_fails_the_read_in_c() {
+    let dir = scratch("corrupt");
+    let f = &test_fields()[0];
+    let c = FieldCase {
+        aos: false,
+        cy: 256,
+        cx: 256,
+        mode: "s",
+        kind: "rel",
+        bound: 1e-3,
+    };
+    let file = dir.join("one-chunk.h5");
+    write_field(h5tool(), &file, "/uv", f, &c);
+    // The one chunk is the factz stream: find its magic and flip bytes in its payload.
+    let mut bytes = std::fs::read(&file).unwrap();
+    let magic = b"FACTZ\0\r\n";
+    let at = bytes
+        .windows(magic.len())
+        .position(|w| w == magic)
+        .expect("the chunk's factz stream is in the file");
+    let raw = read_dataset(h5tool(), &file, "/uv");
+    check_field(f, &raw, &c, "before corruption");
+    for b in &mut bytes[at + 300..at + 316] {
+        *b ^= 0x5a;
+    }
+    let bad = dir.join("corrupted.h5");
+    std::fs::write(&bad, &bytes).unwrap();
+    must_fail(
+        h5tool()
+            .arg("read")
+            .arg(&bad)
+            .arg("/uv")
+            .arg(dir.join("x.f32")),
+        "corrupted chunk",
+        "factz",
+    );
+}
+
+// ---- C++ and Fortran programs built through the installed package -----------
+
+#[test]
+fn cxx_and_fortran_programs_round_trip_through_the_filter() {
+    let dir = scratch("langs");
+    let turb = &test_fields()[0];
+    let f = fields::window(turb, 11, 5, 150, 230);
+    let input = dir.join("in.f32");
+    write_f32(&input, &field_raw(&f, false));
+    for (exe, kind, bound) in [
+        ("cxx/cxx_roundtrip", "rel", 1e-3),
+        ("fortran/fortran_roundtrip", "rel", 1e-3),
+    ] {
+        let program = built().tools.join(exe);
+        assert!(
+            program.exists(),
+            "{} was not built (is gfortran installed?)",
+            program.display()
+        );
+        let out = dir.join(format!("{}.out.f32", exe.replace('/', "-")));
+        let h5 = dir.join(format!("{}.h5", exe.replace('/', "-")));
+        run_ok(
+            with_plugin(&program)
+                .arg(&h5)
+                .arg(&input)
+                .args(["150", "230", "64", "48"])
+                .arg(&out),
+            exe,
+        );
+        let c = FieldCase {
+            aos: false,
+            cy: 64,
+            cx: 48,
+            mode: "s",
+            kind,
+            bound,
+        };
+        check_field(&f, &read_f32(&out), &c, exe);
+    }
+}
+
+// ---- files written by this version stay readable -----------------------------
+
+/// `tests/golden/v1-h5.h5` holds datasets written by the first release of the
+/// filter; `v1-h5-<dataset>.f32` what they decoded to then. Regenerate nothing:
+/// add `v2-...` files when the format changes. `FACTZ_WRITE_GOLDEN_H5=1` writes
+/// them (once, for a new version label).
+#[test]
+fn golden_files_decode_to_recorded_bits() {
+    let golden = root().join("tests/golden");
+    let dir = scratch("golden");
+    let sets = ["field_s_soa", "field_b_aos", "particles"];
+    if std::env::var("FACTZ_WRITE_GOLDEN_H5").as_deref() == Ok("1") {
+        let file = dir.join("new.h5");
+        let f =
+            fields::nan_mask(&fields::window(&test_fields()[0], 0, 0, 40, 56), 3).renamed("golden");
+        write_field(
+            h5tool(),
+            &file,
+            "/field_s_soa",
+            &f,
+            &FieldCase {
+                aos: false,
+                cy: 16,
+                cx: 24,
+                mode: "s",
+                kind: "rel",
+                bound: 1e-3,
+            },
+        );
+        write_field(
+            h5tool(),
+            &file,
+            "/field_b_aos",
+            &f,
+            &FieldCase {
+                aos: true,
+                cy: 32,
+                cx: 20,
+                mode: "b",
+                kind: "abs",
+                bound: 1e-4,
+            },
+        );
+        let p = &particle_sets()[0];
+        let small = ParticleSet {
+            name: "golden",
+            pos: p.pos[..3 * 1200].to_vec(),
+            b: p.b,
+            period: p.period,
+        };
+        write_particles(h5tool(), &file, "/particles", &small, 500, "abs", 1e-3);
+        std::fs::copy(&file, golden.join("v1-h5.h5")).unwrap();
+        for d in sets {
+            let dec = read_dataset(h5tool(), &file, &format!("/{d}"));
+            write_f32(&golden.join(format!("v1-h5-{d}.f32")), &dec);
+        }
+    }
+    let file = dir.join("v1-h5.h5");
+    std::fs::copy(golden.join("v1-h5.h5"), &file).unwrap();
+    for reader in [h5tool as fn() -> Command, h5tool_py] {
+        for d in sets {
+            let dec = read_dataset(reader(), &file, &format!("/{d}"));
+            let want = read_f32(&golden.join(format!("v1-h5-{d}.f32")));
+            let bits =
+                |v: &[f32]| crc32(&v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>());
+            assert_eq!(dec.len(), want.len(), "{d}");
+            assert_eq!(
+                bits(&dec),
+                bits(&want),
+                "{d} no longer decodes to its recorded bits"
+            );
+        }
+    }
+}
