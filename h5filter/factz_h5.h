@@ -30,8 +30,6 @@
  * | 15    | element type    | set_local: 1 = little-endian float32                          |
  * | 16    | layout          | set_local: 0 field (2, ny, nx), 1 field (ny, nx, 2), 2 particles (n, 3) |
  * | 17-19 | chunk dims      | set_local: the chunk's three (field) or two (particles) dims  |
- * | 20    | chunk rule used | set_local: 0 or 1                                             |
- * | 21,22 | linking length  | set_local, particles: the b every chunk uses (0: eta, chunk rule off) |
  *
  * Example: h5repack -f UD=307,0,6,0,1,1,2,4294967295,... see h5filter/README.md.
  */

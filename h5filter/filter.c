@@ -42,7 +42,7 @@ static void push_error(const fz_h5_api *h5, int filtering, const char *func, con
 typedef struct params {
     unsigned kind, mode, bound_kind, coder, zstd, flags, link_kind, chunk_rule;
     double bound, link, box;
-    /* From set_local. */
+    /* From set_local (dtype, layout, chunk) and derived from the words above. */
     unsigned dtype, layout, chunk_used;
     unsigned chunk[3];
     double linking_length;
@@ -145,6 +145,13 @@ static int parse_user(const unsigned *cd, size_t n, params *p, char *why, size_t
     return 0;
 }
 
+/* What follows from the user's words: the chunk rule, and the b every chunk
+ * of a particle dataset uses (0: eta on the one chunk's own box). */
+static void derive(params *p) {
+    p->chunk_used = p->chunk_rule != FACTZ_H5_CHUNK_RULE_OFF;
+    p->linking_length = p->link_kind == FACTZ_LINK_LENGTH ? p->link : 0.0;
+}
+
 /* Reads everything, including what set_local added (the filter function's view). */
 static int parse_full(const unsigned *cd, size_t n, params *p, char *why, size_t whylen) {
     if (n != FACTZ_H5_NELMTS) {
@@ -158,10 +165,8 @@ static int parse_full(const unsigned *cd, size_t n, params *p, char *why, size_t
     p->dtype = cd[FACTZ_H5_CD_DTYPE];
     p->layout = cd[FACTZ_H5_CD_LAYOUT];
     for (int k = 0; k < 3; k++) p->chunk[k] = cd[FACTZ_H5_CD_CHUNK + k];
-    p->chunk_used = cd[FACTZ_H5_CD_CHUNK_USED];
-    p->linking_length = get_double(cd, n, FACTZ_H5_CD_LINKING_LENGTH);
-    if (p->dtype != FACTZ_H5_DTYPE_F32LE || p->layout > FACTZ_H5_LAYOUT_PARTICLES ||
-        p->chunk_used > 1 || !(p->linking_length >= 0.0) || !isfinite(p->linking_length)) {
+    derive(p);
+    if (p->dtype != FACTZ_H5_DTYPE_F32LE || p->layout > FACTZ_H5_LAYOUT_PARTICLES) {
         snprintf(why, whylen, "cd_values written by set_local are out of range (corrupted?)");
         return -1;
     }
@@ -266,7 +271,6 @@ static int resolve(const fz_h5_api *h5, fz_hid dcpl, fz_hid type, fz_hid space, 
                      p->mode);
             return -1;
         }
-        p->linking_length = 0.0;
     } else {
         if (p->kind == FACTZ_H5_KIND_FIELD2D) {
             snprintf(why, whylen, "vector fields are stored as a rank-3 dataset (2, ny, nx) or "
@@ -288,11 +292,7 @@ static int resolve(const fz_h5_api *h5, fz_hid dcpl, fz_hid type, fz_hid space, 
                      p->mode);
             return -1;
         }
-        if (p->link_kind == FACTZ_LINK_LENGTH) {
-            p->linking_length = p->link;
-        } else if (p->chunk_rule == FACTZ_H5_CHUNK_RULE_OFF) {
-            p->linking_length = 0.0; /* eta on the one chunk's box or bounding box */
-        } else {
+        if (p->link_kind == FACTZ_LINK_ETA && p->chunk_rule != FACTZ_H5_CHUNK_RULE_OFF) {
             snprintf(why, whylen,
                      "particles need the linking length b (linking kind 1, or "
                      "factz_h5_set_particles with FACTZ_LINK_LENGTH, or factz_h5.Particles(b=...) "
@@ -301,6 +301,7 @@ static int resolve(const fz_h5_api *h5, fz_hid dcpl, fz_hid type, fz_hid space, 
                      "for a dataset stored as one chunk");
             return -1;
         }
+        derive(p);
         if (p->box > 0.0 && p->linking_length > p->box / 2.0) {
             snprintf(why, whylen, "linking length %g exceeds half the periodic box %g",
                      p->linking_length, p->box);
@@ -308,7 +309,6 @@ static int resolve(const fz_h5_api *h5, fz_hid dcpl, fz_hid type, fz_hid space, 
         }
     }
     for (int k = 0; k < 3; k++) p->chunk[k] = k < rank ? (unsigned)chunk[k] : 0;
-    p->chunk_used = p->chunk_rule != FACTZ_H5_CHUNK_RULE_OFF;
     return 0;
 }
 
@@ -329,10 +329,13 @@ fz_herr fz_set_local(const fz_h5_api *h5, fz_hid dcpl, fz_hid type, fz_hid space
     unsigned cd[FACTZ_H5_NELMTS];
     size_t n = FACTZ_H5_NELMTS;
     char name[8];
-    if (resolve(h5, dcpl, type, space, &p, why, sizeof why) ||
-        h5->Pget_filter_by_id2(dcpl, FACTZ_H5_FILTER_ID, &flags, &n, cd, sizeof name, name,
-                               &config) < 0) {
+    if (resolve(h5, dcpl, type, space, &p, why, sizeof why)) {
         push_error(h5, 0, "factz set_local", "factz filter: %s", why);
+        return -1;
+    }
+    if (h5->Pget_filter_by_id2(dcpl, FACTZ_H5_FILTER_ID, &flags, &n, cd, sizeof name, name,
+                               &config) < 0) {
+        push_error(h5, 0, "factz set_local", "factz filter: cannot read its parameters back");
         return -1;
     }
     memset(cd, 0, sizeof cd);
@@ -351,23 +354,22 @@ fz_herr fz_set_local(const fz_h5_api *h5, fz_hid dcpl, fz_hid type, fz_hid space
     cd[FACTZ_H5_CD_DTYPE] = p.dtype;
     cd[FACTZ_H5_CD_LAYOUT] = p.layout;
     for (int k = 0; k < 3; k++) cd[FACTZ_H5_CD_CHUNK + k] = p.chunk[k];
-    cd[FACTZ_H5_CD_CHUNK_USED] = p.chunk_used;
-    put_double(cd, FACTZ_H5_CD_LINKING_LENGTH, p.linking_length);
     if (h5->Pmodify_filter(dcpl, FACTZ_H5_FILTER_ID, flags, FACTZ_H5_NELMTS, cd) < 0) {
         push_error(h5, 0, "factz set_local", "factz filter: cannot store its parameters");
         return -1;
     }
-    /* A partial last chunk is padded with the fill value; NaN positions link
-     * nothing and stay out of the chunk's bounding box, where zeros would sit
-     * at the origin and move the faces the chunk rule measures from. */
-    if (p.kind == FACTZ_H5_KIND_PARTICLES) {
-        int status = 0;
-        if (h5->Pfill_value_defined(dcpl, &status) >= 0 && status == FZ_H5D_FILL_VALUE_DEFAULT) {
-            float nan = NAN;
-            if (h5->Pset_fill_value(dcpl, type, &nan) < 0) {
-                push_error(h5, 0, "factz set_local", "factz filter: cannot set the NaN fill value");
-                return -1;
-            }
+    /* HDF5 pads partial edge chunks with the fill value, and the filter sees
+     * the padding as data. A default fill of 0 would widen a chunk's value
+     * range (breaking a relative bound on a field living in [9, 11]) and put
+     * particles at the origin, moving the bounding-box faces the chunk rule
+     * measures from. NaN is left out of ranges and boxes, stored bit-exact,
+     * holds no critical point and links nothing. */
+    int status = 0;
+    if (h5->Pfill_value_defined(dcpl, &status) >= 0 && status == FZ_H5D_FILL_VALUE_DEFAULT) {
+        float nan = NAN;
+        if (h5->Pset_fill_value(dcpl, type, &nan) < 0) {
+            push_error(h5, 0, "factz set_local", "factz filter: cannot set the NaN fill value");
+            return -1;
         }
     }
     return 0;

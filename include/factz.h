@@ -494,11 +494,11 @@ typedef struct factz_particles_config {
   uint32_t edit_bits;
   /*
    Adam step of the correction, in units of the absolute bound; finite and > 0
-   (default 0.05).
+   (default 0.1).
    */
   double learning_rate;
   /*
-   Optimiser iteration cap (default 2000); particles still in violated pairs
+   Optimiser iteration cap (default 1000); particles still in violated pairs
    afterwards are stored exactly, so the guarantee never depends on it.
    */
   uint32_t max_iters;
@@ -845,7 +845,7 @@ enum factz_status factz_field_critical_points(const float *u,
 /*
  Fills `*cfg` with the defaults: relative bound 1e-3, eta 0.2, open
  boundaries, built-in base, rANS, no zstd, no flags, 16 edit bits, learning
- rate 0.05, 2000 iterations, tolerance 0. The caller sets
+ rate 0.1, 1000 iterations, tolerance 0. The caller sets
  `cfg->struct_size = sizeof(factz_particles_config)` first; the other fields
  may hold anything.
 

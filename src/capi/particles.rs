@@ -109,9 +109,9 @@ pub struct factz_particles_config {
     /// Bits m of each quantized coordinate edit, 2..=24 (default 16).
     pub edit_bits: u32,
     /// Adam step of the correction, in units of the absolute bound; finite and > 0
-    /// (default 0.05).
+    /// (default 0.1).
     pub learning_rate: f64,
-    /// Optimiser iteration cap (default 2000); particles still in violated pairs
+    /// Optimiser iteration cap (default 1000); particles still in violated pairs
     /// afterwards are stored exactly, so the guarantee never depends on it.
     pub max_iters: u32,
     /// Must be 0.
@@ -475,7 +475,7 @@ unsafe fn deliver(
 
 /// Fills `*cfg` with the defaults: relative bound 1e-3, eta 0.2, open
 /// boundaries, built-in base, rANS, no zstd, no flags, 16 edit bits, learning
-/// rate 0.05, 2000 iterations, tolerance 0. The caller sets
+/// rate 0.1, 1000 iterations, tolerance 0. The caller sets
 /// `cfg->struct_size = sizeof(factz_particles_config)` first; the other fields
 /// may hold anything.
 ///
