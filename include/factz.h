@@ -1,6 +1,8 @@
 /*
  * factz: error-bounded compression of scientific data that preserves the
- * features scientists analyse (critical points of 2D vector fields).
+ * features scientists analyse: critical points of 2D vector fields and
+ * friends-of-friends links of particle snapshots. The HDF5 filter helpers are
+ * in factz_h5.h (libfactz_h5).
  *
  * Conventions of this C API:
  *  - Every function that can fail returns a factz_status: FACTZ_OK (0) or a

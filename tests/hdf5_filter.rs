@@ -826,3 +826,69 @@ fn golden_files_decode_to_recorded_bits() {
         }
     }
 }
+
+// ---- the installed layout -----------------------------------------------------
+
+#[test]
+fn installed_package_pkg_config_and_a_self_contained_plugin() {
+    let prefix = &built().prefix;
+    let pc = |args: &[&str]| {
+        let out = run_ok(
+            Command::new("pkg-config")
+                .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig"))
+                .args(args)
+                .arg("factz"),
+            "pkg-config",
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let plugin = Path::new(&pc(&["--variable=hdf5_plugin_dir"])).join("libH5Zfactz.so");
+    assert!(plugin.exists(), "{} missing", plugin.display());
+    assert!(
+        prefix.join("include/factz.mod").exists(),
+        "the Fortran module is not installed"
+    );
+
+    // A C program built with nothing but pkg-config's flags, against libfactz.so.0.
+    let dir = scratch("pkg-config");
+    let exe = dir.join("field_roundtrip");
+    let flags = pc(&["--cflags", "--libs"]);
+    run_ok(
+        Command::new("cc")
+            .arg(root().join("tests/c/field_roundtrip.c"))
+            .args(flags.split_whitespace())
+            .arg("-lm") // the program's own sin/cos
+            .arg("-o")
+            .arg(&exe),
+        "cc $(pkg-config --cflags --libs factz)",
+    );
+    run_ok(
+        Command::new(&exe).env("LD_LIBRARY_PATH", prefix.join("lib")),
+        "field_roundtrip against the installed libfactz.so.0",
+    );
+    let needed = run_ok(Command::new("readelf").arg("-d").arg(&exe), "readelf -d");
+    assert!(String::from_utf8_lossy(&needed.stdout).contains("[libfactz.so.0]"));
+
+    // The plugin: no libhdf5 dependency, and only HDF5's two entry points exported.
+    let dynamic = run_ok(
+        Command::new("readelf").arg("-d").arg(&plugin),
+        "readelf -d plugin",
+    );
+    let dynamic = String::from_utf8_lossy(&dynamic.stdout);
+    assert!(
+        !dynamic.contains("libhdf5") && !dynamic.contains("libfactz"),
+        "{dynamic}"
+    );
+    let symbols = run_ok(
+        Command::new("nm")
+            .args(["-D", "--defined-only"])
+            .arg(&plugin),
+        "nm -D plugin",
+    );
+    let mut exported: Vec<String> = String::from_utf8_lossy(&symbols.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2).map(str::to_string))
+        .collect();
+    exported.sort();
+    assert_eq!(exported, ["H5PLget_plugin_info", "H5PLget_plugin_type"]);
+}
