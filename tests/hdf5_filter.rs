@@ -240,7 +240,7 @@ fn test_fields() -> Vec<Field> {
         w.ny,
         w.nx,
         w.u.iter().map(|x| x + 10.0).collect(),
-        w.v.iter().map(|x| x - 10.0).collect(),
+        w.v.iter().map(|x| x + 10.0).collect(),
     );
     vec![turb, adversarial, offset]
 }
