@@ -17,7 +17,7 @@
  * |-------|-----------------|---------------------------------------------------------------|
  * | 0     | version         | 1 (0 = 1)                                                     |
  * | 1     | kind            | 0 from the shape, 1 vector field, 2 particles                 |
- * | 2     | mode / base     | field: 1 B, 2 S (default); particles: 1 built-in (default), 3 ZFP |
+ * | 2     | mode / base     | field: 1 B, 2 S (default); particles: 1 built-in (default), 2 SZ3, 3 ZFP |
  * | 3     | bound kind      | 1 absolute, 2 value-range relative (default)                  |
  * | 4, 5  | bound           | double > 0 (default 1e-3 relative)                            |
  * | 6     | coder           | 1 Huffman, 2 rANS (default)                                   |
@@ -31,7 +31,8 @@
  * | 16    | layout          | set_local: 0 field (2, ny, nx), 1 field (ny, nx, 2), 2 particles (n, 3) |
  * | 17-19 | chunk dims      | set_local: the chunk's three (field) or two (particles) dims  |
  *
- * Example: h5repack -f UD=307,0,6,0,1,1,2,4294967295,... see h5filter/README.md.
+ * Example: h5repack -f UD=459,0,6,1,1,1,1,LO,HI (mode B, absolute bound): see
+ * h5filter/README.md.
  */
 #ifndef FACTZ_H5_H
 #define FACTZ_H5_H

@@ -6,8 +6,10 @@
 #define FACTZ_H5_CD_H
 
 /* The filter id: from HDF5's range for unregistered filters (256..511), until
- * The HDF Group registers one for factz. */
-#define FACTZ_H5_FILTER_ID 307
+ * The HDF Group registers one for factz. Not 305 or 307: PyTables and
+ * hdf5plugin register LZO and BZIP2 there, and one process holds one filter
+ * per id. */
+#define FACTZ_H5_FILTER_ID 459
 #define FACTZ_H5_CD_VERSION 1
 #define FACTZ_H5_USER_NELMTS 15
 #define FACTZ_H5_NELMTS 20 /* HDF5's tools print at most 20 */

@@ -184,6 +184,22 @@ static const char *dims_str(char *buf, size_t len, const fz_hsize *d, int rank) 
     return buf;
 }
 
+/* Whether libfactz has this particle base: refused at dataset creation, not
+ * at the first chunk, where h5py's optional filters would store it raw. */
+static int base_compiled_in(unsigned base) {
+    float xyz[6] = {0.0f, 0.0f, 0.0f, 1.0f, 1.0f, 1.0f};
+    uint8_t out[512];
+    size_t len = 0;
+    factz_particles_config cfg = {.struct_size = sizeof cfg};
+    factz_particles_config_default(&cfg);
+    cfg.base = base;
+    cfg.bound_kind = FACTZ_BOUND_ABS;
+    cfg.bound = 1e-3;
+    cfg.linking_kind = FACTZ_LINK_LENGTH;
+    cfg.linking = 1.0;
+    return factz_particles_compress(xyz, 2, &cfg, out, sizeof out, &len) != FACTZ_UNSUPPORTED;
+}
+
 /* Checks type and chunk shape against the parameters and works out layout,
  * chunk rule and linking length: the single source of truth for what the
  * filter accepts (can_apply and set_local both call it). HDF5 hands both
@@ -290,6 +306,13 @@ static int resolve(const fz_h5_api *h5, fz_hid dcpl, fz_hid type, fz_hid space, 
             p->mode != FACTZ_BASE_ZFP) {
             snprintf(why, whylen, "particle base %u: use 1 (built-in), 2 (SZ3) or 3 (ZFP)",
                      p->mode);
+            return -1;
+        }
+        if (!base_compiled_in(p->mode)) {
+            snprintf(why, whylen,
+                     "particle base %s is not compiled into this build of factz (%s); use 1 "
+                     "(built-in)",
+                     p->mode == FACTZ_BASE_SZ3 ? "2 (SZ3)" : "3 (ZFP)", factz_last_error());
             return -1;
         }
         if (p->link_kind == FACTZ_LINK_ETA && p->chunk_rule != FACTZ_H5_CHUNK_RULE_OFF) {
@@ -407,10 +430,14 @@ static size_t decode(const fz_h5_api *h5, size_t cd_nelmts, const unsigned cd[],
     char why[640];
     int have_cd = cd_nelmts == FACTZ_H5_NELMTS && parse_full(cd, cd_nelmts, &p, why, sizeof why) == 0;
     if (have_cd) expected = (size_t)p.chunk[0] * p.chunk[1] * (p.chunk[2] ? p.chunk[2] : 1) * 4;
-    if (factz_field_info(in, nbytes, &fi) == FACTZ_OK) {
+    /* The dataset's parameters say which kind its chunks hold; without them
+     * (never from HDF5) the stream's own header decides. */
+    int want_field = !have_cd || p.kind == FACTZ_H5_KIND_FIELD2D;
+    int want_particles = !have_cd || p.kind == FACTZ_H5_KIND_PARTICLES;
+    if (want_field && factz_field_info(in, nbytes, &fi) == FACTZ_OK) {
         if (fi.ny > SIZE_MAX / 8 / (fi.nx ? fi.nx : 1)) goto corrupt;
         size_t len = (size_t)(2 * fi.ny * fi.nx * sizeof(float));
-        if (have_cd && (p.kind != FACTZ_H5_KIND_FIELD2D || len != expected)) {
+        if (have_cd && len != expected) {
             push_error(h5, 1, "factz filter",
                        "factz filter: chunk holds a %llu x %llu vector field, but the dataset's "
                        "chunks hold %zu bytes (corrupted chunk?)",
@@ -429,10 +456,10 @@ static size_t decode(const fz_h5_api *h5, size_t cd_nelmts, const unsigned cd[],
         }
         return hand_over(h5, buf, buf_size, out, len ? len : 1, len);
     }
-    if (factz_particles_info(in, nbytes, &pi) == FACTZ_OK) {
+    if (want_particles && factz_particles_info(in, nbytes, &pi) == FACTZ_OK) {
         if (pi.n > SIZE_MAX / 16) goto corrupt;
         size_t len = (size_t)(pi.n * 3 * sizeof(float));
-        if (have_cd && (p.kind != FACTZ_H5_KIND_PARTICLES || len != expected)) {
+        if (have_cd && len != expected) {
             push_error(h5, 1, "factz filter",
                        "factz filter: chunk holds %llu particles, but the dataset's chunks hold "
                        "%zu bytes (corrupted chunk?)",

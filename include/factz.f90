@@ -77,7 +77,7 @@ module factz
 
   ! ---- HDF5 filter (factz_h5_cd.h) ------------------------------------------
   ! Default integer kind, as h5pset_filter_f and h5zfilter_avail_f take it.
-  integer, parameter :: FACTZ_H5_FILTER_ID = 307
+  integer, parameter :: FACTZ_H5_FILTER_ID = 459
   integer, parameter :: FACTZ_H5_CD_VERSION = 1
   ! cd_values words a user passes / the filter stores after set_local.
   integer, parameter :: FACTZ_H5_USER_NELMTS = 15

@@ -465,14 +465,14 @@ fn h5py_and_c_read_each_others_files() {
 
 // ---- HDF5's own tools ------------------------------------------------------
 
-/// The cd_values of `h5repack -f UD=307,0,15,...` for mode B with an absolute
+/// The cd_values of `h5repack -f UD=459,0,15,...` for mode B with an absolute
 /// bound; `chunk_rule` is word 14: 0 = on (default), 2 = off.
 fn ud_field(bound: f64, chunk_rule: u64) -> String {
     let bits = bound.to_bits();
     #[rustfmt::skip]
     let words: [u64; 15] = [1, 1, 1, 1, bits & 0xffff_ffff, bits >> 32, 2, 0, 0, 0, 0, 0, 0, 0, chunk_rule];
     let list: Vec<String> = words.iter().map(|w| w.to_string()).collect();
-    format!("UD=307,0,15,{}", list.join(","))
+    format!("UD=459,0,15,{}", list.join(","))
 }
 
 #[test]
@@ -508,7 +508,7 @@ fn h5dump_and_h5repack_use_the_plugin() {
     );
     let text = String::from_utf8_lossy(&header.stdout);
     assert!(
-        text.contains("FILTER_ID 307") && text.contains("factz"),
+        text.contains("FILTER_ID 459") && text.contains("factz"),
         "{text}"
     );
 
@@ -529,7 +529,7 @@ fn h5dump_and_h5repack_use_the_plugin() {
             .arg(format!("/uv:{}", ud_field(bound, 0)))
             .arg(&plain)
             .arg(&repacked),
-        "h5repack -f UD=307,...",
+        "h5repack -f UD=459,...",
     );
     let plain_raw = read_dataset(h5tool(), &plain, "/uv");
     assert_eq!(
@@ -588,7 +588,7 @@ fn h5dump_and_h5repack_use_the_plugin() {
             .arg(format!("{}/uv", repacked.display())),
         "h5ls -v",
     );
-    assert!(String::from_utf8_lossy(&listing.stdout).contains("307"));
+    assert!(String::from_utf8_lossy(&listing.stdout).contains("459"));
 }
 
 /// A command that must fail cleanly: a non-zero exit status (not a signal) and a
@@ -614,53 +614,103 @@ fn must_fail(cmd: &mut Command, what: &str, needle: &str) {
 #[test]
 fn misuse_gives_hdf5_errors_never_a_crash() {
     let dir = scratch("misuse");
+    let file = dir.join("misuse.h5");
+    let ok_cd = "1,1,2,2,0,0"; // mode S, relative default bound
+    let mut k = 0;
+    let mut refused = |dims: &str, chunk: &str, ty: &str, cd: &str, needle: &str| {
+        k += 1;
+        must_fail(
+            h5tool()
+                .arg("create")
+                .arg(&file)
+                .arg(format!("/d{k}"))
+                .args([dims, chunk, ty, cd]),
+            &format!("{dims} chunk {chunk} {ty} cd {cd}"),
+            needle,
+        );
+    };
+    // Types, ranks, chunks that split the component axis, wrong kinds.
+    refused("2x64x64", "2x32x32", "f64", ok_cd, "32-bit float");
+    refused("2x64x64", "2x32x32", "i32", ok_cd, "not a float");
+    refused("2x64x64", "2x32x32", "f32be", ok_cd, "big-endian");
+    refused("4096", "512", "f32", ok_cd, "rank 1");
+    refused("2x8x8x8", "2x4x4x4", "f32", ok_cd, "rank 4");
+    refused("2x64x64", "1x64x64", "f32", ok_cd, "component axis");
+    refused("64x64x2", "64x64x1", "f32", ok_cd, "component axis");
+    refused(
+        "1000x3",
+        "100x2",
+        "f32",
+        "1,2,1,1,0,0,0,0,0,1,0,1072693248",
+        "(cn, 3)",
+    );
+    refused("1000x3", "100x3", "f32", "1,1", "rank 2");
+    refused("2x64x64", "2x32x32", "f32", "1,2", "rank-2");
+    refused("1000x3", "100x3", "f32", "-", "linking length b");
+    // Absurd cd_values.
+    refused("2x64x64", "2x32x32", "f32", "99", "version 99");
+    refused("2x64x64", "2x32x32", "f32", "1,1,1,7", "bound kind 7");
+    refused(
+        "2x64x64",
+        "2x32x32",
+        "f32",
+        "1,1,1,1,0,2146959360",
+        "error bound",
+    );
+    refused(
+        "2x64x64",
+        "2x32x32",
+        "f32",
+        "1,1,1,1,0,0,2,99",
+        "zstd level 99",
+    );
+    refused("2x64x64", "2x32x32", "f32", "1,1,9", "mode 9");
+    refused("2x64x64", "2x32x32", "f32", "1,1,1,1,0,0,7", "coder 7");
+    refused(
+        "2x64x64",
+        "2x32x32",
+        "f32",
+        &["1"; 21].join(","),
+        "at most 20",
+    );
+    refused(
+        "1000x3",
+        "100x3",
+        "f32",
+        "1,2,1,1,0,0,0,0,0,1,0,1076101120,0,1072693248",
+        "exceeds half the periodic box",
+    );
+    // h5repack does not fail on a refused filter: it warns and copies the dataset
+    // as it was. The refusal shows as a dataset without the filter.
     let f = &test_fields()[0];
-    let file = dir.join("ok.h5");
-    write_field(h5tool(), &file, "/uv", f, &FIELD_CASES[0]);
+    let ok = dir.join("ok.h5");
+    write_field(h5tool(), &ok, "/uv", f, &FIELD_CASES[0]);
     let plain = dir.join("plain.h5");
     run_ok(
         with_plugin("h5repack")
             .args(["-f", "NONE"])
-            .arg(&file)
+            .arg(&ok)
             .arg(&plain),
         "h5repack -f NONE",
     );
-    let out = dir.join("bad.h5");
-    let repack = |layout: &str, filter: &str| {
-        let mut c = with_plugin("h5repack");
-        c.args(["-l", layout, "-f", filter]).arg(&plain).arg(&out);
-        c
-    };
-    // A chunk that splits the component axis.
-    must_fail(
-        &mut repack("/uv:CHUNK=1x64x64", &format!("/uv:{}", ud_field(1e-3, 0))),
-        "split components",
-        "component axis",
+    let out = dir.join("repacked.h5");
+    let _ = std::fs::remove_file(&out);
+    let repack = run_ok(
+        with_plugin("h5repack")
+            .args(["-v", "-l", "/uv:CHUNK=1x64x64", "-f"])
+            .arg(format!("/uv:{}", ud_field(1e-3, 0)))
+            .arg(&plain)
+            .arg(&out),
+        "h5repack with a chunk splitting the components",
     );
-    // Absurd cd_values: unknown version, bound kind, NaN bound, zstd level, too many words.
-    for (ud, needle) in [
-        ("UD=307,0,1,99", "version 99"),
-        ("UD=307,0,4,1,1,1,7", "bound kind 7"),
-        ("UD=307,0,6,1,1,1,1,0,2146959360", "error bound"),
-        ("UD=307,0,8,1,1,1,1,0,0,2,99", "zstd level 99"),
-        (
-            "UD=307,0,24,1,1,1,1,0,0,2,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0",
-            "at most 23",
-        ),
-    ] {
-        must_fail(
-            &mut repack("/uv:CHUNK=2x64x64", &format!("/uv:{ud}")),
-            ud,
-            needle,
-        );
-    }
-    // Particle parameters on a field, and particles without b (on a rank-2 dataset).
-    must_fail(
-        &mut repack("/uv:CHUNK=2x64x64", "/uv:UD=307,0,2,1,2"),
-        "particles kind on a field",
-        "rank-2",
+    assert!(String::from_utf8_lossy(&repack.stdout).contains("could not create dataset"));
+    let header = run_ok(
+        with_plugin("h5dump").args(["-H", "-p"]).arg(&out),
+        "h5dump -H -p",
     );
-    // Python covers dtypes, ranks, corrupted and truncated chunks through h5py.
+    assert!(!String::from_utf8_lossy(&header.stdout).contains("FILTER_ID 459"));
+    // h5py (HDF5 2.x): dtypes, ranks, chunks, cd_values, corrupted and truncated
+    // chunks, each case in a forked interpreter so a crash counts as a failure.
     let report = run_ok(h5tool_py().arg("misuse").arg(&dir), "h5tool.py misuse");
     eprintln!("{}", String::from_utf8_lossy(&report.stdout));
 }

@@ -6,6 +6,11 @@
  *   h5tool [--register] write-field FILE DSET RAW.f32 NY NX soa|aos CY CX b|s abs|rel BOUND
  *   h5tool [--register] write-particles FILE DSET RAW.f32 N CN abs|rel BOUND B BOX
  *   h5tool [--register] read FILE DSET OUT.f32
+ *   h5tool [--register] create FILE DSET DIMS CHUNK TYPE CD
+ *       DIMS, CHUNK like 2x64x64; TYPE f32, f32be, f64 or i32; CD the cd_values
+ *       as w0,w1,... ("-" for none). Creates the dataset with the factz filter
+ *       (mandatory) and writes smooth data: the way to try what the filter
+ *       refuses, with HDF5's error stack on stderr.
  *
  * --register links the filter in with factz_h5_register() instead of loading
  * the plugin from HDF5_PLUGIN_PATH.
@@ -37,12 +42,12 @@ static float *read_raw(const char *path, size_t count) {
 }
 
 static hid_t open_or_create(const char *path) {
-    H5E_BEGIN_TRY { /* a missing file is not an error here */
-        hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-        if (f >= 0) return f;
-    }
+    hid_t f = -1;
+    /* A missing file is not an error here; leave the block normally so HDF5's
+     * error printing comes back on. */
+    H5E_BEGIN_TRY { f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT); }
     H5E_END_TRY;
-    return H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
+    return f >= 0 ? f : H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
 }
 
 /* Creates DSET with the dcpl and writes `data` (float32) in one call. */
@@ -158,6 +163,65 @@ static int read_dataset(char **a) {
     return rc;
 }
 
+/* "2x64x64" -> dims; returns the rank, or -1. */
+static int parse_dims(const char *s, hsize_t *dims) {
+    int rank = 0;
+    while (*s && rank < 8) {
+        char *end;
+        dims[rank++] = strtoull(s, &end, 10);
+        if (end == s) return -1;
+        s = *end == 'x' ? end + 1 : end;
+    }
+    return *s ? -1 : rank;
+}
+
+static int create(char **a) {
+    hsize_t dims[8], chunk[8];
+    int rank = parse_dims(a[2], dims);
+    if (rank < 1 || parse_dims(a[3], chunk) != rank) return fail("DIMS and CHUNK: like 2x64x64");
+    hid_t type = !strcmp(a[4], "f32")     ? H5T_IEEE_F32LE
+                 : !strcmp(a[4], "f32be") ? H5T_IEEE_F32BE
+                 : !strcmp(a[4], "f64")   ? H5T_IEEE_F64LE
+                 : !strcmp(a[4], "i32")   ? H5T_STD_I32LE
+                                          : -1;
+    if (type < 0) return fail("TYPE: f32, f32be, f64 or i32");
+    unsigned cd[64];
+    size_t ncd = 0;
+    for (const char *p = a[5]; strcmp(a[5], "-") && *p && ncd < 64;) {
+        char *end;
+        cd[ncd++] = (unsigned)strtoul(p, &end, 10);
+        if (end == p) return fail("CD: comma-separated unsigned words, or -");
+        p = *end == ',' ? end + 1 : end;
+    }
+    size_t count = 1;
+    for (int k = 0; k < rank; k++) count *= dims[k];
+    float *data = malloc(count * sizeof *data);
+    if (!data) return fail("out of memory");
+    for (size_t k = 0; k < count; k++) data[k] = (float)(k % 97) * 0.01f;
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    int rc = 1;
+    if (H5Pset_chunk(dcpl, rank, chunk) < 0 ||
+        H5Pset_filter(dcpl, FACTZ_H5_FILTER_ID, H5Z_FLAG_MANDATORY, ncd, cd) < 0) {
+        fail("setting up the filter failed (see the HDF5 error stack above)");
+    } else {
+        hid_t f = open_or_create(a[0]);
+        hid_t space = H5Screate_simple(rank, dims, NULL);
+        hid_t d = f < 0 ? -1 : H5Dcreate2(f, a[1], type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        if (d < 0)
+            fail("creating the dataset failed (see the HDF5 error stack above)");
+        else if (H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+            fail("writing the dataset failed (see the HDF5 error stack above)");
+        else
+            rc = 0;
+        if (d >= 0) H5Dclose(d);
+        H5Sclose(space);
+        if (f >= 0) H5Fclose(f);
+    }
+    H5Pclose(dcpl);
+    free(data);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     int at = 1;
     if (at < argc && !strcmp(argv[at], "--register")) {
@@ -170,7 +234,8 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "write-field") && rest == 11) return write_field(argv + at);
     if (!strcmp(cmd, "write-particles") && rest == 9) return write_particles(argv + at);
     if (!strcmp(cmd, "read") && rest == 3) return read_dataset(argv + at);
+    if (!strcmp(cmd, "create") && rest == 6) return create(argv + at);
     return fail("usage: h5tool [--register] write-field FILE DSET RAW NY NX soa|aos CY CX b|s "
                 "abs|rel BOUND | write-particles FILE DSET RAW N CN abs|rel BOUND B BOX | "
-                "read FILE DSET OUT");
+                "read FILE DSET OUT | create FILE DSET DIMS CHUNK TYPE CD");
 }

@@ -118,7 +118,7 @@ contains
     call check(err, 'h5open_f')
     call h5zfilter_avail_f(FACTZ_H5_FILTER_ID, avail, err)
     call check(err, 'h5zfilter_avail_f')
-    if (.not. avail) call die('HDF5 cannot find the factz filter (id 307): set '// &
+    if (.not. avail) call die('HDF5 cannot find the factz filter (id 459): set '// &
                               'HDF5_PLUGIN_PATH to the directory of libH5Zfactz.so')
 
     call h5fcreate_f(h5path, H5F_ACC_TRUNC_F, file, err)
