@@ -226,7 +226,9 @@ class Field2D(_FactzFilter):
 
     Every value comes back within the bound and every critical point keeps
     its cell and type, across chunk borders too (chunk borders are stored
-    exactly). Reading needs no parameters.
+    exactly). The filter sets the dataset's fill value to NaN unless it has
+    one, so the padding of partial edge chunks never widens a chunk's value
+    range (unwritten parts then read as NaN). Reading needs no parameters.
 
     :param abs: absolute error bound (finite, > 0).
     :param rel: error bound relative to the value range of each chunk (both

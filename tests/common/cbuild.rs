@@ -108,14 +108,24 @@ pub fn build_static(dir: &str, source: &str, exe: &str) -> PathBuf {
 
 /// Compiles `source` against the shared library (with an rpath to it) into
 /// `<work_dir(dir)>/exe`, and checks the program really loads `libfactz.so`.
+///
+/// The library's soname is `libfactz.so.0` (what an installed copy is called,
+/// see CMakeLists.txt), which cargo does not create: a `lib/` beside the
+/// program links both names to the library this test run built.
 pub fn build_shared(dir: &str, source: &str, exe: &str) -> PathBuf {
-    let libs = lib_dir();
-    let so = libs.join("libfactz.so");
+    let so = lib_dir().join("libfactz.so");
     assert!(
         so.is_file(),
         "{} not found (crate-type cdylib)",
         so.display()
     );
+    let libs = work_dir(dir).join("lib");
+    std::fs::create_dir_all(&libs).expect("creating the library directory");
+    for name in ["libfactz.so", "libfactz.so.0"] {
+        let link = libs.join(name);
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&so, &link).expect("linking libfactz.so");
+    }
     let out = work_dir(dir).join(exe);
     run(
         Command::new("cc")
@@ -132,8 +142,8 @@ pub fn build_shared(dir: &str, source: &str, exe: &str) -> PathBuf {
     if let Ok(o) = Command::new("readelf").arg("-d").arg(&out).output() {
         let dynamic = String::from_utf8_lossy(&o.stdout);
         assert!(
-            dynamic.contains("libfactz.so"),
-            "not linked against libfactz.so:\n{dynamic}"
+            dynamic.contains("[libfactz.so.0]"),
+            "not linked against libfactz.so.0:\n{dynamic}"
         );
     }
     out
