@@ -606,7 +606,7 @@ fn python_writes_particles_in_blocks_and_steps_every_reader_keeps_every_link() {
 }
 
 #[test]
-fn a_c_code_configured_by_xml_only() {
+fn c_and_fortran_codes_configured_by_xml_only() {
     let dir = scratch("xml");
     let xml = root().join("tests/adios/factz.xml");
     let f = &field_steps()[0];
@@ -624,6 +624,23 @@ fn a_c_code_configured_by_xml_only() {
     );
     let xi = 1e-3 * range(&field_raw(f, false));
     check_field(f, &read_everywhere(&file, "uv", 0), false, xi, "XML field");
+    // The same from Fortran (through ADIOS2's C API: the wheel has no Fortran bindings).
+    let file = dir.join("fortran.bp");
+    run_ok(
+        with_plugin(built().tools.join("fortran_xml_writer"))
+            .arg(&xml)
+            .arg(&file)
+            .arg(&raw)
+            .args(["256", "256"]),
+        "Fortran writes a field configured by XML",
+    );
+    check_field(
+        f,
+        &read_everywhere(&file, "uv", 0),
+        false,
+        xi,
+        "XML field from Fortran",
+    );
 
     // factz.xml: accuracy 1e-5 relative, linking_length 0.5, box 50.
     let p = ParticleSet {
