@@ -7,6 +7,8 @@
 
 pub mod capi;
 pub mod codec;
+#[cfg(feature = "mpi")]
+pub mod dist;
 pub mod error;
 pub mod field;
 pub mod format;

@@ -236,7 +236,7 @@ pub fn linking_length(pos: &[f32], linking: Linking, period: Option<f64>) -> Res
     Ok(b)
 }
 
-fn check_box(b: f64, period: Option<f64>) -> Result<()> {
+pub(crate) fn check_box(b: f64, period: Option<f64>) -> Result<()> {
     match period {
         Some(l) if b > l / 2.0 => Err(Error::invalid(format!(
             "linking length {b} exceeds half the periodic box {l}"
@@ -318,6 +318,24 @@ fn stored_len(sections: &[(u32, Vec<u8>)]) -> usize {
 
 /// Compress AoS positions `[N][3]`.
 pub fn compress(pos: &[f32], cfg: &ParticleConfig) -> Result<Compressed> {
+    compress_with(pos, cfg, None)
+}
+
+/// [`compress`] with particles the caller needs stored exactly (`forced[k]`), on
+/// top of those the chunk rule and the correction choose: the distributed path
+/// (`crate::dist`) forces the particles of vulnerable pairs that span two ranks.
+pub fn compress_forced(pos: &[f32], cfg: &ParticleConfig, forced: &[bool]) -> Result<Compressed> {
+    if forced.len() != pos.len() / 3 {
+        return Err(Error::invalid(format!(
+            "{} forced-exact flags for {} particles",
+            forced.len(),
+            pos.len() / 3
+        )));
+    }
+    compress_with(pos, cfg, Some(forced))
+}
+
+fn compress_with(pos: &[f32], cfg: &ParticleConfig, forced: Option<&[bool]>) -> Result<Compressed> {
     let n = particle_count(pos.len())?;
     check_config(cfg)?;
     if !cfg.base.available() {
@@ -364,7 +382,10 @@ pub fn compress(pos: &[f32], cfg: &ParticleConfig) -> Result<Compressed> {
         return Ok(Compressed { bytes, report });
     }
     let (base_sections, base_pos) = base::encode(cfg.base, pos, xi, cfg.coder)?;
-    let exact = initial_exact(pos, &base_pos, xi, b, cfg.chunk_of_larger);
+    let mut exact = initial_exact(pos, &base_pos, xi, b, cfg.chunk_of_larger);
+    if let Some(forced) = forced {
+        exact.iter_mut().zip(forced).for_each(|(e, &f)| *e |= f);
+    }
     let out = correct::correct(pos, base_pos, exact, space, b, xi, &cfg.correction);
     let corr = Correction::new(pos, out.exact, out.edits);
     let corr_sections = corr.sections(n, cfg.coder);

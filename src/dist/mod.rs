@@ -1,0 +1,317 @@
+//! Particles beyond one node: every MPI rank compresses the particles it owns,
+//! and every friends-of-friends link of the whole set keeps its status, links
+//! between ranks included (cargo feature `mpi`, on MPI itself through the `mpi`
+//! crate).
+//!
+//! How the ranks agree:
+//! 1. One absolute bound xi and one linking length b for everyone (all-reduce of
+//!    coordinate ranges, counts and boxes), so "vulnerable" means the same thing
+//!    on every rank.
+//! 2. Each rank's bounding box, padded by `b + 2 sqrt(3) xi`, is all-gathered;
+//!    each rank sends every other rank the particles inside that rank's padded
+//!    box (periodic boxes wrap): its ghosts. A pair closer than `b + w` always
+//!    has each particle inside the other's padded box, so each rank sees every
+//!    vulnerable pair it is part of, from both sides.
+//! 3. A vulnerable pair spanning two ranks is fixed consistently on both: both
+//!    ranks compute it from the same original coordinates with the same
+//!    arithmetic (the distance is symmetric), and each stores its own end
+//!    exactly. Its distance is then exactly the original one.
+//! 4. Pairs inside a rank go through the usual correction (Adam, then exact
+//!    storage until zero violations), with those particles held exact.
+//!
+//! This is the correction's own fallback (exact storage) applied to the pairs a
+//! rank cannot move alone, instead of iterating Adam across ranks: no rank waits
+//! on another during the optimisation, the result does not depend on message
+//! timing, and the pairs that span ranks are a thin shell (measured in the
+//! report). Every rank returns an error if any rank fails, never a hang.
+
+use crate::particles::{
+    self, absolute_bound, check_config, geometry, particle_count, vulnerable, Bound, Compressed,
+    Linking, ParticleConfig, Space,
+};
+use crate::{Error, Result};
+use mpi::collective::SystemOperation;
+use mpi::datatype::{Partition, PartitionMut};
+use mpi::traits::*;
+use mpi::Count;
+
+/// The `mpi` crate this module is built on, so callers use the same version.
+pub use mpi;
+
+/// What the distributed compression did on this rank, beside its stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DistReport {
+    /// The absolute bound every rank used.
+    pub abs_bound: f64,
+    /// The linking length every rank used.
+    pub linking_length: f64,
+    /// Particles this rank sent to others (counted once per receiver).
+    pub ghosts_sent: usize,
+    /// Particles this rank received from others.
+    pub ghosts_received: usize,
+    /// Vulnerable pairs between this rank's particles and other ranks'.
+    pub cross_pairs: usize,
+    /// This rank's particles stored exactly because of those pairs.
+    pub cross_exact: usize,
+    /// Bytes of particle data this rank sent.
+    pub bytes_sent: usize,
+}
+
+/// Compresses this rank's particles `pos` (AoS) so that, with every rank of
+/// `comm` calling it on its own particles, the union keeps every link. Each
+/// rank gets its own stream, which `particles::decompress` decodes alone.
+///
+/// `cfg.bound` and `cfg.linking` are resolved over all ranks: `Rel` is relative
+/// to the coordinate range of the whole set, eta to the whole count and the
+/// periodic box (or the whole set's bounding box). `cfg.chunk_of_larger` is
+/// ignored: the ghost exchange does its work.
+pub fn compress_particles<C: Communicator>(
+    comm: &C,
+    pos: &[f32],
+    cfg: &ParticleConfig,
+) -> Result<(Compressed, DistReport)> {
+    let summary = agree(comm, local_summary(pos, cfg))?;
+    let global = reduce(comm, &summary);
+    let setup = resolve(cfg, &global);
+    let (xi, b) = agree(comm, setup)?;
+
+    let pad = b + geometry::vulnerable_halfwidth(b, xi);
+    let boxes = gather_boxes(comm, &summary);
+    let space = Space { period: cfg.period };
+    let (ghosts, sent, bytes_sent) = exchange_ghosts(comm, pos, &boxes, pad, cfg.period);
+
+    // Vulnerable pairs between an owned particle and a ghost.
+    let n = pos.len() / 3;
+    let mut all = pos.to_vec();
+    all.extend_from_slice(&ghosts);
+    let mut forced = vec![false; n];
+    let mut cross_pairs = 0;
+    for p in vulnerable::pairs(&all, space, b, xi) {
+        let (i, j) = (p.i as usize, p.j as usize);
+        if (i < n) != (j < n) {
+            cross_pairs += 1;
+            forced[i.min(j)] = true;
+        }
+    }
+
+    let mut local_cfg = *cfg;
+    local_cfg.bound = Bound::Abs(xi);
+    local_cfg.linking = Linking::Length(b);
+    local_cfg.chunk_of_larger = false;
+    let compressed = agree(comm, particles::compress_forced(pos, &local_cfg, &forced))?;
+    let report = DistReport {
+        abs_bound: xi,
+        linking_length: b,
+        ghosts_sent: sent,
+        ghosts_received: ghosts.len() / 3,
+        cross_pairs,
+        cross_exact: forced.iter().filter(|&&f| f).count(),
+        bytes_sent,
+    };
+    Ok((compressed, report))
+}
+
+/// What each rank contributes to the global bound, b and boxes.
+#[derive(Debug, Clone, Copy)]
+struct Summary {
+    count: u64,
+    /// Finite coordinate range over all axes (f32, as `absolute_bound` takes it).
+    lo: f32,
+    hi: f32,
+    /// Bounding box of the finite particles; `empty` when there are none.
+    box_lo: [f64; 3],
+    box_hi: [f64; 3],
+    empty: bool,
+}
+
+fn local_summary(pos: &[f32], cfg: &ParticleConfig) -> Result<Summary> {
+    let n = particle_count(pos.len())?;
+    check_config(cfg)?;
+    if !cfg.base.available() {
+        return Err(Error::unsupported(format!(
+            "base compressor {} is not compiled in",
+            cfg.base.name()
+        )));
+    }
+    let (lo, hi) = pos
+        .iter()
+        .filter(|x| x.is_finite())
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| {
+            (lo.min(x), hi.max(x))
+        });
+    let bbox = geometry::bounding_box(pos);
+    Ok(Summary {
+        count: n as u64,
+        lo,
+        hi,
+        box_lo: bbox.map_or([f64::INFINITY; 3], |b| b.0),
+        box_hi: bbox.map_or([f64::NEG_INFINITY; 3], |b| b.1),
+        empty: bbox.is_none(),
+    })
+}
+
+/// The whole set's count, coordinate range and bounding box.
+fn reduce<C: Communicator>(comm: &C, s: &Summary) -> Summary {
+    let mut count = 0u64;
+    comm.all_reduce_into(&s.count, &mut count, SystemOperation::sum());
+    let mut lo = 0f32;
+    let mut hi = 0f32;
+    comm.all_reduce_into(&s.lo, &mut lo, SystemOperation::min());
+    comm.all_reduce_into(&s.hi, &mut hi, SystemOperation::max());
+    let mut box_lo = [0f64; 3];
+    let mut box_hi = [0f64; 3];
+    comm.all_reduce_into(&s.box_lo[..], &mut box_lo[..], SystemOperation::min());
+    comm.all_reduce_into(&s.box_hi[..], &mut box_hi[..], SystemOperation::max());
+    Summary {
+        count,
+        lo,
+        hi,
+        box_lo,
+        box_hi,
+        empty: box_lo[0] > box_hi[0],
+    }
+}
+
+/// The absolute bound and linking length of the whole set, as
+/// `particles::compress` would compute them on all the particles at once.
+fn resolve(cfg: &ParticleConfig, g: &Summary) -> Result<(f64, f64)> {
+    let xi = match cfg.bound {
+        Bound::Abs(x) => x,
+        // The same arithmetic as absolute_bound, on the global f32 range.
+        Bound::Rel(_) => {
+            let range = if g.lo > g.hi { [0f32; 2] } else { [g.lo, g.hi] };
+            absolute_bound(&[range[0], range[1], range[1]], cfg.bound)
+        }
+    };
+    let b = match cfg.linking {
+        Linking::Length(b) => b,
+        Linking::Eta(eta) if g.count < 2 => eta,
+        Linking::Eta(eta) => {
+            let volume = match cfg.period {
+                Some(l) => l * l * l,
+                None if g.empty => 0.0,
+                None => (0..3).map(|k| g.box_hi[k] - g.box_lo[k]).product(),
+            };
+            let b = eta * (volume / g.count as f64).cbrt();
+            if !(b > 0.0 && b.is_finite()) {
+                return Err(Error::invalid(
+                    "eta needs particles spread in all three dimensions (zero bounding-box \
+                     volume over all ranks); give the linking length b instead",
+                ));
+            }
+            b
+        }
+    };
+    particles::check_box(b, cfg.period)?;
+    Ok((xi, b))
+}
+
+/// Every rank's bounding box: [lo0, lo1, lo2, hi0, hi1, hi2, empty].
+fn gather_boxes<C: Communicator>(comm: &C, s: &Summary) -> Vec<[f64; 7]> {
+    let mine = [
+        s.box_lo[0],
+        s.box_lo[1],
+        s.box_lo[2],
+        s.box_hi[0],
+        s.box_hi[1],
+        s.box_hi[2],
+        if s.empty { 1.0 } else { 0.0 },
+    ];
+    let mut all = vec![0f64; 7 * comm.size() as usize];
+    comm.all_gather_into(&mine[..], &mut all[..]);
+    all.chunks_exact(7)
+        .map(|c| {
+            let mut b = [0f64; 7];
+            b.copy_from_slice(c);
+            b
+        })
+        .collect()
+}
+
+/// Whether `p` lies within `pad` of the box on every axis (minimum image in a
+/// periodic box): a superset of the points within distance `pad` of it.
+fn near_box(p: &[f32], bx: &[f64; 7], pad: f64, period: Option<f64>) -> bool {
+    (0..3).all(|k| {
+        let (lo, hi, x) = (bx[k], bx[k + 3], p[k] as f64);
+        let gap = match period {
+            None => (lo - x).max(x - hi).max(0.0),
+            Some(l) => {
+                // Distance from x to the arc [lo, hi] on a circle of length l.
+                let t = (x - lo).rem_euclid(l);
+                let len = hi - lo;
+                if t <= len {
+                    0.0
+                } else {
+                    (t - len).min(l - t)
+                }
+            }
+        };
+        gap <= pad
+    })
+}
+
+/// Sends each rank this rank's particles near its padded box; returns the
+/// ghosts received (AoS, in rank order), how many particles were sent and
+/// how many bytes.
+fn exchange_ghosts<C: Communicator>(
+    comm: &C,
+    pos: &[f32],
+    boxes: &[[f64; 7]],
+    pad: f64,
+    period: Option<f64>,
+) -> (Vec<f32>, usize, usize) {
+    let me = comm.rank() as usize;
+    let mut send: Vec<f32> = Vec::new();
+    let mut send_counts: Vec<Count> = Vec::with_capacity(boxes.len());
+    for (r, bx) in boxes.iter().enumerate() {
+        let start = send.len();
+        if r != me && bx[6] == 0.0 {
+            for p in pos.chunks_exact(3) {
+                if p.iter().all(|c| c.is_finite()) && near_box(p, bx, pad, period) {
+                    send.extend_from_slice(p);
+                }
+            }
+        }
+        send_counts.push((send.len() - start) as Count);
+    }
+    let mut recv_counts: Vec<Count> = vec![0; boxes.len()];
+    comm.all_to_all_into(&send_counts[..], &mut recv_counts[..]);
+    let displs = |counts: &[Count]| -> Vec<Count> {
+        counts
+            .iter()
+            .scan(0, |acc, &c| {
+                let d = *acc;
+                *acc += c;
+                Some(d)
+            })
+            .collect()
+    };
+    let send_displs = displs(&send_counts);
+    let recv_displs = displs(&recv_counts);
+    let mut recv = vec![0f32; recv_counts.iter().map(|&c| c as usize).sum()];
+    {
+        let sendp = Partition::new(&send[..], &send_counts[..], &send_displs[..]);
+        let mut recvp = PartitionMut::new(&mut recv[..], &recv_counts[..], &recv_displs[..]);
+        comm.all_to_all_varcount_into(&sendp, &mut recvp);
+    }
+    let sent = send.len() / 3;
+    (recv, sent, send.len() * 4)
+}
+
+/// Turns one rank's failure into every rank's: each rank contributes whether
+/// it failed, and all return an error if any did (never a hang waiting for a
+/// rank that gave up).
+fn agree<C: Communicator, T>(comm: &C, local: Result<T>) -> Result<T> {
+    let failed = local.is_err() as i32;
+    let mut flags = vec![0i32; comm.size() as usize];
+    comm.all_gather_into(&failed, &mut flags[..]);
+    if let Err(e) = local {
+        return Err(Error::invalid(format!("rank {}: {e}", comm.rank())));
+    }
+    match flags.iter().position(|&f| f != 0) {
+        Some(r) => Err(Error::invalid(format!(
+            "rank {r} failed (its own error says why); every rank stops"
+        ))),
+        None => local,
+    }
+}
