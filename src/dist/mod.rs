@@ -55,6 +55,12 @@ pub struct DistReport {
     pub cross_exact: usize,
     /// Bytes of particle data this rank sent.
     pub bytes_sent: usize,
+    /// Seconds in the global reductions and the ghost exchange.
+    pub exchange_s: f64,
+    /// Seconds finding the pairs that span ranks.
+    pub cross_s: f64,
+    /// Seconds compressing this rank's particles (base and correction).
+    pub compress_s: f64,
 }
 
 /// Compresses this rank's particles `pos` (AoS) so that, with every rank of
@@ -70,6 +76,7 @@ pub fn compress_particles<C: Communicator>(
     pos: &[f32],
     cfg: &ParticleConfig,
 ) -> Result<(Compressed, DistReport)> {
+    let t0 = std::time::Instant::now();
     let summary = agree(comm, local_summary(pos, cfg))?;
     let global = reduce(comm, &summary);
     let setup = resolve(cfg, &global);
@@ -78,27 +85,42 @@ pub fn compress_particles<C: Communicator>(
     let pad = b + geometry::vulnerable_halfwidth(b, xi);
     let boxes = gather_boxes(comm, &summary);
     let space = Space { period: cfg.period };
-    let (ghosts, sent, bytes_sent) = exchange_ghosts(comm, pos, &boxes, pad, cfg.period);
+    let (ghosts, boundary, sent, bytes_sent) = exchange_ghosts(comm, pos, &boxes, pad, cfg.period);
 
-    // Vulnerable pairs between an owned particle and a ghost.
+    let exchange_s = t0.elapsed().as_secs_f64();
+
+    // Vulnerable pairs between an owned particle and a ghost. Such a particle is
+    // inside the other rank's padded box, so it is one this rank sent: search
+    // those and the ghosts only, not the whole slab.
+    let t1 = std::time::Instant::now();
     let n = pos.len() / 3;
-    let mut all = pos.to_vec();
-    all.extend_from_slice(&ghosts);
     let mut forced = vec![false; n];
     let mut cross_pairs = 0;
-    for p in vulnerable::pairs(&all, space, b, xi) {
-        let (i, j) = (p.i as usize, p.j as usize);
-        if (i < n) != (j < n) {
-            cross_pairs += 1;
-            forced[i.min(j)] = true;
+    if !ghosts.is_empty() {
+        let mut near: Vec<f32> = boundary
+            .iter()
+            .flat_map(|&k| pos[3 * k..3 * k + 3].to_vec())
+            .collect();
+        let nb = boundary.len();
+        near.extend_from_slice(&ghosts);
+        for p in vulnerable::pairs(&near, space, b, xi) {
+            let (i, j) = (p.i as usize, p.j as usize);
+            if (i < nb) != (j < nb) {
+                cross_pairs += 1;
+                forced[boundary[i.min(j)]] = true;
+            }
         }
     }
+    let cross_s = t1.elapsed().as_secs_f64();
 
+    let t2 = std::time::Instant::now();
     let mut local_cfg = *cfg;
     local_cfg.bound = Bound::Abs(xi);
     local_cfg.linking = Linking::Length(b);
     local_cfg.chunk_of_larger = false;
-    let compressed = agree(comm, particles::compress_forced(pos, &local_cfg, &forced))?;
+    let compressed = particles::compress_forced(pos, &local_cfg, &forced);
+    let compress_s = t2.elapsed().as_secs_f64();
+    let compressed = agree(comm, compressed)?;
     let report = DistReport {
         abs_bound: xi,
         linking_length: b,
@@ -107,6 +129,9 @@ pub fn compress_particles<C: Communicator>(
         cross_pairs,
         cross_exact: forced.iter().filter(|&&f| f).count(),
         bytes_sent,
+        exchange_s,
+        cross_s,
+        compress_s,
     };
     Ok((compressed, report))
 }
@@ -251,24 +276,26 @@ fn near_box(p: &[f32], bx: &[f64; 7], pad: f64, period: Option<f64>) -> bool {
 }
 
 /// Sends each rank this rank's particles near its padded box; returns the
-/// ghosts received (AoS, in rank order), how many particles were sent and
-/// how many bytes.
+/// ghosts received (AoS, in rank order), the indices of this rank's particles
+/// sent anywhere (ascending), how many particles were sent and how many bytes.
 fn exchange_ghosts<C: Communicator>(
     comm: &C,
     pos: &[f32],
     boxes: &[[f64; 7]],
     pad: f64,
     period: Option<f64>,
-) -> (Vec<f32>, usize, usize) {
+) -> (Vec<f32>, Vec<usize>, usize, usize) {
     let me = comm.rank() as usize;
     let mut send: Vec<f32> = Vec::new();
+    let mut sent_any = vec![false; pos.len() / 3];
     let mut send_counts: Vec<Count> = Vec::with_capacity(boxes.len());
     for (r, bx) in boxes.iter().enumerate() {
         let start = send.len();
         if r != me && bx[6] == 0.0 {
-            for p in pos.chunks_exact(3) {
+            for (k, p) in pos.chunks_exact(3).enumerate() {
                 if p.iter().all(|c| c.is_finite()) && near_box(p, bx, pad, period) {
                     send.extend_from_slice(p);
+                    sent_any[k] = true;
                 }
             }
         }
@@ -295,7 +322,8 @@ fn exchange_ghosts<C: Communicator>(
         comm.all_to_all_varcount_into(&sendp, &mut recvp);
     }
     let sent = send.len() / 3;
-    (recv, sent, send.len() * 4)
+    let boundary = (0..sent_any.len()).filter(|&k| sent_any[k]).collect();
+    (recv, boundary, sent, send.len() * 4)
 }
 
 /// Turns one rank's failure into every rank's: each rank contributes whether

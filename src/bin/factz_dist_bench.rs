@@ -1,0 +1,133 @@
+//! Scaling study of `factz::dist` (cargo feature `mpi`):
+//!
+//!     mpirun -np N target/release/factz-dist-bench DATA.f32 --b B [--box L] [--rel X | --abs X]
+//!
+//! Every rank reads the snapshot (AoS float32), sorts it by x and keeps its slab
+//! of N equal slabs (a domain decomposition), compresses it with
+//! `dist::compress_particles`, and rank 0 prints one markdown row: ranks, ghosts,
+//! cross-rank pairs and the particles stored exactly for them, bytes exchanged,
+//! correction iterations, the slowest and mean rank times (imbalance), and the
+//! ratio of the union of the streams. Timings on an oversubscribed machine say
+//! more about volume and imbalance than about speed.
+
+use factz::dist::mpi::{self, traits::*};
+use factz::dist::{compress_particles, DistReport};
+use factz::particles::{Bound, Linking, ParticleConfig};
+
+fn usage() -> ! {
+    eprintln!("usage: factz-dist-bench DATA.f32 --b B [--box L] [--rel X | --abs X] [--header]");
+    std::process::exit(2)
+}
+
+fn main() {
+    let universe = mpi::initialize().expect("MPI_Init");
+    let world = universe.world();
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
+
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut cfg = ParticleConfig {
+        bound: Bound::Rel(1e-5),
+        ..ParticleConfig::default()
+    };
+    let (mut path, mut header) = (None, false);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut num = || -> f64 {
+            it.next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| usage())
+        };
+        match a.as_str() {
+            "--b" => cfg.linking = Linking::Length(num()),
+            "--box" => cfg.period = Some(num()),
+            "--rel" => cfg.bound = Bound::Rel(num()),
+            "--abs" => cfg.bound = Bound::Abs(num()),
+            "--header" => header = true,
+            p if !p.starts_with("--") && path.is_none() => path = Some(p.to_string()),
+            _ => usage(),
+        }
+    }
+    let path = path.unwrap_or_else(|| usage());
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| {
+        eprintln!("factz-dist-bench: {path}: {e}");
+        std::process::exit(1)
+    });
+    let mut all: Vec<[f32; 3]> = bytes
+        .chunks_exact(12)
+        .map(|c| {
+            let f = |k: usize| f32::from_le_bytes([c[k], c[k + 1], c[k + 2], c[k + 3]]);
+            [f(0), f(4), f(8)]
+        })
+        .collect();
+    all.sort_by(|a, b| a[0].total_cmp(&b[0]));
+    let n = all.len();
+    let (lo, hi) = (rank * n / size, (rank + 1) * n / size);
+    let mine: Vec<f32> = all[lo..hi].concat();
+    drop(all);
+
+    world.barrier();
+    let t = std::time::Instant::now();
+    let (c, r) = compress_particles(&world, &mine, &cfg).unwrap_or_else(|e| {
+        eprintln!("factz-dist-bench: rank {rank}: {e}");
+        std::process::exit(1)
+    });
+    let total_s = t.elapsed().as_secs_f64();
+
+    // One vector of numbers per rank, gathered on rank 0.
+    let row = |r: &DistReport| -> [f64; 11] {
+        [
+            (hi - lo) as f64,
+            r.ghosts_received as f64,
+            r.cross_pairs as f64,
+            r.cross_exact as f64,
+            r.bytes_sent as f64,
+            c.report.correction.iterations as f64,
+            c.bytes.len() as f64,
+            r.exchange_s,
+            r.cross_s,
+            r.compress_s,
+            total_s,
+        ]
+    };
+    let mine_row = row(&r);
+    let root = world.process_at_rank(0);
+    if rank == 0 {
+        let mut rows = vec![0f64; 11 * size];
+        root.gather_into_root(&mine_row[..], &mut rows[..]);
+        let col = |k: usize| {
+            rows.iter()
+                .skip(k)
+                .step_by(11)
+                .copied()
+                .collect::<Vec<f64>>()
+        };
+        let sum = |k: usize| col(k).iter().sum::<f64>();
+        let max = |k: usize| col(k).iter().cloned().fold(0.0, f64::max);
+        let mean = |k: usize| sum(k) / size as f64;
+        if header {
+            println!(
+                "| ranks | ghosts (all ranks) | cross pairs | exact for them | MB exchanged | \
+                 max iters | exchange s (max) | cross s (max) | compress s (max / mean) | \
+                 imbalance | total s (max) | ratio |"
+            );
+            println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        }
+        println!(
+            "| {size} | {:.0} | {:.0} | {:.0} | {:.2} | {:.0} | {:.2} | {:.2} | {:.2} / {:.2} | {:.2} | {:.2} | {:.2} |",
+            sum(1),
+            sum(2) / 2.0, // each cross pair is counted by both its ranks
+            sum(3),
+            sum(4) / 1e6,
+            max(5),
+            max(7),
+            max(8),
+            max(9),
+            mean(9),
+            max(9) / mean(9).max(1e-9),
+            max(10),
+            12.0 * n as f64 / sum(6)
+        );
+    } else {
+        root.gather_into(&mine_row[..]);
+    }
+}
