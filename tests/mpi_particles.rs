@@ -8,6 +8,8 @@
 //! under mpirun once per case with FACTZ_MPI_CASE set. Needs Open MPI
 //! (`scripts/setup` installs it) and the cargo feature `mpi`.
 
+#[path = "common/cbuild.rs"]
+mod cbuild;
 mod common;
 
 use common::particles as po;
@@ -68,7 +70,65 @@ fn parent() {
             }
         }
     }
+    failed.extend(c_program());
     assert!(failed.is_empty(), "failed: {failed:?}");
+}
+
+/// tests/c/particles_mpi.c through include/factz_mpi.h (MPI_Comm and the
+/// Fortran handle), checked by the oracle here on the union rank 0 gathered.
+fn c_program() -> Vec<String> {
+    let exe =
+        cbuild::build_shared_with("mpicc", "mpi_particles", "particles_mpi.c", "particles_mpi");
+    let dir = cbuild::work_dir("mpi_particles");
+    let (all, l) = data();
+    let raw = dir.join("sorted.f32");
+    std::fs::write(
+        &raw,
+        all.iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let n = all.len() / 3;
+    let (b, xi) = (po::fof_b(n, l), 1e-2);
+    let links = po::brute_links(&all, Some(l), b);
+    let mut failed = Vec::new();
+    for np in [1, 3, 4] {
+        for how in ["c", "f", "bad"] {
+            let out = dir.join(format!("union-{np}-{how}.f32"));
+            let run = Command::new("mpirun")
+                .args(["--allow-run-as-root", "--oversubscribe", "-np"])
+                .arg(np.to_string())
+                .arg(&exe)
+                .arg(how)
+                .arg(&raw)
+                .arg(n.to_string())
+                .args([b.to_string(), l.to_string(), xi.to_string()])
+                .arg(&out)
+                .output()
+                .expect("running mpirun");
+            let text = String::from_utf8_lossy(&run.stdout).trim().to_string()
+                + String::from_utf8_lossy(&run.stderr).trim();
+            let ok = run.status.success()
+                && (how == "bad" || {
+                    let union: Vec<f32> = std::fs::read(&out)
+                        .unwrap_or_default()
+                        .chunks_exact(4)
+                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                        .collect();
+                    union.len() == all.len()
+                        && po::check(&all, &union, Some(l), b, xi, &links).clean()
+                });
+            println!(
+                "{} C -np {np} {how}: {text}",
+                if ok { "ok  " } else { "FAIL" }
+            );
+            if !ok {
+                failed.push(format!("C program -np {np} {how}"));
+            }
+        }
+    }
+    failed
 }
 
 /// The particle set (sorted by x so that consecutive slabs are spatially

@@ -47,6 +47,10 @@ macro_rules! check_not_null {
 
 mod boundary;
 mod buffers;
+// The MPI entry points (feature `mpi`); declared in the hand-written
+// include/factz_mpi.h, not in the generated factz.h (they take MPI types).
+#[cfg(feature = "mpi")]
+pub mod dist;
 pub mod error;
 pub mod field;
 pub mod particles;

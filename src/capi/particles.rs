@@ -372,7 +372,9 @@ fn check_half_box(b: f64, l: f64) -> Result<(), Failure> {
 ///
 /// # Safety
 /// `cfg` is NULL or points to a factz_particles_config of at least its struct_size bytes.
-unsafe fn read_config(cfg: *const factz_particles_config) -> Result<ParticleConfig, Failure> {
+pub(crate) unsafe fn read_config(
+    cfg: *const factz_particles_config,
+) -> Result<ParticleConfig, Failure> {
     // SAFETY: the caller's contract: at least the 4 bytes of struct_size.
     let size =
         unsafe { buffers::struct_size(cfg, CONFIG_SIZES, "config", "factz_particles_config") }?;
@@ -383,7 +385,7 @@ unsafe fn read_config(cfg: *const factz_particles_config) -> Result<ParticleConf
 
 /// Checks a caller's particle count and returns the number of floats of an AoS
 /// array (`3 * n`), refusing counts one stream cannot hold before any multiplication.
-fn values(n: usize) -> Result<usize, Failure> {
+pub(crate) fn values(n: usize) -> Result<usize, Failure> {
     if n > MAX_PARTICLES {
         return Err(Failure::invalid(format!(
             "n = {n} particles is too large: one stream holds at most {MAX_PARTICLES}; compress in chunks"
@@ -559,7 +561,7 @@ pub unsafe extern "C" fn factz_particles_max_correction_size(
 /// caller's input buffers for the overlap check).
 #[allow(clippy::too_many_arguments)]
 unsafe fn compress_into(
-    mut cfg: ParticleConfig,
+    cfg: ParticleConfig,
     layout: Layout,
     pos: &[f32],
     inputs: &[(Span, &str)],
@@ -568,6 +570,39 @@ unsafe fn compress_into(
     out_len: *mut usize,
     report: *mut factz_particles_report,
 ) -> Result<(), Failure> {
+    // SAFETY: the same contract.
+    unsafe {
+        compress_into_with(
+            cfg,
+            layout,
+            pos,
+            inputs,
+            out,
+            out_capacity,
+            out_len,
+            report,
+            particles::compress,
+        )
+    }
+}
+
+/// [`compress_into`] with the compressor given (the MPI entry points pass the
+/// distributed one).
+///
+/// # Safety
+/// As [`compress_into`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn compress_into_with(
+    mut cfg: ParticleConfig,
+    layout: Layout,
+    pos: &[f32],
+    inputs: &[(Span, &str)],
+    out: *mut u8,
+    out_capacity: usize,
+    out_len: *mut usize,
+    report: *mut factz_particles_report,
+    compressor: impl FnOnce(&[f32], &ParticleConfig) -> crate::Result<particles::Compressed>,
+) -> Result<(), Failure> {
     check_output(out, out_capacity, "out")?;
     for &(span, name) in inputs {
         check_disjoint(Span::of(out.cast_const(), out_capacity), "out", span, name)?;
@@ -575,7 +610,7 @@ unsafe fn compress_into(
     // SAFETY: the caller's contract on report.
     let report_size = unsafe { report_size(report) }?;
     cfg.layout = layout;
-    let c = particles::compress(pos, &cfg)?;
+    let c = compressor(pos, &cfg)?;
     // SAFETY: out_len, out and report checked above and by the caller.
     unsafe {
         deliver(

@@ -113,6 +113,11 @@ pub fn build_static(dir: &str, source: &str, exe: &str) -> PathBuf {
 /// see CMakeLists.txt), which cargo does not create: a `lib/` beside the
 /// program links both names to the library this test run built.
 pub fn build_shared(dir: &str, source: &str, exe: &str) -> PathBuf {
+    build_shared_with("cc", dir, source, exe)
+}
+
+/// [`build_shared`] with another compiler driver (`mpicc` for MPI programs).
+pub fn build_shared_with(compiler: &str, dir: &str, source: &str, exe: &str) -> PathBuf {
     let so = lib_dir().join("libfactz.so");
     assert!(
         so.is_file(),
@@ -128,7 +133,7 @@ pub fn build_shared(dir: &str, source: &str, exe: &str) -> PathBuf {
     }
     let out = work_dir(dir).join(exe);
     run(
-        Command::new("cc")
+        Command::new(compiler)
             .args(CFLAGS)
             .arg(include_dir())
             .arg(c_source(source))

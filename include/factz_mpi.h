@@ -1,0 +1,42 @@
+/*
+ * factz over MPI: the distributed particle path (libfactz built with the cargo
+ * feature "mpi"). Hand-written: these functions take MPI types, so they are not
+ * in the generated factz.h. Link libfactz and your MPI library (mpicc).
+ *
+ * Collective: every rank of comm calls factz_particles_compress_mpi on the
+ * particles it owns. The union of the ranks' decoded particles keeps every
+ * friends-of-friends link of the whole set, links between ranks included:
+ * ranks exchange ghost particles within b + 2 sqrt(3) xi of each other's
+ * bounding boxes, and store exactly the particles of vulnerable pairs that span
+ * two ranks. The bound and the linking length are resolved over all ranks. Each
+ * rank's stream decodes alone (factz_particles_decompress). If any rank fails,
+ * every rank returns an error; none hangs.
+ */
+#ifndef FACTZ_MPI_H
+#define FACTZ_MPI_H
+
+#include <mpi.h>
+
+#include "factz.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* As factz_particles_compress, collectively over comm (duplicated for the call). */
+enum factz_status factz_particles_compress_mpi(MPI_Comm comm, const float *xyz, size_t n,
+                                               const struct factz_particles_config *cfg,
+                                               uint8_t *out, size_t out_capacity,
+                                               size_t *out_len);
+
+/* The same with a Fortran communicator handle (MPI_Fint, e.g. MPI_COMM_WORLD
+ * from `use mpi`), for Fortran codes calling through iso_c_binding. */
+enum factz_status factz_particles_compress_mpi_f(MPI_Fint comm, const float *xyz, size_t n,
+                                                 const struct factz_particles_config *cfg,
+                                                 uint8_t *out, size_t out_capacity,
+                                                 size_t *out_len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FACTZ_MPI_H */
