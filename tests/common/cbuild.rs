@@ -99,11 +99,29 @@ pub fn build_static(dir: &str, source: &str, exe: &str) -> PathBuf {
             .arg(include_dir())
             .arg(c_source(source))
             .arg(lib_dir().join("libfactz.a"))
+            .args(mpi_link_args())
             .args(["-lpthread", "-ldl", "-lm", "-o"])
             .arg(&out),
         &format!("compiling {source}"),
     );
     out
+}
+
+/// With the `mpi` feature, libfactz.a holds the MPI entry points and needs the
+/// MPI library at link time, as any static library needs its dependencies
+/// (Open MPI's `mpicc --showme:link` says which).
+fn mpi_link_args() -> Vec<String> {
+    if !cfg!(feature = "mpi") {
+        return Vec::new();
+    }
+    let out = Command::new("mpicc")
+        .arg("--showme:link")
+        .output()
+        .expect("mpicc (Open MPI) for the link flags of an MPI-enabled libfactz.a");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
 }
 
 /// Compiles `source` against the shared library (with an rpath to it) into
