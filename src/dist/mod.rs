@@ -1,4 +1,6 @@
-//! Particles beyond one node: every MPI rank compresses the particles it owns,
+//! Beyond one node (vector fields: [`compress_field`], in `field.rs`).
+//!
+//! Particles: every MPI rank compresses the particles it owns,
 //! and every friends-of-friends link of the whole set keeps its status, links
 //! between ranks included (cargo feature `mpi`, on MPI itself through the `mpi`
 //! crate).
@@ -24,6 +26,9 @@
 //! on another during the optimisation, the result does not depend on message
 //! timing, and the pairs that span ranks are a thin shell (measured in the
 //! report). Every rank returns an error if any rank fails, never a hang.
+
+mod field;
+pub use self::field::compress_field;
 
 use crate::particles::{
     self, absolute_bound, check_config, geometry, particle_count, vulnerable, Bound, Compressed,
@@ -329,7 +334,7 @@ fn exchange_ghosts<C: Communicator>(
 /// Turns one rank's failure into every rank's: each rank contributes whether
 /// it failed, and all return an error if any did (never a hang waiting for a
 /// rank that gave up).
-fn agree<C: Communicator, T>(comm: &C, local: Result<T>) -> Result<T> {
+pub(crate) fn agree<C: Communicator, T>(comm: &C, local: Result<T>) -> Result<T> {
     let failed = local.is_err() as i32;
     let mut flags = vec![0i32; comm.size() as usize];
     comm.all_gather_into(&failed, &mut flags[..]);
