@@ -1,5 +1,5 @@
 /*
- * factz over MPI: the distributed particle path (libfactz built with the cargo
+ * factz over MPI: particles and vector fields (libfactz built with the cargo
  * feature "mpi"). Hand-written: these functions take MPI types, so they are not
  * in the generated factz.h. Link libfactz and your MPI library (mpicc).
  *
@@ -35,6 +35,18 @@ enum factz_status factz_particles_compress_mpi_f(MPI_Fint comm, const float *xyz
                                                  const struct factz_particles_config *cfg,
                                                  uint8_t *out, size_t out_capacity,
                                                  size_t *out_len);
+
+/* A vector field over ranks: each rank passes its block (u, v: ny * nx floats,
+ * row-major) of the global grid; the whole field keeps every critical point,
+ * across rank borders too. As factz_field_compress, collectively over comm. */
+enum factz_status factz_field_compress_mpi(MPI_Comm comm, const struct factz_field_config *cfg,
+                                           const float *u, const float *v, size_t ny, size_t nx,
+                                           uint8_t *out, size_t out_capacity, size_t *out_len);
+
+/* The same with a Fortran communicator handle. */
+enum factz_status factz_field_compress_mpi_f(MPI_Fint comm, const struct factz_field_config *cfg,
+                                             const float *u, const float *v, size_t ny, size_t nx,
+                                             uint8_t *out, size_t out_capacity, size_t *out_len);
 
 #ifdef __cplusplus
 }

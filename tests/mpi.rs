@@ -86,7 +86,68 @@ fn parent() {
         }
     }
     failed.extend(c_program());
+    failed.extend(c_field_program());
     assert!(failed.is_empty(), "failed: {failed:?}");
+}
+
+/// tests/c/field_mpi.c through include/factz_mpi.h (MPI_Comm and the Fortran
+/// handle), the assembled field checked by the brute-force critical-point oracle.
+fn c_field_program() -> Vec<String> {
+    let exe = cbuild::build_shared_with("mpicc", "mpi_particles", "field_mpi.c", "field_mpi");
+    let dir = cbuild::work_dir("mpi_particles");
+    let f = field();
+    let raw = dir.join("field.f32");
+    let soa: Vec<u8> =
+        f.u.iter()
+            .chain(&f.v)
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+    std::fs::write(&raw, soa).unwrap();
+    let rel = 1e-2;
+    let finite = f.u.iter().chain(&f.v).filter(|x| x.is_finite());
+    let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+        (lo.min(x as f64), hi.max(x as f64))
+    });
+    let mut failed = Vec::new();
+    for np in [1, 3, 4] {
+        for how in ["c", "f", "bad"] {
+            let out = dir.join(format!("field-{np}-{how}.f32"));
+            let run = Command::new("mpirun")
+                .args(["--allow-run-as-root", "--oversubscribe", "-np"])
+                .arg(np.to_string())
+                .arg(&exe)
+                .arg(how)
+                .arg(&raw)
+                .args([f.ny.to_string(), f.nx.to_string(), rel.to_string()])
+                .arg(&out)
+                .output()
+                .expect("running mpirun");
+            let text = String::from_utf8_lossy(&run.stdout).trim().to_string()
+                + String::from_utf8_lossy(&run.stderr).trim();
+            let ok = run.status.success()
+                && (how == "bad" || {
+                    let dec: Vec<f32> = std::fs::read(&out)
+                        .unwrap_or_default()
+                        .chunks_exact(4)
+                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                        .collect();
+                    dec.len() == 2 * f.u.len() && {
+                        let (u, v) = dec.split_at(f.u.len());
+                        oracle::diff(&f.u, &f.v, u, v, f.ny, f.nx).is_clean()
+                            && oracle::check_bound(&f.u, u, rel * (hi - lo)).is_ok()
+                            && oracle::check_bound(&f.v, v, rel * (hi - lo)).is_ok()
+                    }
+                });
+            println!(
+                "{} C field -np {np} {how}: {text}",
+                if ok { "ok  " } else { "FAIL" }
+            );
+            if !ok {
+                failed.push(format!("C field program -np {np} {how}"));
+            }
+        }
+    }
+    failed
 }
 
 /// tests/c/particles_mpi.c through include/factz_mpi.h (MPI_Comm and the

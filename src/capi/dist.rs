@@ -1,6 +1,6 @@
-//! The C ABI of the distributed particle path (cargo feature `mpi`):
-//! `factz_particles_compress_mpi` takes the caller's `MPI_Comm`,
-//! `factz_particles_compress_mpi_f` a Fortran `MPI_Fint` handle. Declared in
+//! The C ABI over MPI (cargo feature `mpi`): `factz_particles_compress_mpi`
+//! and `factz_field_compress_mpi` take the caller's `MPI_Comm`, their `_f`
+//! forms a Fortran `MPI_Fint` handle. Declared in
 //! `include/factz_mpi.h` (which includes `mpi.h`), not in the generated
 //! `factz.h`.
 //!
@@ -9,6 +9,7 @@
 
 use super::boundary::Failure;
 use super::buffers::{self, check_disjoint, check_output, check_scalar_out, Span};
+use super::field::{self as cfield, factz_field_config};
 use super::particles::{compress_into_with, factz_particles_config, read_config, values};
 use super::status::factz_status;
 use crate::dist::mpi::ffi;
@@ -111,6 +112,97 @@ pub unsafe extern "C" fn factz_particles_compress_mpi_f(
     unsafe {
         let c = ffi::RSMPI_Comm_f2c(comm);
         factz_particles_compress_mpi(c, xyz, n, cfg, out, out_capacity, out_len)
+    }
+}
+
+/// Compresses this rank's block of a vector field (`u`, `v`: `ny * nx` floats
+/// each, row-major) with every other rank of `comm` doing the same on theirs:
+/// the whole field keeps every critical point, across rank borders too (each
+/// block's perimeter is stored exactly), and every value is within one bound (a
+/// relative bound is relative to the whole field's range). Collective; each
+/// rank's stream decodes alone with factz_field_decompress. If any rank fails,
+/// every rank returns an error. Otherwise as factz_field_compress.
+///
+/// # Safety
+/// `comm` is a valid intra-communicator of an initialized MPI; otherwise as
+/// factz_field_compress.
+#[no_mangle]
+pub unsafe extern "C" fn factz_field_compress_mpi(
+    comm: ffi::MPI_Comm,
+    cfg: *const factz_field_config,
+    u: *const f32,
+    v: *const f32,
+    ny: usize,
+    nx: usize,
+    out: *mut u8,
+    out_capacity: usize,
+    out_len: *mut usize,
+) -> factz_status {
+    ffi_boundary!("factz_field_compress_mpi", {
+        let prepared = (|| {
+            check_scalar_out(out_len, "out_len")?;
+            // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
+            unsafe { out_len.write(0) };
+            // SAFETY: the caller's contract on cfg.
+            let cfg = unsafe { cfield::read_config(cfg) }?;
+            let n = cfield::vertices(ny, nx)?;
+            // SAFETY: u and v hold n readable floats each (the caller's contract).
+            let (us, vs) = unsafe { (buffers::input(u, n, "u")?, buffers::input(v, n, "v")?) };
+            check_output(out, out_capacity, "out")?;
+            let out_span = Span::of(out.cast_const(), out_capacity);
+            check_disjoint(out_span, "out", Span::of(u, n), "u")?;
+            check_disjoint(out_span, "out", Span::of(v, n), "v")?;
+            Ok::<_, Failure>((cfg, us, vs, n))
+        })();
+        let comm = duplicate(comm)?;
+        let (cfg, us, vs, n) = match prepared {
+            Ok(p) => p,
+            Err(f) => {
+                // Take part in the agreement with an input the checks refuse.
+                let _ = crate::dist::compress_field(&comm, &[], &[], 0, 0, &Default::default());
+                return Err(f);
+            }
+        };
+        let inputs = [(Span::of(u, n), "u"), (Span::of(v, n), "v")];
+        // SAFETY: the caller's contract on out and out_len.
+        unsafe {
+            cfield::compress_into_with(
+                cfg,
+                us,
+                vs,
+                &inputs,
+                ny,
+                nx,
+                out,
+                out_capacity,
+                out_len,
+                std::ptr::null_mut(),
+                |u, v, ny, nx, cfg| crate::dist::compress_field(&comm, u, v, ny, nx, cfg),
+            )
+        }
+    })
+}
+
+/// factz_field_compress_mpi with a Fortran communicator handle.
+///
+/// # Safety
+/// As factz_field_compress_mpi.
+#[no_mangle]
+pub unsafe extern "C" fn factz_field_compress_mpi_f(
+    comm: ffi::RSMPI_Fint,
+    cfg: *const factz_field_config,
+    u: *const f32,
+    v: *const f32,
+    ny: usize,
+    nx: usize,
+    out: *mut u8,
+    out_capacity: usize,
+    out_len: *mut usize,
+) -> factz_status {
+    // SAFETY: MPI_Comm_f2c on a Fortran handle; then the same contract.
+    unsafe {
+        let c = ffi::RSMPI_Comm_f2c(comm);
+        factz_field_compress_mpi(c, cfg, u, v, ny, nx, out, out_capacity, out_len)
     }
 }
 

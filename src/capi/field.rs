@@ -309,7 +309,7 @@ fn layout_from(x: u32) -> Result<Layout, Failure> {
 ///
 /// # Safety
 /// `cfg` is NULL or points to a factz_field_config of at least its struct_size bytes.
-unsafe fn read_config(cfg: *const factz_field_config) -> Result<FieldConfig, Failure> {
+pub(crate) unsafe fn read_config(cfg: *const factz_field_config) -> Result<FieldConfig, Failure> {
     // SAFETY: the caller's contract: at least the 4 bytes of struct_size.
     let size = unsafe { buffers::struct_size(cfg, CONFIG_SIZES, "config", "factz_field_config") }?;
     // SAFETY: struct_size bytes are readable; the struct is integers and floats.
@@ -318,7 +318,7 @@ unsafe fn read_config(cfg: *const factz_field_config) -> Result<FieldConfig, Fai
 }
 
 /// Vertex count of a caller's shape.
-fn vertices(ny: usize, nx: usize) -> Result<usize, Failure> {
+pub(crate) fn vertices(ny: usize, nx: usize) -> Result<usize, Failure> {
     Ok(field::vertex_count(ny, nx)?)
 }
 
@@ -388,6 +388,49 @@ unsafe fn compress_into(
     out_len: *mut usize,
     report: *mut factz_field_report,
 ) -> Result<(), Failure> {
+    // SAFETY: the same contract.
+    unsafe {
+        compress_into_with(
+            cfg,
+            u,
+            v,
+            inputs,
+            ny,
+            nx,
+            out,
+            out_capacity,
+            out_len,
+            report,
+            field::compress,
+        )
+    }
+}
+
+/// [`compress_into`] with the compressor given (the MPI entry points pass the
+/// distributed one).
+///
+/// # Safety
+/// As [`compress_into`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn compress_into_with(
+    cfg: FieldConfig,
+    u: &[f32],
+    v: &[f32],
+    inputs: &[(Span, &str)],
+    ny: usize,
+    nx: usize,
+    out: *mut u8,
+    out_capacity: usize,
+    out_len: *mut usize,
+    report: *mut factz_field_report,
+    compressor: impl FnOnce(
+        &[f32],
+        &[f32],
+        usize,
+        usize,
+        &FieldConfig,
+    ) -> crate::Result<field::Compressed>,
+) -> Result<(), Failure> {
     check_output(out, out_capacity, "out")?;
     for &(span, name) in inputs {
         check_disjoint(Span::of(out.cast_const(), out_capacity), "out", span, name)?;
@@ -405,7 +448,7 @@ unsafe fn compress_into(
             )
         }?
     };
-    let c = field::compress(u, v, ny, nx, &cfg)?;
+    let c = compressor(u, v, ny, nx, &cfg)?;
     let len = c.bytes.len();
     // SAFETY: out_len was checked non-NULL and aligned by the caller of this function.
     unsafe { out_len.write(len) };
