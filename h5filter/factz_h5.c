@@ -8,13 +8,6 @@
 #include "binding.h"
 #include "factz_h5.h"
 
-static void put_double(unsigned *cd, size_t at, double d) {
-    uint64_t bits;
-    memcpy(&bits, &d, sizeof bits);
-    cd[at] = (unsigned)(bits & 0xffffffffu);
-    cd[at + 1] = (unsigned)(bits >> 32);
-}
-
 int factz_h5_field2d_cd_values(const factz_field_config *cfg,
                                unsigned cd_values[FACTZ_H5_USER_NELMTS]) {
     if (!cd_values) return -1;
@@ -26,7 +19,7 @@ int factz_h5_field2d_cd_values(const factz_field_config *cfg,
     cd_values[FACTZ_H5_CD_KIND] = FACTZ_H5_KIND_FIELD2D;
     cd_values[FACTZ_H5_CD_MODE] = cfg->mode;
     cd_values[FACTZ_H5_CD_BOUND_KIND] = cfg->bound_kind;
-    put_double(cd_values, FACTZ_H5_CD_BOUND, cfg->bound);
+    factz_h5_cd_put_double(cd_values, FACTZ_H5_CD_BOUND, cfg->bound);
     cd_values[FACTZ_H5_CD_CODER] = cfg->coder;
     cd_values[FACTZ_H5_CD_ZSTD] = (unsigned)cfg->zstd_level;
     cd_values[FACTZ_H5_CD_FLAGS] = cfg->flags & FACTZ_VERIFY ? FACTZ_H5_FLAG_VERIFY : 0;
@@ -45,13 +38,13 @@ int factz_h5_particles_cd_values(const factz_particles_config *cfg,
     cd_values[FACTZ_H5_CD_KIND] = FACTZ_H5_KIND_PARTICLES;
     cd_values[FACTZ_H5_CD_MODE] = cfg->base;
     cd_values[FACTZ_H5_CD_BOUND_KIND] = cfg->bound_kind;
-    put_double(cd_values, FACTZ_H5_CD_BOUND, cfg->bound);
+    factz_h5_cd_put_double(cd_values, FACTZ_H5_CD_BOUND, cfg->bound);
     cd_values[FACTZ_H5_CD_CODER] = cfg->coder;
     cd_values[FACTZ_H5_CD_ZSTD] = (unsigned)cfg->zstd_level;
     cd_values[FACTZ_H5_CD_FLAGS] = cfg->flags & FACTZ_VERIFY ? FACTZ_H5_FLAG_VERIFY : 0;
     cd_values[FACTZ_H5_CD_LINK_KIND] = cfg->linking_kind;
-    put_double(cd_values, FACTZ_H5_CD_LINK, cfg->linking);
-    put_double(cd_values, FACTZ_H5_CD_BOX, cfg->box_side);
+    factz_h5_cd_put_double(cd_values, FACTZ_H5_CD_LINK, cfg->linking);
+    factz_h5_cd_put_double(cd_values, FACTZ_H5_CD_BOX, cfg->box_side);
     cd_values[FACTZ_H5_CD_CHUNK_RULE] = FACTZ_H5_CHUNK_RULE_ON;
     return 0;
 }

@@ -5,6 +5,10 @@
 #ifndef FACTZ_H5_CD_H
 #define FACTZ_H5_CD_H
 
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
 /* The filter id: from HDF5's range for unregistered filters (256..511), until
  * The HDF Group registers one for factz. Not 305 or 307: PyTables and
  * hdf5plugin register LZO and BZIP2 there, and one process holds one filter
@@ -45,5 +49,14 @@
 #define FACTZ_H5_LAYOUT_FIELD_SOA 0
 #define FACTZ_H5_LAYOUT_FIELD_AOS 1
 #define FACTZ_H5_LAYOUT_PARTICLES 2
+
+/* Stores a double in cd[at] and cd[at + 1]: the low 32 bits of its IEEE-754
+ * bit pattern first (the one encoding of doubles in cd_values). */
+static inline void factz_h5_cd_put_double(unsigned *cd, size_t at, double d) {
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    cd[at] = (unsigned)(bits & 0xffffffffu);
+    cd[at + 1] = (unsigned)(bits >> 32);
+}
 
 #endif /* FACTZ_H5_CD_H */

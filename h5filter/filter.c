@@ -56,13 +56,6 @@ static double get_double(const unsigned *cd, size_t n, size_t at) {
     return d;
 }
 
-static void put_double(unsigned *cd, size_t at, double d) {
-    uint64_t bits;
-    memcpy(&bits, &d, sizeof bits);
-    cd[at] = (unsigned)(bits & 0xffffffffu);
-    cd[at + 1] = (unsigned)(bits >> 32);
-}
-
 static unsigned word(const unsigned *cd, size_t n, size_t at) { return at < n ? cd[at] : 0; }
 
 /* Reads the user's words with their defaults; 0 on success, else writes why. */
@@ -366,13 +359,13 @@ fz_herr fz_set_local(const fz_h5_api *h5, fz_hid dcpl, fz_hid type, fz_hid space
     cd[FACTZ_H5_CD_KIND] = p.kind;
     cd[FACTZ_H5_CD_MODE] = p.mode;
     cd[FACTZ_H5_CD_BOUND_KIND] = p.bound_kind;
-    put_double(cd, FACTZ_H5_CD_BOUND, p.bound);
+    factz_h5_cd_put_double(cd, FACTZ_H5_CD_BOUND, p.bound);
     cd[FACTZ_H5_CD_CODER] = p.coder;
     cd[FACTZ_H5_CD_ZSTD] = p.zstd;
     cd[FACTZ_H5_CD_FLAGS] = p.flags;
     cd[FACTZ_H5_CD_LINK_KIND] = p.link_kind;
-    put_double(cd, FACTZ_H5_CD_LINK, p.link);
-    put_double(cd, FACTZ_H5_CD_BOX, p.box);
+    factz_h5_cd_put_double(cd, FACTZ_H5_CD_LINK, p.link);
+    factz_h5_cd_put_double(cd, FACTZ_H5_CD_BOX, p.box);
     cd[FACTZ_H5_CD_CHUNK_RULE] = p.chunk_rule;
     cd[FACTZ_H5_CD_DTYPE] = p.dtype;
     cd[FACTZ_H5_CD_LAYOUT] = p.layout;

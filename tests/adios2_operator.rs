@@ -9,35 +9,20 @@
 
 mod common;
 
+use common::e2e::{
+    self, bits, check_field, check_links, field_raw, finite_range, must_fail, read_f32, root,
+    run_ok, sorted_by_x, write_f32,
+};
 use common::fields::{self, Field};
-use common::oracle;
 use common::particles as po;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// The installed package and the programs of `tests/adios/` built against ADIOS2.
 struct Built {
     prefix: PathBuf,
     tools: PathBuf,
-}
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn run_ok(cmd: &mut Command, what: &str) -> Output {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot run {cmd:?}: {e} (scripts/setup installs it)"));
-    assert!(
-        out.status.success(),
-        "{what} failed ({:?}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 /// Held around every use of ADIOS2 in this process, and while the plugin path is
@@ -90,21 +75,7 @@ fn plugin_dir() -> PathBuf {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("adios-scratch")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn write_f32(path: &Path, values: &[f32]) {
-    let bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
-    std::fs::write(path, bytes).unwrap();
-}
-
-fn bits(values: &[f32]) -> Vec<u32> {
-    values.iter().map(|x| x.to_bits()).collect()
+    e2e::scratch("adios-scratch", name)
 }
 
 // ---- writing with ADIOS2's Python API, reading with its C library -------------
@@ -256,57 +227,12 @@ fn particle_blocks(n: usize, bn: usize) -> Vec<(Vec<usize>, Vec<usize>)> {
 
 // ---- vector fields ---------------------------------------------------------
 
-fn field_raw(f: &Field, aos: bool) -> Vec<f32> {
-    if aos {
-        f.u.iter().zip(&f.v).flat_map(|(&a, &b)| [a, b]).collect()
-    } else {
-        f.u.iter().chain(&f.v).copied().collect()
-    }
-}
-
-fn split_raw(raw: &[f32], aos: bool) -> (Vec<f32>, Vec<f32>) {
-    if aos {
-        (
-            raw.iter().step_by(2).copied().collect(),
-            raw.iter().skip(1).step_by(2).copied().collect(),
-        )
-    } else {
-        let n = raw.len() / 2;
-        (raw[..n].to_vec(), raw[n..].to_vec())
-    }
-}
-
-/// Zero critical-point changes over the whole field and every value within
-/// `abs_bound`.
-fn check_field(f: &Field, raw: &[f32], aos: bool, abs_bound: f64, what: &str) {
-    let (u, v) = split_raw(raw, aos);
-    let diff = oracle::diff(&f.u, &f.v, &u, &v, f.ny, f.nx);
-    assert!(
-        diff.is_clean(),
-        "{what}: {}: critical points changed: {diff:?}",
-        f.name
-    );
-    for (o, d) in [(&f.u, &u), (&f.v, &v)] {
-        if let Err(e) = oracle::check_bound(o, d, abs_bound) {
-            panic!("{what}: {}: {e}", f.name);
-        }
-    }
-}
-
 // ---- particles -------------------------------------------------------------
 
 struct ParticleSet {
     pos: Vec<f32>,
     b: f64,
     period: f64,
-}
-
-/// Sorted by x so that consecutive blocks are spatially disjoint slabs, the way a
-/// domain-decomposed simulation writes them (the operator's contract).
-fn sorted_by_x(pos: &[f32]) -> Vec<f32> {
-    let mut p: Vec<[f32; 3]> = pos.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
-    p.sort_by(|a, b| a[0].total_cmp(&b[0]));
-    p.concat()
 }
 
 /// Clustered particles in a periodic box, with FoF's usual linking length.
@@ -322,12 +248,13 @@ fn periodic_particles() -> ParticleSet {
 
 /// Every FoF link kept, none made, and every coordinate within `xi`.
 fn check_particles(p: &ParticleSet, dec: &[f32], xi: f64, what: &str) {
-    let period = (p.period > 0.0).then_some(p.period);
-    let links = po::brute_links(&p.pos, period, p.b);
-    let check = po::check(&p.pos, dec, period, p.b, xi, &links);
-    assert!(
-        check.clean() && check.links > 100,
-        "{what}: particles (xi {xi}): {check:?}"
+    check_links(
+        &p.pos,
+        dec,
+        (p.period > 0.0).then_some(p.period),
+        p.b,
+        xi,
+        what,
     );
 }
 
@@ -433,24 +360,6 @@ fn read_everywhere(file: &Path, var: &str, step: usize) -> Vec<f32> {
     rust
 }
 
-fn read_f32(path: &Path) -> Vec<f32> {
-    std::fs::read(path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
-fn range(values: &[f32]) -> f64 {
-    let (lo, hi) = values
-        .iter()
-        .filter(|x| x.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
-            (lo.min(x as f64), hi.max(x as f64))
-        });
-    hi - lo
-}
-
 /// Two steps of different fields: datagen turbulence, then a NaN-masked window
 /// of it moved into [9.9, 10.1] (away from 0, which partial blocks must not see).
 fn field_steps() -> [Field; 2] {
@@ -538,7 +447,7 @@ fn cxx_writes_fields_in_blocks_and_steps_every_reader_keeps_every_critical_point
         for (s, f) in steps.iter().enumerate() {
             let dec = read_everywhere(&file, "uv", s);
             let xi = if rel {
-                bound * range(&field_raw(f, aos))
+                bound * finite_range(&field_raw(f, aos))
             } else {
                 bound
             };
@@ -622,7 +531,7 @@ fn c_and_fortran_codes_configured_by_xml_only() {
             .args(["256", "256"]),
         "C writes a field configured by XML",
     );
-    let xi = 1e-3 * range(&field_raw(f, false));
+    let xi = 1e-3 * finite_range(&field_raw(f, false));
     check_field(f, &read_everywhere(&file, "uv", 0), false, xi, "XML field");
     // The same from Fortran (through ADIOS2's C API: the wheel has no Fortran bindings).
     let file = dir.join("fortran.bp");
@@ -659,28 +568,8 @@ fn c_and_fortran_codes_configured_by_xml_only() {
             .arg((p.pos.len() / 3).to_string()),
         "C writes particles configured by XML",
     );
-    let xi = 1e-5 * range(&p.pos);
+    let xi = 1e-5 * finite_range(&p.pos);
     check_particles(&p, &read_everywhere(&file, "pos", 0), xi, "XML particles");
-}
-
-/// A command that must fail cleanly: a non-zero exit status (not a signal) and a
-/// message that names the problem.
-fn must_fail(cmd: &mut Command, what: &str, needle: &str) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.code().is_some_and(|c| c != 0),
-        "{what}: expected a clean failure, got {:?}:\n{text}",
-        out.status
-    );
-    assert!(
-        text.contains(needle),
-        "{what}: the message does not say {needle:?}:\n{text}"
-    );
 }
 
 /// Writes with the Python bindings directly: `kind` picks a shape or type the

@@ -12,35 +12,21 @@
 mod common;
 
 use common::container::crc32;
+use common::e2e::{
+    self, bits, check_links, field_raw, finite_range, must_fail, read_f32, root, run_ok,
+    sorted_by_x, split_raw, write_f32,
+};
 use common::fields::{self, Field};
 use common::oracle;
 use common::particles as po;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::OnceLock;
 
 /// The installed package and the test programs built against it.
 struct Built {
     prefix: PathBuf,
     tools: PathBuf,
-}
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn run_ok(cmd: &mut Command, what: &str) -> Output {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot run {cmd:?}: {e} (scripts/setup installs it)"));
-    assert!(
-        out.status.success(),
-        "{what} failed ({:?}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 fn built() -> &'static Built {
@@ -101,25 +87,7 @@ fn h5tool_py() -> Command {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("h5-scratch")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn write_f32(path: &Path, values: &[f32]) {
-    let bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
-    std::fs::write(path, bytes).unwrap();
-}
-
-fn read_f32(path: &Path) -> Vec<f32> {
-    std::fs::read(path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+    e2e::scratch("h5-scratch", name)
 }
 
 // ---- vector fields ---------------------------------------------------------
@@ -150,31 +118,7 @@ impl FieldCase {
         if self.kind == "abs" {
             return self.bound;
         }
-        let finite = f.u.iter().chain(&f.v).filter(|x| x.is_finite());
-        let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
-            (lo.min(x as f64), hi.max(x as f64))
-        });
-        self.bound * (hi - lo)
-    }
-}
-
-fn field_raw(f: &Field, aos: bool) -> Vec<f32> {
-    if aos {
-        f.u.iter().zip(&f.v).flat_map(|(&a, &b)| [a, b]).collect()
-    } else {
-        f.u.iter().chain(&f.v).copied().collect()
-    }
-}
-
-fn split_raw(raw: &[f32], aos: bool) -> (Vec<f32>, Vec<f32>) {
-    if aos {
-        (
-            raw.iter().step_by(2).copied().collect(),
-            raw.iter().skip(1).step_by(2).copied().collect(),
-        )
-    } else {
-        let n = raw.len() / 2;
-        (raw[..n].to_vec(), raw[n..].to_vec())
+        self.bound * finite_range(f.u.iter().chain(&f.v))
     }
 }
 
@@ -209,19 +153,7 @@ fn read_dataset(tool: Command, file: &Path, dset: &str) -> Vec<f32> {
 
 /// Zero critical-point changes over the whole field and every value in bound.
 fn check_field(f: &Field, raw: &[f32], c: &FieldCase, what: &str) {
-    let (u, v) = split_raw(raw, c.aos);
-    let diff = oracle::diff(&f.u, &f.v, &u, &v, f.ny, f.nx);
-    assert!(
-        diff.is_clean(),
-        "{what}: {} {c:?}: critical points changed: {diff:?}",
-        f.name
-    );
-    let bound = c.abs_bound(f);
-    for (o, d) in [(&f.u, &u), (&f.v, &v)] {
-        if let Err(e) = oracle::check_bound(o, d, bound) {
-            panic!("{what}: {} {c:?}: {e}", f.name);
-        }
-    }
+    e2e::check_field(f, raw, c.aos, c.abs_bound(f), &format!("{what} {c:?}"));
 }
 
 fn test_fields() -> Vec<Field> {
@@ -334,14 +266,6 @@ struct ParticleSet {
     period: f64,
 }
 
-/// Sorted by x so that consecutive chunks are spatially disjoint slabs, the way a
-/// domain-decomposed simulation writes them.
-fn sorted_by_x(pos: &[f32]) -> Vec<f32> {
-    let mut p: Vec<[f32; 3]> = pos.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
-    p.sort_by(|a, b| a[0].total_cmp(&b[0]));
-    p.concat()
-}
-
 fn particle_sets() -> Vec<ParticleSet> {
     let l = 50.0;
     let pos = po::datagen_particles(16, 3, l, &[]);
@@ -395,21 +319,10 @@ fn check_particles(p: &ParticleSet, dec: &[f32], kind: &str, bound: f64, what: &
     let xi = if kind == "abs" {
         bound
     } else {
-        let (lo, hi) = p
-            .pos
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
-                (lo.min(x as f64), hi.max(x as f64))
-            });
-        bound * (hi - lo)
+        bound * finite_range(&p.pos)
     };
-    let links = po::brute_links(&p.pos, period, p.b);
-    let check = po::check(&p.pos, dec, period, p.b, xi, &links);
-    assert!(
-        check.clean() && check.links > 100,
-        "{what}: particles {} ({kind} {bound}): {check:?}",
-        p.name
-    );
+    let what = format!("{what}: particles {} ({kind} {bound})", p.name);
+    check_links(&p.pos, dec, period, p.b, xi, &what);
 }
 
 #[test]
@@ -493,13 +406,7 @@ fn h5dump_and_h5repack_use_the_plugin() {
             .arg(&file),
         "h5dump -b",
     );
-    assert_eq!(
-        read_f32(&dumped)
-            .iter()
-            .map(|x| x.to_bits())
-            .collect::<Vec<_>>(),
-        ours.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
-    );
+    assert_eq!(bits(&read_f32(&dumped)), bits(&ours));
     let header = run_ok(
         with_plugin("h5dump")
             .args(["-H", "-p", "-d", "/uv"])
@@ -532,10 +439,7 @@ fn h5dump_and_h5repack_use_the_plugin() {
         "h5repack -f UD=459,...",
     );
     let plain_raw = read_dataset(h5tool(), &plain, "/uv");
-    assert_eq!(
-        plain_raw.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-        ours.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
-    );
+    assert_eq!(bits(&plain_raw), bits(&ours));
     // The repacked file keeps the critical points of what it was given.
     let given = Field::new(
         "repack-input",
@@ -589,26 +493,6 @@ fn h5dump_and_h5repack_use_the_plugin() {
         "h5ls -v",
     );
     assert!(String::from_utf8_lossy(&listing.stdout).contains("459"));
-}
-
-/// A command that must fail cleanly: a non-zero exit status (not a signal) and a
-/// message that names the problem.
-fn must_fail(cmd: &mut Command, what: &str, needle: &str) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.code().is_some_and(|c| c != 0),
-        "{what}: expected a clean failure, got {:?}:\n{text}",
-        out.status
-    );
-    assert!(
-        text.contains(needle),
-        "{what}: the message does not say {needle:?}:\n{text}"
-    );
 }
 
 #[test]

@@ -15,6 +15,7 @@
 mod cbuild;
 mod common;
 
+use common::e2e::{finite_range, read_f32, sorted_by_x, write_f32};
 use common::fields::{self, Field};
 use common::oracle;
 use common::particles as po;
@@ -90,131 +91,101 @@ fn parent() {
     assert!(failed.is_empty(), "failed: {failed:?}");
 }
 
-/// tests/c/field_mpi.c through include/factz_mpi.h (MPI_Comm and the Fortran
-/// handle), the assembled field checked by the brute-force critical-point oracle.
-fn c_field_program() -> Vec<String> {
-    let exe = cbuild::build_shared_with("mpicc", "mpi_particles", "field_mpi.c", "field_mpi");
+/// Runs a C MPI program of tests/c/ under mpirun for 1, 3 and 4 ranks and each
+/// variant (c: MPI_Comm, f: the Fortran handle, bad: one rank passes bad input
+/// and every rank must fail), with `args` then the output path. `check` judges
+/// what rank 0 wrote; "bad" runs pass on their exit status alone. Returns the
+/// failed runs.
+fn run_c_program(
+    name: &str,
+    exe: &std::path::Path,
+    args: &[String],
+    check: impl Fn(&[f32]) -> bool,
+) -> Vec<String> {
     let dir = cbuild::work_dir("mpi_particles");
-    let f = field();
-    let raw = dir.join("field.f32");
-    let soa: Vec<u8> =
-        f.u.iter()
-            .chain(&f.v)
-            .flat_map(|x| x.to_le_bytes())
-            .collect();
-    std::fs::write(&raw, soa).unwrap();
-    let rel = 1e-2;
-    let finite = f.u.iter().chain(&f.v).filter(|x| x.is_finite());
-    let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
-        (lo.min(x as f64), hi.max(x as f64))
-    });
     let mut failed = Vec::new();
     for np in [1, 3, 4] {
         for how in ["c", "f", "bad"] {
-            let out = dir.join(format!("field-{np}-{how}.f32"));
+            let out = dir.join(format!("{name}-{np}-{how}.f32"));
+            let _ = std::fs::remove_file(&out);
             let run = Command::new("mpirun")
                 .args(["--allow-run-as-root", "--oversubscribe", "-np"])
                 .arg(np.to_string())
-                .arg(&exe)
+                .arg(exe)
                 .arg(how)
-                .arg(&raw)
-                .args([f.ny.to_string(), f.nx.to_string(), rel.to_string()])
+                .args(args)
                 .arg(&out)
                 .output()
                 .expect("running mpirun");
             let text = String::from_utf8_lossy(&run.stdout).trim().to_string()
                 + String::from_utf8_lossy(&run.stderr).trim();
-            let ok = run.status.success()
-                && (how == "bad" || {
-                    let dec: Vec<f32> = std::fs::read(&out)
-                        .unwrap_or_default()
-                        .chunks_exact(4)
-                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                        .collect();
-                    dec.len() == 2 * f.u.len() && {
-                        let (u, v) = dec.split_at(f.u.len());
-                        oracle::diff(&f.u, &f.v, u, v, f.ny, f.nx).is_clean()
-                            && oracle::check_bound(&f.u, u, rel * (hi - lo)).is_ok()
-                            && oracle::check_bound(&f.v, v, rel * (hi - lo)).is_ok()
-                    }
-                });
+            let ok =
+                run.status.success() && (how == "bad" || (out.exists() && check(&read_f32(&out))));
             println!(
-                "{} C field -np {np} {how}: {text}",
+                "{} C {name} -np {np} {how}: {text}",
                 if ok { "ok  " } else { "FAIL" }
             );
             if !ok {
-                failed.push(format!("C field program -np {np} {how}"));
+                failed.push(format!("C {name} -np {np} {how}"));
             }
         }
     }
     failed
 }
 
-/// tests/c/particles_mpi.c through include/factz_mpi.h (MPI_Comm and the
-/// Fortran handle), checked by the oracle here on the union rank 0 gathered.
+/// tests/c/field_mpi.c through include/factz_mpi.h, the assembled field checked
+/// by the brute-force critical-point oracle.
+fn c_field_program() -> Vec<String> {
+    let exe = cbuild::build_shared_with("mpicc", "mpi_particles", "field_mpi.c", "field_mpi");
+    let f = field();
+    let raw = cbuild::work_dir("mpi_particles").join("field.f32");
+    write_f32(&raw, &[f.u.as_slice(), &f.v].concat());
+    let rel = 1e-2;
+    let xi = rel * finite_range(f.u.iter().chain(&f.v));
+    let args = [
+        raw.display().to_string(),
+        f.ny.to_string(),
+        f.nx.to_string(),
+        rel.to_string(),
+    ];
+    run_c_program("field", &exe, &args, |dec| {
+        dec.len() == 2 * f.u.len() && {
+            let (u, v) = dec.split_at(f.u.len());
+            oracle::diff(&f.u, &f.v, u, v, f.ny, f.nx).is_clean()
+                && oracle::check_bound(&f.u, u, xi).is_ok()
+                && oracle::check_bound(&f.v, v, xi).is_ok()
+        }
+    })
+}
+
+/// tests/c/particles_mpi.c through include/factz_mpi.h, the union rank 0
+/// gathered checked by the all-pairs FoF oracle.
 fn c_program() -> Vec<String> {
     let exe =
         cbuild::build_shared_with("mpicc", "mpi_particles", "particles_mpi.c", "particles_mpi");
-    let dir = cbuild::work_dir("mpi_particles");
     let (all, l) = data();
-    let raw = dir.join("sorted.f32");
-    std::fs::write(
-        &raw,
-        all.iter()
-            .flat_map(|x| x.to_le_bytes())
-            .collect::<Vec<u8>>(),
-    )
-    .unwrap();
+    let raw = cbuild::work_dir("mpi_particles").join("sorted.f32");
+    write_f32(&raw, &all);
     let n = all.len() / 3;
     let (b, xi) = (po::fof_b(n, l), 1e-2);
     let links = po::brute_links(&all, Some(l), b);
-    let mut failed = Vec::new();
-    for np in [1, 3, 4] {
-        for how in ["c", "f", "bad"] {
-            let out = dir.join(format!("union-{np}-{how}.f32"));
-            let run = Command::new("mpirun")
-                .args(["--allow-run-as-root", "--oversubscribe", "-np"])
-                .arg(np.to_string())
-                .arg(&exe)
-                .arg(how)
-                .arg(&raw)
-                .arg(n.to_string())
-                .args([b.to_string(), l.to_string(), xi.to_string()])
-                .arg(&out)
-                .output()
-                .expect("running mpirun");
-            let text = String::from_utf8_lossy(&run.stdout).trim().to_string()
-                + String::from_utf8_lossy(&run.stderr).trim();
-            let ok = run.status.success()
-                && (how == "bad" || {
-                    let union: Vec<f32> = std::fs::read(&out)
-                        .unwrap_or_default()
-                        .chunks_exact(4)
-                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                        .collect();
-                    union.len() == all.len()
-                        && po::check(&all, &union, Some(l), b, xi, &links).clean()
-                });
-            println!(
-                "{} C -np {np} {how}: {text}",
-                if ok { "ok  " } else { "FAIL" }
-            );
-            if !ok {
-                failed.push(format!("C program -np {np} {how}"));
-            }
-        }
-    }
-    failed
+    let args = [
+        raw.display().to_string(),
+        n.to_string(),
+        b.to_string(),
+        l.to_string(),
+        xi.to_string(),
+    ];
+    run_c_program("particles", &exe, &args, |union| {
+        union.len() == all.len() && po::check(&all, union, Some(l), b, xi, &links).clean()
+    })
 }
 
 /// The particle set (sorted by x so that consecutive slabs are spatially
 /// disjoint) and its box side.
 fn data() -> (Vec<f32>, f64) {
     let l = 50.0;
-    let pos = po::datagen_particles(16, 3, l, &[]);
-    let mut p: Vec<[f32; 3]> = pos.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
-    p.sort_by(|a, b| a[0].total_cmp(&b[0]));
-    (p.concat(), l)
+    (sorted_by_x(&po::datagen_particles(16, 3, l, &[])), l)
 }
 
 /// This rank's slab [lo, hi) of n particles for a decomposition.
@@ -294,11 +265,7 @@ fn field_child<C: Communicator>(world: &C, rank: usize, size: usize, how: &str) 
         bound: factz::field::Bound::Rel(1e-2),
         ..FieldConfig::default()
     };
-    let finite = f.u.iter().chain(&f.v).filter(|x| x.is_finite());
-    let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
-        (lo.min(x as f64), hi.max(x as f64))
-    });
-    let xi = 1e-2 * (hi - lo);
+    let xi = 1e-2 * finite_range(f.u.iter().chain(&f.v));
     let c = if how == "without-rule-breaks" {
         // Control: blocks compressed alone without the chunk rule, at the same
         // bound; triangles across rank borders are then unprotected.

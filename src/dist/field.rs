@@ -10,7 +10,7 @@
 //! not store; not built yet (see the closing note of issue 7).
 
 use super::agree;
-use crate::field::{self, absolute_bound, Bound, Compressed, FieldConfig};
+use crate::field::{self, bound_for_range, finite_range, Bound, Compressed, FieldConfig};
 use crate::Result;
 use mpi::collective::SystemOperation;
 use mpi::traits::*;
@@ -37,23 +37,14 @@ pub fn compress_field<C: Communicator>(
             )));
         }
         field::check_config(cfg)?;
-        Ok(u.iter()
-            .chain(v)
-            .filter(|x| x.is_finite())
-            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| {
-                (lo.min(x), hi.max(x))
-            }))
+        Ok(finite_range(u.iter().chain(v)))
     })();
     let (lo, hi) = agree(comm, local)?;
     let (mut glo, mut ghi) = (0f32, 0f32);
     comm.all_reduce_into(&lo, &mut glo, SystemOperation::min());
     comm.all_reduce_into(&hi, &mut ghi, SystemOperation::max());
-    // The same arithmetic as field::absolute_bound over the whole field.
-    let xi = if glo > ghi {
-        absolute_bound(&[], &[], cfg.bound)
-    } else {
-        absolute_bound(&[glo], &[ghi], cfg.bound)
-    };
+    // The formula field::absolute_bound uses, on the whole field's range.
+    let xi = bound_for_range(cfg.bound, glo, ghi);
     let mut local_cfg = *cfg;
     local_cfg.bound = Bound::Abs(xi);
     local_cfg.chunk_of_larger |= comm.size() > 1;

@@ -30,9 +30,10 @@
 mod field;
 pub use self::field::compress_field;
 
+use crate::field::{bound_for_range, finite_range};
 use crate::particles::{
-    self, absolute_bound, check_config, geometry, particle_count, vulnerable, Bound, Compressed,
-    Linking, ParticleConfig, Space,
+    self, check_config, geometry, particle_count, vulnerable, Bound, Compressed, Linking,
+    ParticleConfig, Space,
 };
 use crate::{Error, Result};
 use mpi::collective::SystemOperation;
@@ -163,12 +164,7 @@ fn local_summary(pos: &[f32], cfg: &ParticleConfig) -> Result<Summary> {
             cfg.base.name()
         )));
     }
-    let (lo, hi) = pos
-        .iter()
-        .filter(|x| x.is_finite())
-        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| {
-            (lo.min(x), hi.max(x))
-        });
+    let (lo, hi) = finite_range(pos);
     let bbox = geometry::bounding_box(pos);
     Ok(Summary {
         count: n as u64,
@@ -205,14 +201,8 @@ fn reduce<C: Communicator>(comm: &C, s: &Summary) -> Summary {
 /// The absolute bound and linking length of the whole set, as
 /// `particles::compress` would compute them on all the particles at once.
 fn resolve(cfg: &ParticleConfig, g: &Summary) -> Result<(f64, f64)> {
-    let xi = match cfg.bound {
-        Bound::Abs(x) => x,
-        // The same arithmetic as absolute_bound, on the global f32 range.
-        Bound::Rel(_) => {
-            let range = if g.lo > g.hi { [0f32; 2] } else { [g.lo, g.hi] };
-            absolute_bound(&[range[0], range[1], range[1]], cfg.bound)
-        }
-    };
+    // The formula absolute_bound uses, on the global range.
+    let xi = bound_for_range(cfg.bound, g.lo, g.hi);
     let b = match cfg.linking {
         Linking::Length(b) => b,
         Linking::Eta(eta) if g.count < 2 => eta,

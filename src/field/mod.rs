@@ -169,20 +169,31 @@ pub fn check_config(cfg: &FieldConfig) -> Result<()> {
 pub fn absolute_bound(u: &[f32], v: &[f32], bound: Bound) -> f64 {
     match bound {
         Bound::Abs(x) => x,
-        Bound::Rel(t) => {
-            let (lo, hi) = u
-                .iter()
-                .chain(v)
-                .filter(|x| x.is_finite())
-                .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| {
-                    (lo.min(x), hi.max(x))
-                });
-            if lo > hi {
-                0.0
-            } else {
-                (t * (hi as f64 - lo as f64)).min(f64::MAX)
-            }
+        Bound::Rel(_) => {
+            let (lo, hi) = finite_range(u.iter().chain(v));
+            bound_for_range(bound, lo, hi)
         }
+    }
+}
+
+/// The smallest and largest finite value, `(INF, -INF)` when there is none.
+pub fn finite_range<'a>(values: impl IntoIterator<Item = &'a f32>) -> (f32, f32) {
+    values
+        .into_iter()
+        .filter(|x| x.is_finite())
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| {
+            (lo.min(x), hi.max(x))
+        })
+}
+
+/// The absolute bound `bound` means for data whose finite values span
+/// `[lo, hi]` (from [`finite_range`]; 0 for a relative bound when `lo > hi`).
+/// The one formula of relative bounds, for fields, particles and ranks.
+pub fn bound_for_range(bound: Bound, lo: f32, hi: f32) -> f64 {
+    match bound {
+        Bound::Abs(x) => x,
+        Bound::Rel(_) if lo > hi => 0.0,
+        Bound::Rel(t) => (t * (hi as f64 - lo as f64)).min(f64::MAX),
     }
 }
 

@@ -191,18 +191,9 @@ pub fn check_config(cfg: &ParticleConfig) -> Result<()> {
 pub fn absolute_bound(pos: &[f32], bound: Bound) -> f64 {
     match bound {
         Bound::Abs(x) => x,
-        Bound::Rel(t) => {
-            let (lo, hi) = pos
-                .iter()
-                .filter(|x| x.is_finite())
-                .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| {
-                    (lo.min(x), hi.max(x))
-                });
-            if lo > hi {
-                0.0
-            } else {
-                (t * (hi as f64 - lo as f64)).min(f64::MAX)
-            }
+        Bound::Rel(_) => {
+            let (lo, hi) = crate::field::finite_range(pos);
+            crate::field::bound_for_range(bound, lo, hi)
         }
     }
 }
