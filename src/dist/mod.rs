@@ -9,11 +9,14 @@
 //! 1. One absolute bound xi and one linking length b for everyone (all-reduce of
 //!    coordinate ranges, counts and boxes), so "vulnerable" means the same thing
 //!    on every rank.
-//! 2. Each rank's bounding box, padded by `b + 2 sqrt(3) xi`, is all-gathered;
-//!    each rank sends every other rank the particles inside that rank's padded
-//!    box (periodic boxes wrap): its ghosts. A pair closer than `b + w` always
-//!    has each particle inside the other's padded box, so each rank sees every
-//!    vulnerable pair it is part of, from both sides.
+//! 2. Each rank's bounding box is all-gathered. Ranks whose boxes come within
+//!    `b + 2 sqrt(3) xi` of each other are neighbours; each rank sends each
+//!    neighbour its particles inside that neighbour's padded box (periodic
+//!    boxes wrap): its ghosts. A pair closer than `b + w` always has each
+//!    particle inside the other's padded box, so each rank sees every
+//!    vulnerable pair it is part of, from both sides. The exchange is
+//!    point-to-point and non-blocking, and the base compression of the rank's
+//!    own particles (which needs no ghost) runs while it is in flight.
 //! 3. A vulnerable pair spanning two ranks is fixed consistently on both: both
 //!    ranks compute it from the same original coordinates with the same
 //!    arithmetic (the distance is symmetric), and each stores its own end
@@ -37,9 +40,7 @@ use crate::particles::{
 };
 use crate::{Error, Result};
 use mpi::collective::SystemOperation;
-use mpi::datatype::{Partition, PartitionMut};
 use mpi::traits::*;
-use mpi::Count;
 
 /// The `mpi` crate this module is built on, so callers use the same version.
 pub use mpi;
@@ -51,6 +52,8 @@ pub struct DistReport {
     pub abs_bound: f64,
     /// The linking length every rank used.
     pub linking_length: f64,
+    /// Ranks this rank exchanged ghosts with (their boxes come within reach).
+    pub neighbours: usize,
     /// Particles this rank sent to others (counted once per receiver).
     pub ghosts_sent: usize,
     /// Particles this rank received from others.
@@ -61,11 +64,15 @@ pub struct DistReport {
     pub cross_exact: usize,
     /// Bytes of particle data this rank sent.
     pub bytes_sent: usize,
-    /// Seconds in the global reductions and the ghost exchange.
+    /// Seconds in the global reductions and the ghost exchange, not counting
+    /// the base encoding that overlaps it.
     pub exchange_s: f64,
+    /// Seconds of base encoding run while the ghosts were in flight.
+    pub setup_s: f64,
     /// Seconds finding the pairs that span ranks.
     pub cross_s: f64,
-    /// Seconds compressing this rank's particles (base and correction).
+    /// Seconds compressing this rank's particles (base and correction, so
+    /// `setup_s` included).
     pub compress_s: f64,
 }
 
@@ -91,9 +98,21 @@ pub fn compress_particles<C: Communicator>(
     let pad = b + geometry::vulnerable_halfwidth(b, xi);
     let boxes = gather_boxes(comm, &summary);
     let space = Space { period: cfg.period };
-    let (ghosts, boundary, sent, bytes_sent) = exchange_ghosts(comm, pos, &boxes, pad, cfg.period);
-
-    let exchange_s = t0.elapsed().as_secs_f64();
+    let mut local_cfg = *cfg;
+    local_cfg.bound = Bound::Abs(xi);
+    local_cfg.linking = Linking::Length(b);
+    local_cfg.chunk_of_larger = false;
+    // The base encoding needs no ghost: it runs while they travel.
+    let (ex, (prepared, setup_s)) =
+        exchange_ghosts_while(comm, pos, &boxes, pad, cfg.period, || {
+            let t = std::time::Instant::now();
+            (
+                particles::prepare(pos, &local_cfg),
+                t.elapsed().as_secs_f64(),
+            )
+        });
+    let exchange_s = t0.elapsed().as_secs_f64() - setup_s;
+    let prepared = agree(comm, prepared)?;
 
     // Vulnerable pairs between an owned particle and a ghost. Such a particle is
     // inside the other rank's padded box, so it is one this rank sent: search
@@ -102,40 +121,39 @@ pub fn compress_particles<C: Communicator>(
     let n = pos.len() / 3;
     let mut forced = vec![false; n];
     let mut cross_pairs = 0;
-    if !ghosts.is_empty() {
-        let mut near: Vec<f32> = boundary
+    if !ex.ghosts.is_empty() {
+        let mut near: Vec<f32> = ex
+            .boundary
             .iter()
             .flat_map(|&k| pos[3 * k..3 * k + 3].to_vec())
             .collect();
-        let nb = boundary.len();
-        near.extend_from_slice(&ghosts);
+        let nb = ex.boundary.len();
+        near.extend_from_slice(&ex.ghosts);
         for p in vulnerable::pairs(&near, space, b, xi) {
             let (i, j) = (p.i as usize, p.j as usize);
             if (i < nb) != (j < nb) {
                 cross_pairs += 1;
-                forced[boundary[i.min(j)]] = true;
+                forced[ex.boundary[i.min(j)]] = true;
             }
         }
     }
     let cross_s = t1.elapsed().as_secs_f64();
 
     let t2 = std::time::Instant::now();
-    let mut local_cfg = *cfg;
-    local_cfg.bound = Bound::Abs(xi);
-    local_cfg.linking = Linking::Length(b);
-    local_cfg.chunk_of_larger = false;
-    let compressed = particles::compress_forced(pos, &local_cfg, &forced);
-    let compress_s = t2.elapsed().as_secs_f64();
+    let compressed = particles::finish(pos, &local_cfg, prepared, Some(&forced));
+    let compress_s = setup_s + t2.elapsed().as_secs_f64();
     let compressed = agree(comm, compressed)?;
     let report = DistReport {
         abs_bound: xi,
         linking_length: b,
-        ghosts_sent: sent,
-        ghosts_received: ghosts.len() / 3,
+        neighbours: ex.neighbours,
+        ghosts_sent: ex.sent,
+        ghosts_received: ex.ghosts.len() / 3,
         cross_pairs,
         cross_exact: forced.iter().filter(|&&f| f).count(),
-        bytes_sent,
+        bytes_sent: ex.bytes_sent,
         exchange_s,
+        setup_s,
         cross_s,
         compress_s,
     };
@@ -270,55 +288,123 @@ fn near_box(p: &[f32], bx: &[f64; 7], pad: f64, period: Option<f64>) -> bool {
     })
 }
 
-/// Sends each rank this rank's particles near its padded box; returns the
-/// ghosts received (AoS, in rank order), the indices of this rank's particles
-/// sent anywhere (ascending), how many particles were sent and how many bytes.
-fn exchange_ghosts<C: Communicator>(
+/// How far apart boxes `a` and `b` are on axis `k` (0 when they overlap; in a
+/// periodic box, between the nearest periodic images).
+fn axis_gap(a: &[f64; 7], b: &[f64; 7], k: usize, period: Option<f64>) -> f64 {
+    let gap = |shift: f64| {
+        (a[k] - (b[k + 3] + shift))
+            .max(b[k] + shift - a[k + 3])
+            .max(0.0)
+    };
+    match period {
+        None => gap(0.0),
+        Some(l) => {
+            // The image of b whose centre is nearest a's, and its two neighbours.
+            let s = l * ((a[k] + a[k + 3] - b[k] - b[k + 3]) / (2.0 * l)).round();
+            gap(s - l).min(gap(s)).min(gap(s + l))
+        }
+    }
+}
+
+/// The ranks this one exchanges ghosts with: non-empty boxes within `pad` of
+/// its own on every axis. Decided by an expression symmetric in the two boxes
+/// (so both ends agree) and with slack (so it is a superset of the ranks that
+/// have particles for each other; an extra neighbour costs an empty message).
+fn neighbours(me: usize, boxes: &[[f64; 7]], pad: f64, period: Option<f64>) -> Vec<usize> {
+    let (a, reach) = (&boxes[me], pad * (1.0 + 1e-6));
+    if a[6] != 0.0 {
+        return vec![];
+    }
+    (0..boxes.len())
+        .filter(|&r| {
+            let b = &boxes[r];
+            r != me
+                && b[6] == 0.0
+                && (0..3).all(|k| axis_gap(a, b, k, period).min(axis_gap(b, a, k, period)) <= reach)
+        })
+        .collect()
+}
+
+/// What the ghost exchange gave this rank.
+struct Exchange {
+    /// Ghosts received (AoS, in rank order).
+    ghosts: Vec<f32>,
+    /// This rank's particles sent anywhere (ascending indices).
+    boundary: Vec<usize>,
+    neighbours: usize,
+    /// Particles sent (once per receiver) and their bytes.
+    sent: usize,
+    bytes_sent: usize,
+}
+
+const TAG_COUNT: mpi::Tag = 0x6663;
+const TAG_GHOSTS: mpi::Tag = 0x6667;
+
+/// Sends each neighbour this rank's particles near its padded box and receives
+/// theirs, point to point and non-blocking, running `local` while the ghosts
+/// are in flight (the sizes go first, so every receive is posted with its size).
+fn exchange_ghosts_while<C: Communicator, T>(
     comm: &C,
     pos: &[f32],
     boxes: &[[f64; 7]],
     pad: f64,
     period: Option<f64>,
-) -> (Vec<f32>, Vec<usize>, usize, usize) {
-    let me = comm.rank() as usize;
-    let mut send: Vec<f32> = Vec::new();
+    local: impl FnOnce() -> T,
+) -> (Exchange, T) {
+    let nbrs = neighbours(comm.rank() as usize, boxes, pad, period);
     let mut sent_any = vec![false; pos.len() / 3];
-    let mut send_counts: Vec<Count> = Vec::with_capacity(boxes.len());
-    for (r, bx) in boxes.iter().enumerate() {
-        let start = send.len();
-        if r != me && bx[6] == 0.0 {
+    let sends: Vec<Vec<f32>> = nbrs
+        .iter()
+        .map(|&r| {
+            let mut out = Vec::new();
             for (k, p) in pos.chunks_exact(3).enumerate() {
-                if p.iter().all(|c| c.is_finite()) && near_box(p, bx, pad, period) {
-                    send.extend_from_slice(p);
+                if p.iter().all(|c| c.is_finite()) && near_box(p, &boxes[r], pad, period) {
+                    out.extend_from_slice(p);
                     sent_any[k] = true;
                 }
             }
+            out
+        })
+        .collect();
+    let peer = |r: usize| comm.process_at_rank(r as mpi::Rank);
+    let counts_out: Vec<u64> = sends.iter().map(|s| s.len() as u64).collect();
+    let mut counts_in = vec![0u64; nbrs.len()];
+    mpi::request::scope(|scope| {
+        let mut reqs = Vec::with_capacity(2 * nbrs.len());
+        for (c, &r) in counts_in.iter_mut().zip(&nbrs) {
+            reqs.push(peer(r).immediate_receive_into_with_tag(scope, c, TAG_COUNT));
         }
-        send_counts.push((send.len() - start) as Count);
-    }
-    let mut recv_counts: Vec<Count> = vec![0; boxes.len()];
-    comm.all_to_all_into(&send_counts[..], &mut recv_counts[..]);
-    let displs = |counts: &[Count]| -> Vec<Count> {
-        counts
-            .iter()
-            .scan(0, |acc, &c| {
-                let d = *acc;
-                *acc += c;
-                Some(d)
-            })
-            .collect()
+        for (c, &r) in counts_out.iter().zip(&nbrs) {
+            reqs.push(peer(r).immediate_send_with_tag(scope, c, TAG_COUNT));
+        }
+        reqs.into_iter().for_each(|q| {
+            q.wait();
+        });
+    });
+    let mut recv: Vec<Vec<f32>> = counts_in.iter().map(|&c| vec![0f32; c as usize]).collect();
+    let out = mpi::request::scope(|scope| {
+        let mut reqs = Vec::with_capacity(2 * nbrs.len());
+        for (buf, &r) in recv.iter_mut().zip(&nbrs) {
+            reqs.push(peer(r).immediate_receive_into_with_tag(scope, &mut buf[..], TAG_GHOSTS));
+        }
+        for (buf, &r) in sends.iter().zip(&nbrs) {
+            reqs.push(peer(r).immediate_send_with_tag(scope, &buf[..], TAG_GHOSTS));
+        }
+        let out = local();
+        reqs.into_iter().for_each(|q| {
+            q.wait();
+        });
+        out
+    });
+    let sent: usize = sends.iter().map(|s| s.len() / 3).sum();
+    let ex = Exchange {
+        ghosts: recv.concat(),
+        boundary: (0..sent_any.len()).filter(|&k| sent_any[k]).collect(),
+        neighbours: nbrs.len(),
+        sent,
+        bytes_sent: 12 * sent,
     };
-    let send_displs = displs(&send_counts);
-    let recv_displs = displs(&recv_counts);
-    let mut recv = vec![0f32; recv_counts.iter().map(|&c| c as usize).sum()];
-    {
-        let sendp = Partition::new(&send[..], &send_counts[..], &send_displs[..]);
-        let mut recvp = PartitionMut::new(&mut recv[..], &recv_counts[..], &recv_displs[..]);
-        comm.all_to_all_varcount_into(&sendp, &mut recvp);
-    }
-    let sent = send.len() / 3;
-    let boundary = (0..sent_any.len()).filter(|&k| sent_any[k]).collect();
-    (recv, boundary, sent, send.len() * 4)
+    (ex, out)
 }
 
 /// Turns one rank's failure into every rank's: each rank contributes whether

@@ -309,24 +309,21 @@ fn stored_len(sections: &[(u32, Vec<u8>)]) -> usize {
 
 /// Compress AoS positions `[N][3]`.
 pub fn compress(pos: &[f32], cfg: &ParticleConfig) -> Result<Compressed> {
-    compress_with(pos, cfg, None)
+    finish(pos, cfg, prepare(pos, cfg)?, None)
 }
 
-/// [`compress`] with particles the caller needs stored exactly (`forced[k]`), on
-/// top of those the chunk rule and the correction choose: the distributed path
-/// (`crate::dist`) forces the particles of vulnerable pairs that span two ranks.
-pub fn compress_forced(pos: &[f32], cfg: &ParticleConfig, forced: &[bool]) -> Result<Compressed> {
-    if forced.len() != pos.len() / 3 {
-        return Err(Error::invalid(format!(
-            "{} forced-exact flags for {} particles",
-            forced.len(),
-            pos.len() / 3
-        )));
-    }
-    compress_with(pos, cfg, Some(forced))
+/// The part of compression that needs nothing but the particles themselves:
+/// the resolved bound and linking length, and the base's encoding. The
+/// distributed path runs it while ghosts are in flight.
+pub struct Prepared {
+    xi: f64,
+    b: f64,
+    /// The base's sections and decoded positions; None for a lossless stream.
+    base: Option<(base::Sections, Vec<f32>)>,
 }
 
-fn compress_with(pos: &[f32], cfg: &ParticleConfig, forced: Option<&[bool]>) -> Result<Compressed> {
+/// First half of [`compress`]: checks, bound and b, and the base encoding.
+pub fn prepare(pos: &[f32], cfg: &ParticleConfig) -> Result<Prepared> {
     let n = particle_count(pos.len())?;
     check_config(cfg)?;
     if !cfg.base.available() {
@@ -339,6 +336,32 @@ fn compress_with(pos: &[f32], cfg: &ParticleConfig, forced: Option<&[bool]>) -> 
     let xi = absolute_bound(pos, cfg.bound);
     let b = linking_length(pos, cfg.linking, cfg.period)?;
     check_box(b, cfg.period)?;
+    let base = if xi == 0.0 || n == 0 {
+        None
+    } else {
+        Some(base::encode(cfg.base, pos, xi, cfg.coder)?)
+    };
+    Ok(Prepared { xi, b, base })
+}
+
+/// Second half of [`compress`]: correction and the stream. `prepared` must
+/// come from `prepare(pos, cfg)`. `forced[k]` holds particle k exact on top of
+/// those the chunk rule and the correction choose: the distributed path
+/// (`crate::dist`) forces the particles of vulnerable pairs that span ranks.
+pub fn finish(
+    pos: &[f32],
+    cfg: &ParticleConfig,
+    prepared: Prepared,
+    forced: Option<&[bool]>,
+) -> Result<Compressed> {
+    let n = particle_count(pos.len())?;
+    if forced.is_some_and(|f| f.len() != n) {
+        return Err(Error::invalid(format!(
+            "{} forced-exact flags for {n} particles",
+            forced.map_or(0, |f| f.len())
+        )));
+    }
+    let Prepared { xi, b, base } = prepared;
     let space = space_of(cfg);
     let mut flags = if cfg.chunk_of_larger {
         format::FLAG_CHUNK_OF_LARGER
@@ -367,12 +390,11 @@ fn compress_with(pos: &[f32], cfg: &ParticleConfig, forced: Option<&[bool]>) -> 
             0,
         )
     };
-    if xi == 0.0 || n == 0 {
+    let Some((base_sections, base_pos)) = base else {
         let bytes = lossless(flags)?;
         report.base_bytes = 12 * n;
         return Ok(Compressed { bytes, report });
-    }
-    let (base_sections, base_pos) = base::encode(cfg.base, pos, xi, cfg.coder)?;
+    };
     let mut exact = initial_exact(pos, &base_pos, xi, b, cfg.chunk_of_larger);
     if let Some(forced) = forced {
         exact.iter_mut().zip(forced).for_each(|(e, &f)| *e |= f);
