@@ -70,7 +70,9 @@ static void bind_hdf5(void *caller) {
             api_ready = 1;
         else
             fprintf(stderr, "factz HDF5 filter: cannot find the HDF5 library that loaded the "
-                            "plugin (%s); the filter stays unavailable\n",
+                            "plugin (%s); the filter stays unavailable. A program linked "
+                            "statically with HDF5 (h5cc/h5pcc default) must export its "
+                            "symbols: link it with -rdynamic, or with -shlib\n",
                     dlerror() ? "dlsym failed" : "no symbols");
     }
     pthread_mutex_unlock(&bind_lock);

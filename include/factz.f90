@@ -299,6 +299,36 @@ module factz
       integer(c_int) :: factz_particles_linking_length
     end function
 
+    ! ---- MPI (include/factz_mpi.h): only in a libfactz built with MPI (CMake
+    ! -DFACTZ_MPI=ON, cargo feature mpi). comm is a Fortran MPI handle
+    ! (MPI_COMM_WORLD from `use mpi`, or comm%MPI_VAL from mpi_f08). Every rank
+    ! of comm calls with its own particles or block and gets its own stream;
+    ! any rank's failure is every rank's error. ----
+    function factz_particles_compress_mpi(comm, xyz, n, cfg, out, out_capacity, out_len) &
+        bind(c, name="factz_particles_compress_mpi_f")
+      import :: c_int, c_int8_t, c_size_t, c_float, factz_particles_config
+      integer(c_int), value :: comm
+      real(c_float), intent(in) :: xyz(*)
+      integer(c_size_t), value :: n
+      type(factz_particles_config), intent(in) :: cfg
+      integer(c_int8_t), intent(inout) :: out(*)
+      integer(c_size_t), value :: out_capacity
+      integer(c_size_t), intent(out) :: out_len
+      integer(c_int) :: factz_particles_compress_mpi
+    end function
+    function factz_field_compress_mpi(comm, cfg, u, v, ny, nx, out, out_capacity, out_len) &
+        bind(c, name="factz_field_compress_mpi_f")
+      import :: c_int, c_int8_t, c_size_t, c_float, factz_field_config
+      integer(c_int), value :: comm
+      type(factz_field_config), intent(in) :: cfg
+      real(c_float), intent(in) :: u(*), v(*)
+      integer(c_size_t), value :: ny, nx
+      integer(c_int8_t), intent(inout) :: out(*)
+      integer(c_size_t), value :: out_capacity
+      integer(c_size_t), intent(out) :: out_len
+      integer(c_int) :: factz_field_compress_mpi
+    end function
+
     ! ---- HDF5 helpers (libfactz_h5). Results are herr_t: negative on failure,
     ! with an HDF5 error pushed. dcpl is your integer(hid_t) property list. ----
     function factz_h5_set_field2d(dcpl, cfg) bind(c, name="factz_h5_set_field2d")

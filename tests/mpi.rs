@@ -88,6 +88,8 @@ fn parent() {
     }
     failed.extend(c_program());
     failed.extend(c_field_program());
+    failed.extend(fortran_program());
+    failed.extend(parallel_hdf5());
     assert!(failed.is_empty(), "failed: {failed:?}");
 }
 
@@ -102,34 +104,235 @@ fn run_c_program(
     args: &[String],
     check: impl Fn(&[f32]) -> bool,
 ) -> Vec<String> {
+    run_program(
+        &format!("C-{name}"),
+        Command::new(exe),
+        &["c", "f", "bad"],
+        args,
+        check,
+    )
+}
+
+/// `mpirun -np N <program> VARIANT ARGS... OUT` for N = 1, 3, 4 and each
+/// variant, as [`run_c_program`] describes.
+fn run_program(
+    name: &str,
+    program: Command,
+    variants: &[&str],
+    args: &[String],
+    check: impl Fn(&[f32]) -> bool,
+) -> Vec<String> {
     let dir = cbuild::work_dir("mpi_particles");
     let mut failed = Vec::new();
     for np in [1, 3, 4] {
-        for how in ["c", "f", "bad"] {
+        for &how in variants {
             let out = dir.join(format!("{name}-{np}-{how}.f32"));
             let _ = std::fs::remove_file(&out);
-            let run = Command::new("mpirun")
-                .args(["--allow-run-as-root", "--oversubscribe", "-np"])
+            let mut run = Command::new("mpirun");
+            run.args(["--allow-run-as-root", "--oversubscribe", "-np"])
                 .arg(np.to_string())
-                .arg(exe)
+                .arg(program.get_program())
                 .arg(how)
                 .args(args)
-                .arg(&out)
-                .output()
-                .expect("running mpirun");
+                .arg(&out);
+            for (k, v) in program.get_envs() {
+                if let Some(v) = v {
+                    run.env(k, v);
+                }
+            }
+            let run = run.output().expect("running mpirun");
             let text = String::from_utf8_lossy(&run.stdout).trim().to_string()
                 + String::from_utf8_lossy(&run.stderr).trim();
             let ok =
                 run.status.success() && (how == "bad" || (out.exists() && check(&read_f32(&out))));
             println!(
-                "{} C {name} -np {np} {how}: {text}",
+                "{} {name} -np {np} {how}: {text}",
                 if ok { "ok  " } else { "FAIL" }
             );
             if !ok {
-                failed.push(format!("C {name} -np {np} {how}"));
+                failed.push(format!("{name} -np {np} {how}"));
             }
         }
     }
+    failed
+}
+
+/// factz installed by CMake with `-DFACTZ_MPI=ON` (libfactz with the MPI entry
+/// points, factz_mpi.h, the Fortran module, the HDF5 plugin), once per run.
+fn installed() -> &'static std::path::Path {
+    static PREFIX: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    PREFIX.get_or_init(|| {
+        let base = cbuild::work_dir("mpi-install");
+        let prefix = base.join("prefix");
+        cbuild::run(
+            Command::new(common::e2e::root().join("scripts/cmake-install"))
+                .arg(&prefix)
+                .arg("-DFACTZ_MPI=ON")
+                .env("FACTZ_CMAKE_BUILD", base.join("build")),
+            "installing factz with CMake -DFACTZ_MPI=ON",
+        );
+        for header in ["factz_mpi.h", "factz.mod"] {
+            assert!(
+                prefix.join("include").join(header).is_file(),
+                "{header} not installed"
+            );
+        }
+        prefix
+    })
+}
+
+/// tests/fortran/mpi_roundtrip.f90 (`use mpi`, module factz, MPI_COMM_WORLD
+/// passed as a Fortran handle) built with mpifort against the installed
+/// package: particles checked by the FoF oracle, the field by the
+/// critical-point oracle.
+fn fortran_program() -> Vec<String> {
+    let prefix = installed();
+    let lib = prefix.join("lib");
+    let exe = cbuild::work_dir("mpi_particles").join("mpi_roundtrip_f");
+    cbuild::run(
+        Command::new("mpifort")
+            .arg("-Wall")
+            .arg("-I")
+            .arg(prefix.join("include"))
+            .arg(common::e2e::root().join("tests/fortran/mpi_roundtrip.f90"))
+            .arg("-L")
+            .arg(&lib)
+            .args(["-lfactz_fortran", "-lfactz"])
+            .arg(format!("-Wl,-rpath,{}", lib.display()))
+            .arg("-o")
+            .arg(&exe),
+        "compiling tests/fortran/mpi_roundtrip.f90 with mpifort",
+    );
+    let dir = cbuild::work_dir("mpi_particles");
+    let (all, l) = data();
+    let raw = dir.join("sorted.f32");
+    write_f32(&raw, &all);
+    let n = all.len() / 3;
+    let (b, xi) = (po::fof_b(n, l), 1e-2);
+    let links = po::brute_links(&all, Some(l), b);
+    let args = [
+        raw.display().to_string(),
+        n.to_string(),
+        b.to_string(),
+        l.to_string(),
+        xi.to_string(),
+    ];
+    let mut failed = run_program(
+        "fortran",
+        Command::new(&exe),
+        &["particles"],
+        &args,
+        |union| union.len() == all.len() && po::check(&all, union, Some(l), b, xi, &links).clean(),
+    );
+    let f = field();
+    let raw = dir.join("field.f32");
+    write_f32(&raw, &[f.u.as_slice(), &f.v].concat());
+    let rel = 1e-2;
+    let args = [
+        raw.display().to_string(),
+        f.ny.to_string(),
+        f.nx.to_string(),
+        rel.to_string(),
+    ];
+    failed.extend(run_program(
+        "fortran",
+        Command::new(&exe),
+        &["field"],
+        &args,
+        |dec| field_is_clean(&f, dec, rel),
+    ));
+    failed
+}
+
+/// Whether `dec` (u then v) keeps every critical point of `f` and every value
+/// within `rel` of the range.
+fn field_is_clean(f: &Field, dec: &[f32], rel: f64) -> bool {
+    let xi = rel * finite_range(f.u.iter().chain(&f.v));
+    dec.len() == 2 * f.u.len() && {
+        let (u, v) = dec.split_at(f.u.len());
+        oracle::diff(&f.u, &f.v, u, v, f.ny, f.nx).is_clean()
+            && oracle::check_bound(&f.u, u, xi).is_ok()
+            && oracle::check_bound(&f.v, v, xi).is_ok()
+    }
+}
+
+/// Parallel HDF5 (Debian's libhdf5-openmpi): tests/c/h5_parallel.c writes one
+/// chunked, factz-filtered dataset from every rank in a collective H5Dwrite
+/// (chunks not aligned with the ranks' shares), through the installed plugin.
+/// What rank 0 reads back passes the oracles, and is the same bits whatever
+/// the number of writers (each chunk is filtered alone).
+fn parallel_hdf5() -> Vec<String> {
+    let prefix = installed();
+    let dir = cbuild::work_dir("mpi_particles");
+    let exe = dir.join("h5_parallel");
+    // -shlib: h5pcc links HDF5 statically by default, and a static HDF5 does not
+    // export the symbols the plugin binds to (see h5filter/README.md).
+    cbuild::run(
+        Command::new("h5pcc")
+            .current_dir(&dir)
+            .args(["-shlib", "-Wall", "-Wextra", "-Werror"])
+            .arg("-I")
+            .arg(prefix.join("include"))
+            .arg(cbuild::c_source("h5_parallel.c"))
+            .arg("-o")
+            .arg(&exe),
+        "compiling tests/c/h5_parallel.c with h5pcc (libhdf5-openmpi-dev)",
+    );
+    let mut program = Command::new(&exe);
+    program.env("HDF5_PLUGIN_PATH", prefix.join("lib/hdf5/plugin"));
+    let same_bits = |seen: &std::cell::RefCell<Option<Vec<u32>>>, dec: &[f32]| {
+        let b = common::e2e::bits(dec);
+        seen.borrow_mut().get_or_insert_with(|| b.clone()) == &b
+    };
+
+    let f = field();
+    let raw = dir.join("h5-field.f32");
+    write_f32(&raw, &[f.u.as_slice(), &f.v].concat());
+    let rel = 1e-3;
+    let args = [
+        dir.join("parallel-field.h5").display().to_string(),
+        raw.display().to_string(),
+        f.ny.to_string(),
+        f.nx.to_string(),
+        "40".into(),
+        "64".into(),
+        rel.to_string(),
+    ];
+    let seen = std::cell::RefCell::new(None);
+    let mut failed = run_program("parallel-hdf5", program, &["field"], &args, |dec| {
+        field_is_clean(&f, dec, rel) && same_bits(&seen, dec)
+    });
+
+    let (all, l) = data();
+    let raw = dir.join("h5-particles.f32");
+    write_f32(&raw, &all);
+    let n = all.len() / 3;
+    let b = po::fof_b(n, l);
+    let xi = rel * finite_range(&all);
+    let links = po::brute_links(&all, Some(l), b);
+    let args = [
+        dir.join("parallel-particles.h5").display().to_string(),
+        raw.display().to_string(),
+        n.to_string(),
+        "1000".into(),
+        rel.to_string(),
+        b.to_string(),
+        l.to_string(),
+    ];
+    let mut program = Command::new(&exe);
+    program.env("HDF5_PLUGIN_PATH", prefix.join("lib/hdf5/plugin"));
+    let seen = std::cell::RefCell::new(None);
+    failed.extend(run_program(
+        "parallel-hdf5",
+        program,
+        &["particles"],
+        &args,
+        |dec| {
+            dec.len() == all.len()
+                && po::check(&all, dec, Some(l), b, xi, &links).clean()
+                && same_bits(&seen, dec)
+        },
+    ));
     failed
 }
 
@@ -141,21 +344,13 @@ fn c_field_program() -> Vec<String> {
     let raw = cbuild::work_dir("mpi_particles").join("field.f32");
     write_f32(&raw, &[f.u.as_slice(), &f.v].concat());
     let rel = 1e-2;
-    let xi = rel * finite_range(f.u.iter().chain(&f.v));
     let args = [
         raw.display().to_string(),
         f.ny.to_string(),
         f.nx.to_string(),
         rel.to_string(),
     ];
-    run_c_program("field", &exe, &args, |dec| {
-        dec.len() == 2 * f.u.len() && {
-            let (u, v) = dec.split_at(f.u.len());
-            oracle::diff(&f.u, &f.v, u, v, f.ny, f.nx).is_clean()
-                && oracle::check_bound(&f.u, u, xi).is_ok()
-                && oracle::check_bound(&f.v, v, xi).is_ok()
-        }
-    })
+    run_c_program("field", &exe, &args, |dec| field_is_clean(&f, dec, rel))
 }
 
 /// tests/c/particles_mpi.c through include/factz_mpi.h, the union rank 0
