@@ -38,7 +38,7 @@ fn triangle_bounds(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<f64> {
 }
 
 /// Per-vertex bound ids for u and v (EXACT when the vertex must be stored exactly).
-fn vertex_ids(
+pub(super) fn vertex_ids(
     u: &[f32],
     v: &[f32],
     ny: usize,

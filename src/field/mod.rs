@@ -4,6 +4,7 @@
 pub mod blockwise;
 pub mod exact;
 pub mod forced;
+pub mod gpu_ref;
 pub mod parts;
 pub mod quantize;
 pub mod safe_bound;

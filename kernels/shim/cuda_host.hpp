@@ -1,0 +1,278 @@
+// Runs kernels/*.cu as host C++ so CI checks their logic without a GPU.
+//
+// Force-included by the host build (g++ -std=c++20 -include this -x c++
+// kernels/x.cu); the .cu files themselves include nothing. It provides the CUDA
+// built-ins the kernels use and `fzshim::launch`, which runs a grid one block
+// at a time. The threads of a block are real, separate flows of control that
+// only meet at barriers, in one of two ways:
+//
+// - Fibers (ucontext, the default): every CUDA thread has its own stack; a
+//   thread runs until it reaches __syncthreads or a warp vote and waits there
+//   until every thread of the block (or warp) has arrived. Deterministic and
+//   fast; a missing barrier shows as a read of data not yet written.
+// - Threads: one std::thread per CUDA thread, std::barrier for __syncthreads
+//   and per warp: true concurrency, so races can show too; slow on few cores.
+//
+// __shared__ becomes `static`: one copy per process, which is one copy per
+// block because blocks run one after another and launches are serialised.
+#pragma once
+
+#include <barrier>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <ucontext.h>
+#include <vector>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __shared__ static
+#define __launch_bounds__(...)
+
+using std::fabs;
+using std::sqrt;
+
+struct dim3 {
+    unsigned int x, y, z;
+    constexpr dim3(unsigned int x_ = 1, unsigned int y_ = 1, unsigned int z_ = 1)
+        : x(x_), y(y_), z(z_) {}
+};
+
+inline thread_local dim3 threadIdx;
+inline thread_local dim3 blockIdx;
+inline dim3 blockDim;
+inline dim3 gridDim;
+
+namespace fzshim {
+
+constexpr unsigned int kWarp = 32;
+
+enum class Mode { Fibers, Threads };
+
+[[noreturn]] inline void fatal(const char* why) {
+    std::fprintf(stderr, "fzshim: %s\n", why);
+    std::abort();
+}
+
+inline unsigned int linear_thread() {
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
+// ---------------------------------------------------------------- fibers
+
+// Barrier 0 is the block, barrier 1 + w is warp w. A finished thread leaves
+// every barrier (as an exited CUDA thread no longer takes part).
+class FiberBlock {
+  public:
+    // Stacks for n threads, reused by every block of a launch.
+    explicit FiberBlock(unsigned int n)
+        : n_(n), fibers_(n), arrived_(1 + n / kWarp), expected_(1 + n / kWarp) {
+        for (auto& f : fibers_) f.stack.reset(new char[kStack]);
+    }
+
+    // Runs one block: every fiber from the start of `body(rank)` to its end.
+    void run(std::function<void(unsigned int)> body) {
+        body_ = std::move(body);
+        expected_[0] = n_;
+        for (unsigned int w = 0; w < n_ / kWarp; w++) expected_[1 + w] = kWarp;
+        for (auto& a : arrived_) a = 0;
+        for (unsigned int t = 0; t < n_; t++) {
+            Fiber& f = fibers_[t];
+            f.done = false;
+            f.waiting = -1;
+            getcontext(&f.ctx);
+            f.ctx.uc_stack.ss_sp = f.stack.get();
+            f.ctx.uc_stack.ss_size = kStack;
+            f.ctx.uc_link = &sched_;
+            makecontext(&f.ctx, &FiberBlock::entry, 0);
+        }
+        for (;;) {
+            bool ran = false, all_done = true;
+            for (unsigned int t = 0; t < n_; t++) {
+                Fiber& f = fibers_[t];
+                if (f.done) continue;
+                all_done = false;
+                if (f.waiting >= 0) continue;
+                ran = true;
+                cur_ = t;
+                set_thread_idx(t);
+                active() = this;
+                swapcontext(&sched_, &f.ctx);
+            }
+            if (all_done) return;
+            if (!ran) fatal("deadlock: threads wait at barriers that others never reach");
+        }
+    }
+
+    // The running fiber arrives at barrier `b` and waits for the others.
+    void wait(unsigned int b) {
+        Fiber& f = fibers_[cur_];
+        f.waiting = (int)b;
+        if (++arrived_[b] == expected_[b])
+            release(b);
+        else
+            swapcontext(&f.ctx, &sched_);
+        set_thread_idx(cur_);
+    }
+
+    static FiberBlock*& active() {
+        static FiberBlock* a = nullptr;
+        return a;
+    }
+
+  private:
+    static constexpr size_t kStack = 256 * 1024;
+    struct Fiber {
+        ucontext_t ctx;
+        std::unique_ptr<char[]> stack;
+        bool done = false;
+        int waiting = -1;
+    };
+
+    static void entry() {
+        FiberBlock* b = active();
+        unsigned int t = b->cur_;
+        b->body_(t);
+        b->fibers_[t].done = true;
+        b->fibers_[t].waiting = -1;
+        b->leave(0);
+        b->leave(1 + t / kWarp);
+        // returning resumes the scheduler (uc_link)
+    }
+
+    void leave(unsigned int b) {
+        --expected_[b];
+        if (arrived_[b] > 0 && arrived_[b] == expected_[b]) release(b);
+    }
+
+    void release(unsigned int b) {
+        arrived_[b] = 0;
+        for (auto& f : fibers_)
+            if (f.waiting == (int)b) f.waiting = -1;
+    }
+
+    void set_thread_idx(unsigned int t) {
+        threadIdx = dim3(t % blockDim.x, t / blockDim.x % blockDim.y, t / (blockDim.x * blockDim.y));
+    }
+
+    unsigned int n_;
+    std::function<void(unsigned int)> body_;
+    std::vector<Fiber> fibers_;
+    std::vector<unsigned int> arrived_, expected_;
+    ucontext_t sched_;
+    unsigned int cur_ = 0;
+};
+
+// ---------------------------------------------------------------- OS threads
+
+struct ThreadBlock {
+    explicit ThreadBlock(unsigned int threads) : sync(threads) {
+        for (unsigned int w = 0; w < threads / kWarp; w++) warps.push_back(std::make_unique<std::barrier<>>(kWarp));
+    }
+    std::barrier<> sync;
+    std::vector<std::unique_ptr<std::barrier<>>> warps;
+};
+
+// ---------------------------------------------------------------- dispatch
+
+inline Mode mode = Mode::Fibers;
+inline ThreadBlock* thread_block = nullptr;
+inline std::vector<unsigned int> votes;  // one slot per thread of the block
+
+// Barrier 0 = the block, 1 + w = warp w.
+inline void barrier(unsigned int b) {
+    if (mode == Mode::Fibers)
+        FiberBlock::active()->wait(b);
+    else if (b == 0)
+        thread_block->sync.arrive_and_wait();
+    else
+        thread_block->warps[b - 1]->arrive_and_wait();
+}
+
+inline std::mutex& launch_lock() {
+    static std::mutex m;
+    return m;
+}
+
+// Runs `kernel(args...)` over `grid` x `block`, blocks one after another.
+// Launches are serialised. Throws std::runtime_error for a block size the shim
+// cannot model (warps must be whole) or when threads cannot be started.
+template <class... P, class... A>
+void launch(Mode m, dim3 grid, dim3 block, void (*kernel)(P...), A... args) {
+    std::lock_guard<std::mutex> lock(launch_lock());
+    unsigned int threads = block.x * block.y * block.z;
+    if (threads == 0 || threads % kWarp != 0 || threads > 1024)
+        throw std::runtime_error("fzshim::launch: block size must be a multiple of 32, at most 1024");
+    mode = m;
+    gridDim = grid;
+    blockDim = block;
+    votes.assign(threads, 0);
+    std::unique_ptr<FiberBlock> fibers;
+    if (m == Mode::Fibers) fibers = std::make_unique<FiberBlock>(threads);
+    for (unsigned int bz = 0; bz < grid.z; bz++)
+        for (unsigned int by = 0; by < grid.y; by++)
+            for (unsigned int bx = 0; bx < grid.x; bx++) {
+                auto body = [&](unsigned int t) {
+                    threadIdx = dim3(t % block.x, t / block.x % block.y, t / (block.x * block.y));
+                    blockIdx = dim3(bx, by, bz);
+                    kernel(args...);
+                };
+                if (m == Mode::Fibers) {
+                    fibers->run(body);
+                    FiberBlock::active() = nullptr;
+                } else {
+                    ThreadBlock tb(threads);
+                    thread_block = &tb;
+                    std::vector<std::thread> pool;
+                    for (unsigned int t = 0; t < threads; t++) pool.emplace_back(body, t);
+                    for (auto& th : pool) th.join();
+                    thread_block = nullptr;
+                }
+            }
+}
+
+}  // namespace fzshim
+
+inline void __syncthreads() { fzshim::barrier(0); }
+
+// Whole warps only (the kernels vote with every lane present).
+inline unsigned int __ballot_sync(unsigned int mask, bool pred) {
+    if (mask != 0xffffffffu) fzshim::fatal("__ballot_sync needs the full mask");
+    unsigned int t = fzshim::linear_thread(), w = t / fzshim::kWarp;
+    fzshim::votes[t] = pred ? 1u : 0u;
+    fzshim::barrier(1 + w);  // every lane has voted
+    unsigned int r = 0;
+    for (unsigned int l = 0; l < fzshim::kWarp; l++) r |= fzshim::votes[w * fzshim::kWarp + l] << l;
+    fzshim::barrier(1 + w);  // every lane has read before the next vote
+    return r;
+}
+
+inline int __popc(unsigned int x) { return __builtin_popcount(x); }
+
+inline unsigned int atomicAdd(unsigned int* p, unsigned int x) {
+    return __atomic_fetch_add(p, x, __ATOMIC_RELAXED);
+}
+
+inline unsigned int __float_as_uint(float x) {
+    unsigned int b;
+    std::memcpy(&b, &x, sizeof b);
+    return b;
+}
+inline long long __double_as_longlong(double x) {
+    long long b;
+    std::memcpy(&b, &x, sizeof b);
+    return b;
+}
+inline double __longlong_as_double(long long b) {
+    double x;
+    std::memcpy(&x, &b, sizeof x);
+    return x;
+}

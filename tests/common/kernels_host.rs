@@ -1,0 +1,143 @@
+//! `kernels/*.cu` compiled as host C++ with `kernels/shim/cuda_host.hpp`
+//! force-included (a block's threads run as fibers or std::threads that meet
+//! only at barriers), plus
+//! the host entry points of `kernels/shim/*.cpp`, as one shared library loaded
+//! with libloading. Include it with `#[path = "common/kernels_host.rs"] mod kernels_host;`.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+pub fn kernels_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels")
+}
+
+/// Every `kernels/*.cu`, sorted.
+pub fn kernel_sources() -> Vec<PathBuf> {
+    files_with_ext(&kernels_dir(), "cu")
+}
+
+fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Builds the host library once per test binary (g++, C++20 for std::barrier;
+/// no FMA contraction, as NVRTC's --fmad=false) and loads it.
+pub fn library() -> &'static libloading::Library {
+    static LIB: OnceLock<libloading::Library> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernels_host");
+        std::fs::create_dir_all(&dir).expect("creating the host kernel build directory");
+        let so = dir.join("libfactz_kernels_host.so");
+        let out = Command::new("g++")
+            .args(["-std=c++20", "-O2", "-ffp-contract=off", "-fno-fast-math"])
+            .args([
+                "-Wall", "-Wextra", "-Werror", "-pthread", "-fPIC", "-shared",
+            ])
+            .arg("-include")
+            .arg(kernels_dir().join("shim/cuda_host.hpp"))
+            .arg("-x")
+            .arg("c++")
+            .args(kernel_sources())
+            .args(files_with_ext(&kernels_dir().join("shim"), "cpp"))
+            .arg("-o")
+            .arg(&so)
+            .output()
+            .expect("running g++ (the host build of kernels/*.cu needs a C++20 g++)");
+        assert!(
+            out.status.success(),
+            "host build of kernels/*.cu failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // SAFETY: our own library; its initialisers only set up the shim's globals.
+        unsafe { libloading::Library::new(&so) }
+            .unwrap_or_else(|e| panic!("loading {}: {e}", so.display()))
+    })
+}
+
+/// What `factz_b_bound_ids` computes for one field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModeBIds {
+    pub vertex: Vec<[u8; 2]>,
+    pub tile: Vec<[u8; 2]>,
+    /// One word per row and tile column (`j * tiles_x + t`), bit x = vertex `32 t + x`.
+    pub forced_mask: Vec<u32>,
+    pub exact_mask: Vec<u32>,
+}
+
+type BoundIdsFn = unsafe extern "C" fn(
+    *const f32,
+    *const f32,
+    i64,
+    i64,
+    f64,
+    i32,
+    *mut u8,
+    *mut u8,
+    *mut u32,
+    *mut u32,
+    i32,
+) -> i32;
+
+/// How the shim runs a block's threads (kernels/shim/cuda_host.hpp).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threads {
+    /// ucontext fibers: deterministic, fast.
+    Fibers,
+    /// One std::thread per CUDA thread: truly concurrent, slow.
+    Os,
+}
+
+/// Runs mode B's bound-derivation kernel through the shim.
+pub fn mode_b_ids(
+    u: &[f32],
+    v: &[f32],
+    ny: usize,
+    nx: usize,
+    xi: f64,
+    chunk: bool,
+    threads: Threads,
+) -> ModeBIds {
+    assert!(u.len() == ny * nx && v.len() == ny * nx);
+    let tiles_x = nx.div_ceil(32);
+    let tiles = tiles_x * ny.div_ceil(32);
+    // Filled with a value the kernel never writes, so a vertex it skips shows.
+    let mut vertex = vec![[0xAAu8; 2]; ny * nx];
+    let mut tile = vec![[0xAAu8; 2]; tiles];
+    let mut forced_mask = vec![0xDEAD_BEEFu32; ny * tiles_x];
+    let mut exact_mask = vec![0xDEAD_BEEFu32; ny * tiles_x];
+    // SAFETY: the symbol has this signature (kernels/shim/mode_b_host.cpp), and
+    // every buffer has the length the kernel writes.
+    let rc = unsafe {
+        let f: libloading::Symbol<BoundIdsFn> = library()
+            .get(b"factz_host_b_bound_ids\0")
+            .expect("factz_host_b_bound_ids in the host kernel library");
+        f(
+            u.as_ptr(),
+            v.as_ptr(),
+            ny as i64,
+            nx as i64,
+            xi,
+            chunk as i32,
+            vertex.as_mut_ptr().cast(),
+            tile.as_mut_ptr().cast(),
+            forced_mask.as_mut_ptr(),
+            exact_mask.as_mut_ptr(),
+            (threads == Threads::Os) as i32,
+        )
+    };
+    assert_eq!(rc, 0, "the shim could not launch factz_b_bound_ids");
+    ModeBIds {
+        vertex,
+        tile,
+        forced_mask,
+        exact_mask,
+    }
+}

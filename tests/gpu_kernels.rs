@@ -1,0 +1,280 @@
+//! The GPU kernels without a GPU (issue 6, CI side):
+//!
+//! - every `kernels/*.cu` compiles under NVRTC (from the `nvidia-cuda-nvrtc-cu12`
+//!   wheel) at explicit architectures with `--fmad=false`, and the PTX leaves
+//!   nothing for ptxas to fuse into an fma (the bit-identical rule of DESIGN.md
+//!   "Backends");
+//! - the kernels' logic, compiled as host C++ through `kernels/shim` (every
+//!   block's threads really concurrent), gives the CPU reference's outputs bit
+//!   for bit: mode B's per-vertex bound ids, its per-tile ids as written by
+//!   `blockwise::encode`, and the forced / exact vertex masks.
+//!
+//! Under `CI=true` a missing NVRTC fails the NVRTC test; elsewhere it skips
+//! with the reason.
+
+mod common;
+#[path = "common/kernels_host.rs"]
+mod kernels_host;
+#[path = "common/nvrtc.rs"]
+mod nvrtc;
+
+use common::fields::{self, Field};
+use factz::field::forced::forced_vertices;
+use factz::field::gpu_ref;
+use kernels_host::Threads;
+use std::collections::BTreeSet;
+
+/// Every kernel file and the entry points it must export (unmangled).
+const KERNELS: &[(&str, &[&str])] = &[("mode_b_bounds.cu", &["factz_b_bound_ids"])];
+
+/// Virtual architecture (PTX) and a real one (CUBIN, the H200's sm_90).
+const ARCHES: &[&str] = &["compute_80", "sm_90"];
+
+#[test]
+fn every_kernel_compiles_under_nvrtc_without_fma() {
+    let nv = match nvrtc::Nvrtc::load() {
+        Ok(nv) => nv,
+        Err(why) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("skipping the NVRTC compile test: {why}");
+            return;
+        }
+        Err(why) => panic!("CI=true and NVRTC is missing: {why}"),
+    };
+    eprintln!("NVRTC {:?}", nv.version());
+    let files: BTreeSet<String> = kernels_host::kernel_sources()
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let listed: BTreeSet<String> = KERNELS.iter().map(|(f, _)| f.to_string()).collect();
+    assert_eq!(files, listed, "kernels/*.cu and this test's KERNELS table");
+    for &(file, entries) in KERNELS {
+        let source = std::fs::read_to_string(kernels_host::kernels_dir().join(file)).unwrap();
+        assert!(
+            !source
+                .lines()
+                .any(|l| l.trim_start().starts_with("#include")),
+            "{file} must stay #include-free"
+        );
+        for arch in ARCHES {
+            let opts = [
+                &format!("--gpu-architecture={arch}") as &str,
+                "--fmad=false",
+            ];
+            let out = nv
+                .compile(&source, file, &opts)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                !out.log.contains("warning"),
+                "{file} {arch} warns:\n{}",
+                out.log
+            );
+            let ptx = out.ptx.unwrap_or_else(|| panic!("{file} {arch}: no PTX"));
+            for entry in entries {
+                assert!(
+                    ptx.contains(&format!(".entry {entry}(")),
+                    "{file} {arch}: no entry point {entry}"
+                );
+            }
+            let loose = contractible(&ptx);
+            assert!(loose.is_empty(), "{file} {arch}: contractible: {loose:?}");
+            if arch.starts_with("sm_") {
+                let cubin = out
+                    .cubin
+                    .unwrap_or_else(|| panic!("{file} {arch}: no CUBIN"));
+                assert_eq!(&cubin[..4], b"\x7fELF", "{file} {arch}: CUBIN is not ELF");
+            }
+        }
+    }
+    // The check can fail: without --fmad=false a product feeding a difference
+    // (the pattern of m_k = u_a v_b - u_b v_a) is left for ptxas to fuse.
+    let probe = "extern \"C\" __global__ void probe(double* x) { x[0] = x[1] * x[2] - x[3]; }";
+    let ptx = |opts: &[&str]| nv.compile(probe, "probe.cu", opts).unwrap().ptx.unwrap();
+    assert!(!contractible(&ptx(&["--gpu-architecture=compute_80"])).is_empty());
+    assert!(contractible(&ptx(&["--gpu-architecture=compute_80", "--fmad=false"])).is_empty());
+}
+
+/// Floating-point instructions of a PTX listing that ptxas may fuse into an
+/// fma: add/sub/mul without an explicit rounding mode, and fma/mad themselves.
+/// `--fmad=false` makes NVRTC write `.rn` on every one, which forbids fusing.
+fn contractible(ptx: &str) -> Vec<String> {
+    ptx.lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|op| op.ends_with(".f32") || op.ends_with(".f64"))
+        .filter(|op| {
+            let base = op.split('.').next().unwrap_or("");
+            matches!(base, "fma" | "mad")
+                || (matches!(base, "add" | "sub" | "mul") && !op.contains(".rn"))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// The first difference between two id arrays, for the failure message.
+fn first_diff<T: PartialEq + std::fmt::Debug>(a: &[T], b: &[T]) -> Option<String> {
+    assert_eq!(a.len(), b.len());
+    let k = a.iter().zip(b).position(|(x, y)| x != y)?;
+    let n = a.iter().zip(b).filter(|(x, y)| x != y).count();
+    Some(format!(
+        "{n} differ; first at {k}: kernel {:?}, CPU {:?}",
+        a[k], b[k]
+    ))
+}
+
+/// The forced / exact masks the CPU reference implies, in the kernel's layout.
+fn masks(f: &Field, forced: &[bool], ids: &[[u8; 2]]) -> (Vec<u32>, Vec<u32>) {
+    let tiles_x = f.nx.div_ceil(32);
+    let mut fm = vec![0u32; f.ny * tiles_x];
+    let mut em = vec![0u32; f.ny * tiles_x];
+    for j in 0..f.ny {
+        for i in 0..f.nx {
+            let (w, bit) = (j * tiles_x + i / 32, 1u32 << (i % 32));
+            if forced[j * f.nx + i] {
+                fm[w] |= bit;
+            }
+            if ids[j * f.nx + i][0] == u8::MAX {
+                em[w] |= bit;
+            }
+        }
+    }
+    (fm, em)
+}
+
+/// Runs the shimmed kernel and the CPU on one field and bound; returns how many
+/// vertices were coded (not exact), so callers can check the inputs exercise both.
+fn check(f: &Field, xi: f64, chunk: bool) -> usize {
+    check_with(f, xi, chunk, Threads::Fibers)
+}
+
+fn check_with(f: &Field, xi: f64, chunk: bool, threads: Threads) -> usize {
+    let (ids, tiles) = gpu_ref::mode_b_ids(&f.u, &f.v, f.ny, f.nx, xi, chunk);
+    let forced = forced_vertices(&f.u, &f.v, f.ny, f.nx, chunk);
+    let (fm, em) = masks(f, &forced, &ids);
+    let k = kernels_host::mode_b_ids(&f.u, &f.v, f.ny, f.nx, xi, chunk, threads);
+    let what = format!(
+        "{} ({}x{}) xi {xi:e} chunk {chunk} {threads:?}",
+        f.name, f.ny, f.nx
+    );
+    if let Some(d) = first_diff(&k.vertex, &ids) {
+        panic!("{what}: vertex ids: {d}");
+    }
+    if let Some(d) = first_diff(&k.tile, &tiles) {
+        panic!("{what}: tile ids: {d}");
+    }
+    if let Some(d) = first_diff(&k.forced_mask, &fm) {
+        panic!("{what}: forced mask: {d}");
+    }
+    if let Some(d) = first_diff(&k.exact_mask, &em) {
+        panic!("{what}: exact mask: {d}");
+    }
+    ids.iter().filter(|id| id[0] != u8::MAX).count()
+}
+
+/// The finite range of a field, as `Bound::Rel` uses it.
+fn range(f: &Field) -> f64 {
+    let (lo, hi) = factz::field::finite_range(f.u.iter().chain(&f.v));
+    if lo > hi {
+        0.0
+    } else {
+        hi as f64 - lo as f64
+    }
+}
+
+/// Relative bounds from loose to far below f32 resolution, plus absolute ones
+/// at the extremes (tiny, huge, subnormal, and 0 as a relative bound gives for
+/// a field without finite values).
+fn bounds(f: &Field) -> Vec<f64> {
+    let r = range(f);
+    let mut out: Vec<f64> = [1e-1, 1e-3, 1e-6, 1e-12]
+        .iter()
+        .map(|t| t * r)
+        .filter(|&x| x > 0.0)
+        .collect();
+    out.extend([1e-30, 1e30, 5e-324, 1e300, 0.0]);
+    out
+}
+
+#[test]
+fn os_threads_agree_with_fibers_and_the_cpu() {
+    // The same kernel with every CUDA thread on its own std::thread (true
+    // concurrency between barriers) on fields with special values.
+    let base = fields::smooth(45, 70, 5);
+    for f in [fields::nan_mask(&base, 6), fields::zero_patches(&base, 7)] {
+        let xi = 1e-3 * range(&f);
+        assert!(check_with(&f, xi, false, Threads::Os) > 1000);
+        assert!(check_with(&f, xi, true, Threads::Os) > 1000);
+    }
+}
+
+#[test]
+fn smooth_fields_of_awkward_shapes_match_the_cpu() {
+    let mut coded = 0;
+    let mut shapes = fields::ODD_SHAPES.to_vec();
+    shapes.extend([(64, 64), (32, 32), (33, 33), (65, 31)]);
+    for (n, &(ny, nx)) in shapes.iter().enumerate() {
+        let f = fields::smooth(ny, nx, 40 + n as u64);
+        for xi in bounds(&f) {
+            for chunk in [false, true] {
+                coded += check(&f, xi, chunk);
+            }
+        }
+    }
+    assert!(coded > 10_000, "the inputs code too few vertices: {coded}");
+}
+
+#[test]
+fn turbulence_matches_the_cpu() {
+    let turb = fields::turbulence(128, 3);
+    let mut coded = 0;
+    for f in [
+        turb.clone(),
+        fields::window(&turb, 5, 70, 77, 45),
+        fields::window(&turb, 100, 9, 1, 128),
+        fields::window(&turb, 9, 100, 128, 1),
+    ] {
+        for xi in bounds(&f) {
+            for chunk in [false, true] {
+                coded += check(&f, xi, chunk);
+            }
+        }
+    }
+    assert!(coded > 50_000, "the inputs code too few vertices: {coded}");
+}
+
+#[test]
+fn adversarial_fields_match_the_cpu() {
+    let base = fields::smooth(40, 37, 7);
+    let mut suite = fields::adversarial_suite(&base);
+    // Patterns that stress the tile histogram and masks: a field whose exact
+    // vertices sit on tile edges, and one where a tile is entirely NaN.
+    let mut edges = fields::smooth(70, 70, 8);
+    for k in 0..70 {
+        for (i, j) in [(31, k), (32, k), (k, 63), (k, 64)] {
+            edges.u[j * 70 + i] = 0.0;
+            edges.v[j * 70 + i] = 0.0;
+        }
+    }
+    suite.push(edges.renamed("zero lines on tile edges"));
+    let mut hole = fields::smooth(64, 96, 9);
+    for j in 32..64 {
+        for i in 32..64 {
+            hole.u[j * 96 + i] = f32::NAN;
+        }
+    }
+    suite.push(hole.renamed("a NaN tile"));
+    suite.push(fields::integer_field(2, 2, 1, 3));
+    suite.push(fields::constant(1, 1, 1.0, 0.0));
+    let (mut coded, mut exact) = (0, 0);
+    for f in &suite {
+        for xi in bounds(f) {
+            for chunk in [false, true] {
+                let c = check(f, xi, chunk);
+                coded += c;
+                exact += f.ny * f.nx - c;
+            }
+        }
+    }
+    assert!(
+        coded > 10_000 && exact > 10_000,
+        "coded {coded}, exact {exact}"
+    );
+}
