@@ -12,6 +12,8 @@ pub mod dist;
 pub mod error;
 pub mod field;
 pub mod format;
+#[cfg(feature = "cuda")]
+pub mod gpu;
 pub mod particles;
 
 pub use error::{Error, ErrorKind, Result};

@@ -146,12 +146,26 @@ fn check(f: &Field, xi: f64, chunk: bool) -> usize {
 }
 
 fn check_with(f: &Field, xi: f64, chunk: bool, threads: Threads) -> usize {
+    compare(f, xi, chunk, &format!("{threads:?}"), |f, xi, chunk| {
+        kernels_host::mode_b_ids(&f.u, &f.v, f.ny, f.nx, xi, chunk, threads)
+    })
+}
+
+/// Compares what `run` (a kernel, on the host or a device) computes with the
+/// CPU reference, byte for byte.
+fn compare(
+    f: &Field,
+    xi: f64,
+    chunk: bool,
+    how: &str,
+    run: impl Fn(&Field, f64, bool) -> kernels_host::ModeBIds,
+) -> usize {
     let (ids, tiles) = gpu_ref::mode_b_ids(&f.u, &f.v, f.ny, f.nx, xi, chunk);
     let forced = forced_vertices(&f.u, &f.v, f.ny, f.nx, chunk);
     let (fm, em) = masks(f, &forced, &ids);
-    let k = kernels_host::mode_b_ids(&f.u, &f.v, f.ny, f.nx, xi, chunk, threads);
+    let k = run(f, xi, chunk);
     let what = format!(
-        "{} ({}x{}) xi {xi:e} chunk {chunk} {threads:?}",
+        "{} ({}x{}) xi {xi:e} chunk {chunk} {how}",
         f.name, f.ny, f.nx
     );
     if let Some(d) = first_diff(&k.vertex, &ids) {
@@ -277,4 +291,92 @@ fn adversarial_fields_match_the_cpu() {
         coded > 10_000 && exact > 10_000,
         "coded {coded}, exact {exact}"
     );
+}
+
+/// The CUDA runtime side (feature `cuda`): detection, cudarc's NVRTC path, and
+/// (on a GPU machine, `scripts/gpu-check`) the device against the CPU.
+#[cfg(feature = "cuda")]
+mod cuda {
+    use super::*;
+    use factz::gpu;
+    use std::sync::OnceLock;
+
+    /// Makes the wheel's NVRTC the one cudarc finds: loaded by its path first,
+    /// cudarc's dlopen of `libnvrtc.so.12` gets the same library (same soname).
+    fn preload_nvrtc() -> Result<(), String> {
+        static LIB: OnceLock<Result<libloading::Library, String>> = OnceLock::new();
+        LIB.get_or_init(|| {
+            let path = nvrtc::locate()?;
+            // SAFETY: loading NVRTC runs only its own initialisers.
+            unsafe { libloading::Library::new(&path) }.map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map(|_| ())
+        .map_err(Clone::clone)
+    }
+
+    #[test]
+    fn no_driver_means_a_clear_cpu_fallback() {
+        // SAFETY: only tries to dlopen libcuda.
+        let driver = unsafe { cudarc::driver::sys::is_culib_present() };
+        match gpu::device() {
+            Ok(_) => assert!(driver),
+            Err(e) => {
+                assert_eq!(e.kind, factz::ErrorKind::Unsupported);
+                assert!(e.to_string().contains("CPU"), "{e}");
+                if !driver {
+                    assert!(e.to_string().contains("no CUDA driver"), "{e}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cudarc_compiles_the_kernel_with_nvrtc() {
+        if let Err(why) = preload_nvrtc() {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true and NVRTC is missing: {why}"
+            );
+            eprintln!("skipping: {why}");
+            return;
+        }
+        let ptx = gpu::mode_b::compile("compute_80").unwrap().to_src();
+        assert!(ptx.contains(".entry factz_b_bound_ids("));
+        let loose = contractible(&ptx);
+        assert!(loose.is_empty(), "contractible: {loose:?}");
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
+    fn device_ids_match_the_cpu() {
+        let _ = preload_nvrtc();
+        let ctx = gpu::device().unwrap_or_else(|e| panic!("{e}"));
+        let kernel = gpu::mode_b::BoundKernel::new(ctx).unwrap();
+        let run = |f: &Field, xi: f64, chunk: bool| {
+            let k = kernel.run(&f.u, &f.v, f.ny, f.nx, xi, chunk).unwrap();
+            kernels_host::ModeBIds {
+                vertex: k.vertex,
+                tile: k.tile,
+                forced_mask: k.forced_mask,
+                exact_mask: k.exact_mask,
+            }
+        };
+        let turb = fields::turbulence(512, 3);
+        let mut suite = fields::adversarial_suite(&fields::window(&turb, 0, 0, 40, 37));
+        suite.push(turb.clone());
+        suite.push(fields::window(&turb, 7, 300, 1000, 333));
+        for &(ny, nx) in fields::ODD_SHAPES {
+            suite.push(fields::smooth(ny, nx, 1));
+        }
+        let mut coded = 0;
+        for f in &suite {
+            for xi in bounds(f) {
+                for chunk in [false, true] {
+                    coded += compare(f, xi, chunk, "device", run);
+                }
+            }
+        }
+        assert!(coded > 100_000, "coded {coded}");
+    }
 }

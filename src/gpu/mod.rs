@@ -1,0 +1,41 @@
+//! The CUDA backend (cargo feature `cuda`): kernels from `kernels/*.cu`
+//! compiled at run time by NVRTC through cudarc, which loads the driver and
+//! NVRTC dynamically, so a build with this feature still runs where neither is
+//! installed: [`device`] says why no GPU is used and callers stay on the CPU.
+//!
+//! So far it holds mode B's bound derivation ([`mode_b`]); it is not wired
+//! into the compressors yet (issue 6).
+
+pub mod mode_b;
+
+use crate::error::{Error, Result};
+use cudarc::driver::CudaContext;
+use std::sync::Arc;
+
+/// The first CUDA device, or why there is none (a message fit for the user:
+/// the caller falls back to the CPU). Never panics: cudarc panics when a
+/// library it needs is missing, so the driver is looked for first and the
+/// device count is taken under `catch_unwind`.
+pub fn device() -> Result<Arc<CudaContext>> {
+    // SAFETY: only tries to dlopen libcuda; nothing is called.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(Error::unsupported(
+            "no CUDA driver (libcuda.so) found; running on the CPU",
+        ));
+    }
+    let count = std::panic::catch_unwind(CudaContext::device_count)
+        .map_err(|_| Error::unsupported("the CUDA driver failed to load; running on the CPU"))?
+        .map_err(|e| Error::unsupported(format!("CUDA: {e}; running on the CPU")))?;
+    if count < 1 {
+        return Err(Error::unsupported(
+            "the CUDA driver sees no device; running on the CPU",
+        ));
+    }
+    CudaContext::new(0).map_err(|e| Error::unsupported(format!("CUDA device 0: {e}")))
+}
+
+/// Is NVRTC loadable (the kernels are compiled at run time)?
+pub fn nvrtc_present() -> bool {
+    // SAFETY: only tries to dlopen libnvrtc; nothing is called.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
