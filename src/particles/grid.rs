@@ -20,17 +20,17 @@ const CELLS_PER_TASK: usize = 1024;
 const MAX_CELLS: usize = 1 << 62;
 
 pub struct Grid {
-    dims: [usize; 3],
+    pub(super) dims: [usize; 3],
     periodic: bool,
-    lo: [f64; 3],
+    pub(super) lo: [f64; 3],
     /// Cells per unit length along each axis.
-    scale: [f64; 3],
+    pub(super) scale: [f64; 3],
     /// Finite particles sorted by cell key (ascending index within a cell).
-    order: Vec<u32>,
+    pub(super) order: Vec<u32>,
     /// Keys of the occupied cells, ascending.
-    keys: Vec<u64>,
+    pub(super) keys: Vec<u64>,
     /// `order[start[c]..start[c + 1]]` are the particles of occupied cell `keys[c]`.
-    start: Vec<usize>,
+    pub(super) start: Vec<usize>,
 }
 
 impl Grid {

@@ -13,6 +13,7 @@ pub mod base;
 pub mod correct;
 pub mod fof;
 pub mod geometry;
+pub mod gpu_ref;
 pub mod grid;
 pub mod metrics;
 pub mod stream;
