@@ -25,7 +25,26 @@ use kernels_host::Threads;
 use std::collections::BTreeSet;
 
 /// Every kernel file and the entry points it must export (unmangled).
-const KERNELS: &[(&str, &[&str])] = &[("mode_b_bounds.cu", &["factz_b_bound_ids"])];
+const KERNELS: &[(&str, &[&str])] = &[
+    ("mode_b_bounds.cu", &["factz_b_bound_ids"]),
+    (
+        "particles.cu",
+        &[
+            "factz_p_scan",
+            "factz_p_cell_keys",
+            "factz_p_compact_finite",
+            "factz_p_radix_count",
+            "factz_p_radix_scatter",
+            "factz_p_cell_heads",
+            "factz_p_cells",
+            "factz_p_cell_units",
+            "factz_p_pair_count",
+            "factz_p_pair_fill",
+            "factz_p_edit_flags",
+            "factz_p_edit_scatter",
+        ],
+    ),
+];
 
 /// Virtual architecture (PTX) and a real one (CUBIN, the H200's sm_90).
 const ARCHES: &[&str] = &["compute_80", "sm_90"];
