@@ -28,6 +28,16 @@ use std::collections::BTreeSet;
 const KERNELS: &[(&str, &[&str])] = &[
     ("mode_b_bounds.cu", &["factz_b_bound_ids"]),
     (
+        "mode_b_codec.cu",
+        &[
+            "factz_b_encode",
+            "factz_b_mask_counts",
+            "factz_b_scan",
+            "factz_b_compact",
+            "factz_b_decode",
+        ],
+    ),
+    (
         "particles.cu",
         &[
             "factz_p_scan",

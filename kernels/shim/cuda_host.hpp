@@ -257,6 +257,12 @@ inline unsigned int __ballot_sync(unsigned int mask, bool pred) {
 
 inline int __popc(unsigned int x) { return __builtin_popcount(x); }
 
+// A warp barrier (whole warps only, as __ballot_sync).
+inline void __syncwarp(unsigned int mask = 0xffffffffu) {
+    if (mask != 0xffffffffu) fzshim::fatal("__syncwarp needs the full mask");
+    fzshim::barrier(1 + fzshim::linear_thread() / fzshim::kWarp);
+}
+
 inline unsigned int atomicAdd(unsigned int* p, unsigned int x) {
     return __atomic_fetch_add(p, x, __ATOMIC_RELAXED);
 }
@@ -265,6 +271,11 @@ inline unsigned int __float_as_uint(float x) {
     unsigned int b;
     std::memcpy(&b, &x, sizeof b);
     return b;
+}
+inline float __uint_as_float(unsigned int b) {
+    float x;
+    std::memcpy(&x, &b, sizeof x);
+    return x;
 }
 inline long long __double_as_longlong(double x) {
     long long b;
