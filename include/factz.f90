@@ -328,6 +328,21 @@ module factz
       integer(c_size_t), intent(out) :: out_len
       integer(c_int) :: factz_field_compress_mpi
     end function
+    ! The block's first vertex is (y0, x0) of the whole grid (0-based; blocks must
+    ! not overlap): touching ranks exchange the ring around each other's block
+    ! and the border is not stored exactly (the better ratio).
+    function factz_field_compress_mpi_at(comm, cfg, u, v, ny, nx, y0, x0, out, out_capacity, &
+                                         out_len) bind(c, name="factz_field_compress_mpi_at_f")
+      import :: c_int, c_int8_t, c_size_t, c_float, factz_field_config
+      integer(c_int), value :: comm
+      type(factz_field_config), intent(in) :: cfg
+      real(c_float), intent(in) :: u(*), v(*)
+      integer(c_size_t), value :: ny, nx, y0, x0
+      integer(c_int8_t), intent(inout) :: out(*)
+      integer(c_size_t), value :: out_capacity
+      integer(c_size_t), intent(out) :: out_len
+      integer(c_int) :: factz_field_compress_mpi_at
+    end function
 
     ! ---- HDF5 helpers (libfactz_h5). Results are herr_t: negative on failure,
     ! with an HDF5 error pushed. dcpl is your integer(hid_t) property list. ----

@@ -48,6 +48,25 @@ enum factz_status factz_field_compress_mpi_f(MPI_Fint comm, const struct factz_f
                                              const float *u, const float *v, size_t ny, size_t nx,
                                              uint8_t *out, size_t out_capacity, size_t *out_len);
 
+/* factz_field_compress_mpi for a block whose first vertex is (y0, x0) of the
+ * whole grid (blocks must not overlap; overlapping blocks are an error on
+ * every rank). Ranks whose blocks touch exchange the one-vertex ring around
+ * each other's block, and the border is coded under the bounds of the
+ * triangles crossing it instead of being stored exactly: the better ratio
+ * (the chunk rule of factz_field_compress_mpi costs 22% of the stream for
+ * 8 bands of a 1024^2 field in mode S, the ring a few percent). */
+enum factz_status factz_field_compress_mpi_at(MPI_Comm comm, const struct factz_field_config *cfg,
+                                              const float *u, const float *v, size_t ny,
+                                              size_t nx, size_t y0, size_t x0, uint8_t *out,
+                                              size_t out_capacity, size_t *out_len);
+
+/* The same with a Fortran communicator handle. */
+enum factz_status factz_field_compress_mpi_at_f(MPI_Fint comm,
+                                                const struct factz_field_config *cfg,
+                                                const float *u, const float *v, size_t ny,
+                                                size_t nx, size_t y0, size_t x0, uint8_t *out,
+                                                size_t out_capacity, size_t *out_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,16 +20,21 @@ use common::fields::{self, Field};
 use common::oracle;
 use common::particles as po;
 use factz::dist::mpi::{self, datatype::PartitionMut, traits::*, Count};
-use factz::dist::{compress_field, compress_particles};
+use factz::dist::{compress_field, compress_field_at, compress_particles};
 use factz::field::FieldConfig;
 use factz::particles::{decompress, Bound, Linking, ParticleConfig};
 use std::process::Command;
 
-const CASES: [&str; 12] = [
+const CASES: [&str; 17] = [
     "field-rows",
     "field-blocks",
     "field-uneven",
     "field-without-rule-breaks",
+    "field-halo-rows",
+    "field-halo-blocks",
+    "field-halo-uneven",
+    "field-halo-b-blocks",
+    "field-halo-overlap-fails",
     "periodic-even",
     "periodic-zero-first",
     "periodic-all-last",
@@ -38,6 +43,17 @@ const CASES: [&str; 12] = [
     "eta-rel-even",
     "one-rank-fails",
     "without-ghosts-breaks-links",
+];
+
+/// mpirun's options before `-np N`: a job that hangs (a rank that panicked
+/// leaves the others waiting in a collective) is aborted and fails, instead of
+/// holding CI until its own limit.
+const MPIRUN: [&str; 5] = [
+    "--allow-run-as-root",
+    "--oversubscribe",
+    "--timeout",
+    "300",
+    "-np",
 ];
 
 fn main() {
@@ -60,11 +76,12 @@ fn parent() {
             // field happens to keep its critical points even without the rule.
             if (case == "without-ghosts-breaks-links" && n == 1)
                 || (case == "field-without-rule-breaks" && n < 3)
+                || (case == "field-halo-overlap-fails" && n == 1)
             {
                 continue;
             }
             let out = Command::new("mpirun")
-                .args(["--allow-run-as-root", "--oversubscribe", "-np"])
+                .args(MPIRUN)
                 .arg(n.to_string())
                 .arg(&exe)
                 .env("FACTZ_MPI_CASE", case)
@@ -114,7 +131,8 @@ fn run_c_program(
 }
 
 /// `mpirun -np N <program> VARIANT ARGS... OUT` for N = 1, 3, 4 and each
-/// variant, as [`run_c_program`] describes.
+/// variant, as [`run_c_program`] describes (variants ending in "bad" pass on
+/// their exit status alone).
 fn run_program(
     name: &str,
     program: Command,
@@ -129,7 +147,7 @@ fn run_program(
             let out = dir.join(format!("{name}-{np}-{how}.f32"));
             let _ = std::fs::remove_file(&out);
             let mut run = Command::new("mpirun");
-            run.args(["--allow-run-as-root", "--oversubscribe", "-np"])
+            run.args(MPIRUN)
                 .arg(np.to_string())
                 .arg(program.get_program())
                 .arg(how)
@@ -143,8 +161,8 @@ fn run_program(
             let run = run.output().expect("running mpirun");
             let text = String::from_utf8_lossy(&run.stdout).trim().to_string()
                 + String::from_utf8_lossy(&run.stderr).trim();
-            let ok =
-                run.status.success() && (how == "bad" || (out.exists() && check(&read_f32(&out))));
+            let ok = run.status.success()
+                && (how.ends_with("bad") || (out.exists() && check(&read_f32(&out))));
             println!(
                 "{} {name} -np {np} {how}: {text}",
                 if ok { "ok  " } else { "FAIL" }
@@ -237,7 +255,7 @@ fn fortran_program() -> Vec<String> {
     failed.extend(run_program(
         "fortran",
         Command::new(&exe),
-        &["field"],
+        &["field", "field-at"],
         &args,
         |dec| field_is_clean(&f, dec, rel),
     ));
@@ -336,8 +354,9 @@ fn parallel_hdf5() -> Vec<String> {
     failed
 }
 
-/// tests/c/field_mpi.c through include/factz_mpi.h, the assembled field checked
-/// by the brute-force critical-point oracle.
+/// tests/c/field_mpi.c through include/factz_mpi.h (factz_field_compress_mpi
+/// and _at, each with MPI_Comm, a Fortran handle and a failing rank), the
+/// assembled field checked by the brute-force critical-point oracle.
 fn c_field_program() -> Vec<String> {
     let exe = cbuild::build_shared_with("mpicc", "mpi_particles", "field_mpi.c", "field_mpi");
     let f = field();
@@ -350,7 +369,13 @@ fn c_field_program() -> Vec<String> {
         f.nx.to_string(),
         rel.to_string(),
     ];
-    run_c_program("field", &exe, &args, |dec| field_is_clean(&f, dec, rel))
+    run_program(
+        "C-field",
+        Command::new(&exe),
+        &["c", "f", "bad", "at", "at-f", "at-bad"],
+        &args,
+        |dec| field_is_clean(&f, dec, rel),
+    )
 }
 
 /// tests/c/particles_mpi.c through include/factz_mpi.h, the union rank 0
@@ -450,6 +475,37 @@ fn block(ny: usize, nx: usize, ranks: usize, rank: usize, how: &str) -> [usize; 
 
 fn field_child<C: Communicator>(world: &C, rank: usize, size: usize, how: &str) {
     let f = field();
+    // halo-*: compress_field_at (ring exchange, no exact perimeter); halo-b-*
+    // the same in mode B; otherwise compress_field (the chunk rule).
+    let (halo, how) = match how.strip_prefix("halo-") {
+        Some(rest) => (true, rest),
+        None => (false, how),
+    };
+    let (mode, how) = match how.strip_prefix("b-") {
+        Some(rest) => (factz::field::Mode::Blockwise, rest),
+        None => (factz::field::Mode::Speculative, how),
+    };
+    if how == "overlap-fails" {
+        // Rank 1 claims rank 0's block: every rank must get an error.
+        let [y0, x0, h, w] = block(f.ny, f.nx, size, rank.min(size - 2), "rows");
+        let take = |c: &[f32]| -> Vec<f32> {
+            (y0..y0 + h)
+                .flat_map(|j| c[j * f.nx + x0..j * f.nx + x0 + w].to_vec())
+                .collect()
+        };
+        let cfg = FieldConfig::default();
+        let err = compress_field_at(world, &take(&f.u), &take(&f.v), h, w, (y0, x0), &cfg)
+            .expect_err("overlapping blocks must fail");
+        assert!(err.to_string().contains("overlap"), "{err}");
+        let failed = 1i32;
+        let mut all = 0i32;
+        world.all_reduce_into(&failed, &mut all, mpi::collective::SystemOperation::sum());
+        assert_eq!(all as usize, size);
+        if rank == 0 {
+            println!("every rank returned an error: {err}");
+        }
+        return;
+    }
     let [y0, x0, h, w] = block(f.ny, f.nx, size, rank, how);
     let take = |c: &[f32]| -> Vec<f32> {
         (y0..y0 + h)
@@ -457,6 +513,7 @@ fn field_child<C: Communicator>(world: &C, rank: usize, size: usize, how: &str) 
             .collect()
     };
     let cfg = FieldConfig {
+        mode,
         bound: factz::field::Bound::Rel(1e-2),
         ..FieldConfig::default()
     };
@@ -469,6 +526,9 @@ fn field_child<C: Communicator>(world: &C, rank: usize, size: usize, how: &str) 
             ..cfg
         };
         factz::field::compress(&take(&f.u), &take(&f.v), h, w, &alone).expect("compress")
+    } else if halo {
+        compress_field_at(world, &take(&f.u), &take(&f.v), h, w, (y0, x0), &cfg)
+            .expect("compress_field_at")
     } else {
         compress_field(world, &take(&f.u), &take(&f.v), h, w, &cfg).expect("compress_field")
     };

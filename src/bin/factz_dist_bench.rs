@@ -13,12 +13,13 @@
 //!     mpirun -np N target/release/factz-dist-bench FIELD.f32 --field NY NX [--rel X] [--mode b|s]
 //!
 //! Vector fields (u then v, NY x NX): each rank takes N equal bands of rows and
-//! compresses them with `dist::compress_field`; rank 0 prints the ratio and how
-//! much the block perimeters the chunk rule stores exactly cost against one rank.
-//! That cost bounds what a halo exchange could win back.
+//! compresses them twice, with `dist::compress_field` (the chunk rule: block
+//! perimeters stored exactly) and with `dist::compress_field_at` (the ring
+//! exchange: border vertices capped, nothing stored exactly for the border);
+//! rank 0 prints both ratios.
 
 use factz::dist::mpi::{self, traits::*};
-use factz::dist::{compress_field, compress_particles, DistReport};
+use factz::dist::{compress_field, compress_field_at, compress_particles, DistReport};
 use factz::field::{FieldConfig, Mode};
 use factz::particles::{Bound, Linking, ParticleConfig};
 
@@ -193,22 +194,31 @@ fn field_bench<C: Communicator>(
         bound: Bound::Rel(rel),
         ..FieldConfig::default()
     };
-    world.barrier();
-    let t = std::time::Instant::now();
-    let c = compress_field(world, u, v, j1 - j0, nx, &cfg).unwrap_or_else(|e| {
-        eprintln!("factz-dist-bench: rank {rank}: {e}");
-        std::process::exit(1)
-    });
-    let mine = [c.bytes.len() as f64, t.elapsed().as_secs_f64()];
+    let mut mine = [0f64; 4];
+    for (k, halo) in [false, true].into_iter().enumerate() {
+        world.barrier();
+        let t = std::time::Instant::now();
+        let c = if halo {
+            compress_field_at(world, u, v, j1 - j0, nx, (j0, 0), &cfg)
+        } else {
+            compress_field(world, u, v, j1 - j0, nx, &cfg)
+        }
+        .unwrap_or_else(|e| {
+            eprintln!("factz-dist-bench: rank {rank}: {e}");
+            std::process::exit(1)
+        });
+        mine[2 * k] = c.bytes.len() as f64;
+        mine[2 * k + 1] = t.elapsed().as_secs_f64();
+    }
     let root = world.process_at_rank(0);
     if rank != 0 {
         root.gather_into(&mine[..]);
         return;
     }
-    let mut rows = vec![0f64; 2 * size];
+    let mut rows = vec![0f64; 4 * size];
     root.gather_into_root(&mine[..], &mut rows[..]);
-    let total: f64 = rows.iter().step_by(2).sum();
-    let slowest = rows.iter().skip(1).step_by(2).cloned().fold(0.0, f64::max);
+    let total = |k: usize| -> f64 { rows.iter().skip(k).step_by(4).sum() };
+    let slowest = |k: usize| rows.iter().skip(k).step_by(4).cloned().fold(0.0, f64::max);
     // Vertices on the bands' perimeters, which the chunk rule stores exactly
     // (none with one rank: the whole field is one block).
     let perimeter: usize = if size == 1 {
@@ -226,12 +236,18 @@ fn field_bench<C: Communicator>(
             .sum()
     };
     if header {
-        println!("| ranks | streams bytes | ratio | perimeter vertices exact | share of vertices | compress s (max) |");
+        println!(
+            "| ranks | chunk rule: ratio | exact perimeter vertices | s (max) | ring exchange: ratio | s (max) |"
+        );
         println!("|---:|---:|---:|---:|---:|---:|");
     }
+    let raw = 8.0 * (ny * nx) as f64;
     println!(
-        "| {size} | {total:.0} | {:.2} | {perimeter} | {:.2}% | {slowest:.2} |",
-        8.0 * (ny * nx) as f64 / total,
-        100.0 * perimeter as f64 / (ny * nx) as f64
+        "| {size} | {:.2} | {perimeter} ({:.2}%) | {:.2} | {:.2} | {:.2} |",
+        raw / total(0),
+        100.0 * perimeter as f64 / (ny * nx) as f64,
+        slowest(1),
+        raw / total(2),
+        slowest(3)
     );
 }

@@ -138,7 +138,97 @@ pub unsafe extern "C" fn factz_field_compress_mpi(
     out_capacity: usize,
     out_len: *mut usize,
 ) -> factz_status {
-    ffi_boundary!("factz_field_compress_mpi", {
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        field_mpi(
+            comm,
+            cfg,
+            (u, v, ny, nx),
+            None,
+            (out, out_capacity, out_len),
+        )
+    }
+}
+
+/// factz_field_compress_mpi for a block whose first vertex is (`y0`, `x0`) of
+/// the whole grid (blocks must not overlap): ranks whose blocks touch exchange
+/// the one-vertex ring around each other's block, and the border is coded under
+/// the bounds of the triangles that cross it instead of being stored exactly
+/// (a better ratio: see README's MPI section). Collective; each rank's stream
+/// decodes alone with factz_field_decompress.
+///
+/// # Safety
+/// As factz_field_compress_mpi.
+#[no_mangle]
+pub unsafe extern "C" fn factz_field_compress_mpi_at(
+    comm: ffi::MPI_Comm,
+    cfg: *const factz_field_config,
+    u: *const f32,
+    v: *const f32,
+    ny: usize,
+    nx: usize,
+    y0: usize,
+    x0: usize,
+    out: *mut u8,
+    out_capacity: usize,
+    out_len: *mut usize,
+) -> factz_status {
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        field_mpi(
+            comm,
+            cfg,
+            (u, v, ny, nx),
+            Some((y0, x0)),
+            (out, out_capacity, out_len),
+        )
+    }
+}
+
+/// factz_field_compress_mpi_at with a Fortran communicator handle.
+///
+/// # Safety
+/// As factz_field_compress_mpi_at.
+#[no_mangle]
+pub unsafe extern "C" fn factz_field_compress_mpi_at_f(
+    comm: ffi::RSMPI_Fint,
+    cfg: *const factz_field_config,
+    u: *const f32,
+    v: *const f32,
+    ny: usize,
+    nx: usize,
+    y0: usize,
+    x0: usize,
+    out: *mut u8,
+    out_capacity: usize,
+    out_len: *mut usize,
+) -> factz_status {
+    // SAFETY: MPI_Comm_f2c on a Fortran handle; then the same contract.
+    unsafe {
+        let c = ffi::RSMPI_Comm_f2c(comm);
+        factz_field_compress_mpi_at(c, cfg, u, v, ny, nx, y0, x0, out, out_capacity, out_len)
+    }
+}
+
+/// The field entry points: the block at `at` (compress_field_at) or anywhere
+/// (compress_field, the chunk rule).
+///
+/// # Safety
+/// As factz_field_compress_mpi.
+unsafe fn field_mpi(
+    comm: ffi::MPI_Comm,
+    cfg: *const factz_field_config,
+    (u, v, ny, nx): (*const f32, *const f32, usize, usize),
+    at: Option<(usize, usize)>,
+    (out, out_capacity, out_len): (*mut u8, usize, *mut usize),
+) -> factz_status {
+    let name = if at.is_some() {
+        "factz_field_compress_mpi_at"
+    } else {
+        "factz_field_compress_mpi"
+    };
+    // ffi_boundary! with a name chosen at run time.
+    super::boundary::run_status(name, move || {
         let prepared = (|| {
             check_scalar_out(out_len, "out_len")?;
             // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
@@ -155,11 +245,15 @@ pub unsafe extern "C" fn factz_field_compress_mpi(
             Ok::<_, Failure>((cfg, us, vs, n))
         })();
         let comm = duplicate(comm)?;
+        let run = |u: &[f32], v: &[f32], ny, nx, cfg: &crate::field::FieldConfig| match at {
+            Some(yx) => crate::dist::compress_field_at(&comm, u, v, ny, nx, yx, cfg),
+            None => crate::dist::compress_field(&comm, u, v, ny, nx, cfg),
+        };
         let (cfg, us, vs, n) = match prepared {
             Ok(p) => p,
             Err(f) => {
                 // Take part in the agreement with an input the checks refuse.
-                let _ = crate::dist::compress_field(&comm, &[], &[], 0, 0, &Default::default());
+                let _ = run(&[], &[], 0, 0, &Default::default());
                 return Err(f);
             }
         };
@@ -177,7 +271,7 @@ pub unsafe extern "C" fn factz_field_compress_mpi(
                 out_capacity,
                 out_len,
                 std::ptr::null_mut(),
-                |u, v, ny, nx, cfg| crate::dist::compress_field(&comm, u, v, ny, nx, cfg),
+                run,
             )
         }
     })

@@ -1,4 +1,5 @@
-//! Beyond one node (vector fields: [`compress_field`], in `field.rs`).
+//! Beyond one node (vector fields: [`compress_field_at`] and [`compress_field`],
+//! in `field.rs`).
 //!
 //! Particles: every MPI rank compresses the particles it owns,
 //! and every friends-of-friends link of the whole set keeps its status, links
@@ -31,7 +32,7 @@
 //! report). Every rank returns an error if any rank fails, never a hang.
 
 mod field;
-pub use self::field::compress_field;
+pub use self::field::{compress_field, compress_field_at};
 
 use crate::field::{bound_for_range, finite_range};
 use crate::particles::{

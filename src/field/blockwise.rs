@@ -46,6 +46,19 @@ pub(super) fn vertex_ids(
     xi: f64,
     forced: &[bool],
 ) -> Vec<[u8; 2]> {
+    vertex_ids_capped(u, v, ny, nx, xi, forced, None)
+}
+
+/// [`vertex_ids`] with a cap on each vertex's relative bound (`halo::Ringed::caps`).
+fn vertex_ids_capped(
+    u: &[f32],
+    v: &[f32],
+    ny: usize,
+    nx: usize,
+    xi: f64,
+    forced: &[bool],
+    caps: Option<&[f64]>,
+) -> Vec<[u8; 2]> {
     let eps = triangle_bounds(u, v, ny, nx);
     let mut ids = vec![[EXACT; 2]; ny * nx];
     ids.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
@@ -55,10 +68,8 @@ pub(super) fn vertex_ids(
                 continue;
             }
             let (tris, n) = incident_ids(ny, nx, i, j);
-            let e = tris[..n]
-                .iter()
-                .map(|&t| eps[t])
-                .fold(f64::INFINITY, f64::min);
+            let cap = caps.map_or(f64::INFINITY, |c| c[k]);
+            let e = tris[..n].iter().map(|&t| eps[t]).fold(cap, f64::min);
             if e < 0.0 {
                 continue;
             }
@@ -119,8 +130,21 @@ struct BandOut {
 }
 
 pub fn encode(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, chunk_of_larger: bool) -> Parts {
+    encode_capped(u, v, ny, nx, xi, chunk_of_larger, None)
+}
+
+/// [`encode`] with a cap on each vertex's relative bound (`halo::Ringed::caps`).
+pub fn encode_capped(
+    u: &[f32],
+    v: &[f32],
+    ny: usize,
+    nx: usize,
+    xi: f64,
+    chunk_of_larger: bool,
+    caps: Option<&[f64]>,
+) -> Parts {
     let forced = forced_vertices(u, v, ny, nx, chunk_of_larger);
-    let vids = vertex_ids(u, v, ny, nx, xi, &forced);
+    let vids = vertex_ids_capped(u, v, ny, nx, xi, &forced, caps);
     let (tx, _) = tiles(ny, nx);
     let mut exact = vec![false; ny * nx];
     let bands: Vec<BandOut> = exact

@@ -5,6 +5,7 @@ pub mod blockwise;
 pub mod exact;
 pub mod forced;
 pub mod gpu_ref;
+pub mod halo;
 pub mod parts;
 pub mod quantize;
 pub mod safe_bound;
@@ -255,6 +256,39 @@ pub fn compress(
     nx: usize,
     cfg: &FieldConfig,
 ) -> Result<Compressed> {
+    compress_with(u, v, ny, nx, cfg, None)
+}
+
+/// [`compress`] with a cap on each vertex's relative bound (`caps[k]`, row-major;
+/// `+inf` none, negative: store exactly): what a block of a larger field needs
+/// so triangles crossing into its neighbours keep their critical points
+/// (`halo::Ringed::caps`, `crate::dist` with a halo).
+pub fn compress_capped(
+    u: &[f32],
+    v: &[f32],
+    ny: usize,
+    nx: usize,
+    cfg: &FieldConfig,
+    caps: &[f64],
+) -> Result<Compressed> {
+    if caps.len() != u.len() || caps.iter().any(|c| c.is_nan()) {
+        return Err(Error::invalid(format!(
+            "{} bound caps for {} vertices, or a NaN cap",
+            caps.len(),
+            u.len()
+        )));
+    }
+    compress_with(u, v, ny, nx, cfg, Some(caps))
+}
+
+fn compress_with(
+    u: &[f32],
+    v: &[f32],
+    ny: usize,
+    nx: usize,
+    cfg: &FieldConfig,
+    caps: Option<&[f64]>,
+) -> Result<Compressed> {
     let n = vertex_count(ny, nx)?;
     if u.len() != n || v.len() != n {
         return Err(Error::invalid(format!(
@@ -271,8 +305,10 @@ pub fn compress(
         0
     };
     let parts = match cfg.mode {
-        Mode::Blockwise => blockwise::encode(u, v, ny, nx, xi, cfg.chunk_of_larger),
-        Mode::Speculative => speculative::encode(u, v, ny, nx, xi, cfg.chunk_of_larger),
+        Mode::Blockwise => blockwise::encode_capped(u, v, ny, nx, xi, cfg.chunk_of_larger, caps),
+        Mode::Speculative => {
+            speculative::encode_capped(u, v, ny, nx, xi, cfg.chunk_of_larger, caps)
+        }
     };
     let exact_vertices = parts.exact.iter().filter(|&&e| e).count();
     let mut report = FieldReport {

@@ -17,7 +17,7 @@
 
 use super::forced::forced_exact_and_signatures;
 use super::parts::Parts;
-use super::quantize::{eb_of_id, pv, quantize, reconstruct, NUM_IDS};
+use super::quantize::{eb_of_id, id_for_bound, pv, quantize, reconstruct, NUM_IDS};
 use super::topology::{incident, incident_ids, signature, Sig};
 use crate::codec::{unzigzag, zigzag};
 use crate::error::{Error, Result};
@@ -235,6 +235,9 @@ enum Decision {
     Coded { id: u8, q: [i32; 2], r: [f32; 2] },
 }
 
+/// The first bound id that keeps every incident triangle's signature, tried
+/// from the largest bound down, and not above `cap` (a relative bound on both
+/// components; `+inf` for none).
 fn decide(
     f: &Field,
     orig: (&[f32], &[f32]),
@@ -242,12 +245,23 @@ fn decide(
     xi: f64,
     (i, j): (usize, usize),
     pred: Predictor,
+    cap: f64,
 ) -> Decision {
     let k = j * f.nx + i;
     let (x, y) = (orig.0[k], orig.1[k]);
+    // The first id whose bound fits under the cap for both components.
+    let first = if cap == f64::INFINITY {
+        Some(0)
+    } else {
+        let id = |c: f32| id_for_bound(xi, xi.min(cap * (c as f64).abs()));
+        id(x).zip(id(y)).map(|(a, b)| a.max(b))
+    };
+    let Some(first) = first else {
+        return Decision::Exact;
+    };
     let (pu, pw) = (pred.apply(f.u), pred.apply(f.v));
     let ring = Ring::new(f, sigs, i, j);
-    for id in 0..NUM_IDS {
+    for id in first..NUM_IDS {
         let eb = eb_of_id(xi, id);
         let (Some((qa, ra)), Some((qb, rb))) = (quantize(x, pu, eb), quantize(y, pw, eb)) else {
             continue;
@@ -291,6 +305,20 @@ fn commit(
 }
 
 pub fn encode(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, chunk_of_larger: bool) -> Parts {
+    encode_capped(u, v, ny, nx, xi, chunk_of_larger, None)
+}
+
+/// [`encode`] with a cap on each vertex's relative bound (`halo::Ringed::caps`).
+pub fn encode_capped(
+    u: &[f32],
+    v: &[f32],
+    ny: usize,
+    nx: usize,
+    xi: f64,
+    chunk_of_larger: bool,
+    caps: Option<&[f64]>,
+) -> Parts {
+    let cap = |k: usize| caps.map_or(f64::INFINITY, |c| c[k]);
     let (mut exact, sigs) = forced_exact_and_signatures(u, v, ny, nx, chunk_of_larger);
     let (mut ru, mut rv) = (u.to_vec(), v.to_vec());
     let mut parts = Parts::default();
@@ -307,7 +335,8 @@ pub fn encode(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, chunk_of_larg
                     ny,
                     nx,
                 };
-                decide(&f, (u, v), &sigs, xi, (i, j), Predictor::anchor(nx, i, j))
+                let pred = Predictor::anchor(nx, i, j);
+                decide(&f, (u, v), &sigs, xi, (i, j), pred, cap(k))
             };
             commit(&mut parts, &mut exact, (&mut ru, &mut rv), (u, v), k, d);
         }
@@ -332,7 +361,7 @@ pub fn encode(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, chunk_of_larg
                                 Decision::Exact
                             } else {
                                 let pred = Predictor::new(ny, nx, i, j, s, phase);
-                                decide(&f, (u, v), &sigs, xi, (i, j), pred)
+                                decide(&f, (u, v), &sigs, xi, (i, j), pred, cap(j * nx + i))
                             };
                             (i, d)
                         })

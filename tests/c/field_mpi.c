@@ -1,12 +1,14 @@
 /*
- * factz_field_compress_mpi from a C MPI program (mpirun -np N):
+ * factz_field_compress_mpi(_at) from a C MPI program (mpirun -np N):
  *
- *   field_mpi c|f|bad RAW.f32 NY NX REL OUT.f32
+ *   field_mpi c|f|bad|at|at-f|at-bad RAW.f32 NY NX REL OUT.f32
  *
  * RAW is a field (u then v, row-major NY x NX). Each rank takes rows
  * [rank NY / size, (rank + 1) NY / size), compresses them collectively with a
  * relative bound REL (c: MPI_Comm; f: the Fortran handle; bad: the last rank
- * passes a NULL v and every rank must return an error), decodes its own stream,
+ * passes a NULL v and every rank must return an error; at*: the same through
+ * factz_field_compress_mpi_at, which is told where the rows start and
+ * exchanges the ring around each block), decodes its own stream,
  * and rank 0 gathers the decoded field into OUT (u then v) for the oracle.
  */
 #include <mpi.h>
@@ -27,7 +29,7 @@ int main(int argc, char **argv) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc != 7) return die("usage: c|f|bad RAW.f32 NY NX REL OUT.f32");
+    if (argc != 7) return die("usage: c|f|bad|at|at-f|at-bad RAW.f32 NY NX REL OUT.f32");
     const char *how = argv[1];
     size_t ny = strtoull(argv[3], NULL, 10), nx = strtoull(argv[4], NULL, 10), n = ny * nx;
     float *all = malloc(2 * n * sizeof *all);
@@ -46,7 +48,17 @@ int main(int argc, char **argv) {
     if (factz_field_max_compressed_size(rows, nx, &cap) != FACTZ_OK) return die("max size");
     uint8_t *stream = malloc(cap);
     enum factz_status st;
-    if (!strcmp(how, "f"))
+    int bad = strstr(how, "bad") != NULL;
+    if (!strcmp(how, "at"))
+        st = factz_field_compress_mpi_at(MPI_COMM_WORLD, &cfg, u, v, rows, nx, lo, 0, stream, cap,
+                                         &len);
+    else if (!strcmp(how, "at-f"))
+        st = factz_field_compress_mpi_at_f(MPI_Comm_c2f(MPI_COMM_WORLD), &cfg, u, v, rows, nx, lo,
+                                           0, stream, cap, &len);
+    else if (!strcmp(how, "at-bad"))
+        st = factz_field_compress_mpi_at(MPI_COMM_WORLD, &cfg, u, rank == size - 1 ? NULL : v,
+                                         rows, nx, lo, 0, stream, cap, &len);
+    else if (!strcmp(how, "f"))
         st = factz_field_compress_mpi_f(MPI_Comm_c2f(MPI_COMM_WORLD), &cfg, u, v, rows, nx, stream,
                                         cap, &len);
     else if (!strcmp(how, "bad"))
@@ -55,7 +67,7 @@ int main(int argc, char **argv) {
     else
         st = factz_field_compress_mpi(MPI_COMM_WORLD, &cfg, u, v, rows, nx, stream, cap, &len);
 
-    if (!strcmp(how, "bad")) {
+    if (bad) {
         int failed = st != FACTZ_OK, all_failed = 0;
         MPI_Allreduce(&failed, &all_failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         if (rank == 0) printf("every rank returned an error: %s (%s)\n", all_failed ? "yes" : "NO",

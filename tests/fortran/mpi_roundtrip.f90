@@ -2,11 +2,13 @@
 !
 !   mpirun -np N mpi_roundtrip particles RAW.f32 N B BOX XI OUT.f32
 !   mpirun -np N mpi_roundtrip field     RAW.f32 NY NX REL OUT.f32
+!   mpirun -np N mpi_roundtrip field-at  RAW.f32 NY NX REL OUT.f32
 !
 ! particles: each rank takes slab [r N / size, (r + 1) N / size) of RAW (sorted
 ! by the caller) and compresses it collectively with b, the periodic box and
 ! the absolute bound XI. field: RAW is u then v (NY x NX, row-major); each rank
-! takes rows [r NY / size, (r + 1) NY / size) under the relative bound REL.
+! takes rows [r NY / size, (r + 1) NY / size) under the relative bound REL
+! (field-at: factz_field_compress_mpi_at, told where its rows start).
 ! Each rank decodes its own stream, and rank 0 gathers the decoded union into
 ! OUT for the test's oracle.
 program mpi_roundtrip
@@ -25,9 +27,9 @@ program mpi_roundtrip
   if (kind == 'particles') then
     call get_command_argument(7, out)
     call particles()
-  else if (kind == 'field') then
+  else if (kind == 'field' .or. kind == 'field-at') then
     call get_command_argument(6, out)
-    call field()
+    call field(kind == 'field-at')
   else
     call die('usage: mpi_roundtrip particles|field ...')
   end if
@@ -119,7 +121,8 @@ contains
     end if
   end subroutine
 
-  subroutine field()
+  subroutine field(at)
+    logical, intent(in) :: at
     type(factz_field_config) :: cfg
     integer :: ny, nx, j0, j1, c
     integer(c_size_t) :: cap, len, rows
@@ -140,8 +143,13 @@ contains
     if (factz_field_max_compressed_size(rows, int(nx, c_size_t), cap) /= FACTZ_OK) &
       call die('max size')
     allocate (stream(cap))
-    st = factz_field_compress_mpi(MPI_COMM_WORLD, cfg, u, v, rows, int(nx, c_size_t), stream, &
-                                  cap, len)
+    if (at) then
+      st = factz_field_compress_mpi_at(MPI_COMM_WORLD, cfg, u, v, rows, int(nx, c_size_t), &
+                                       int(j0, c_size_t), 0_c_size_t, stream, cap, len)
+    else
+      st = factz_field_compress_mpi(MPI_COMM_WORLD, cfg, u, v, rows, int(nx, c_size_t), stream, &
+                                    cap, len)
+    end if
     if (st /= FACTZ_OK) call die('compress: '//factz_error_message())
     if (factz_field_decompress(stream, len, u, v, rows, int(nx, c_size_t)) /= FACTZ_OK) &
       call die('decompress')
