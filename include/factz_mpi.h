@@ -53,8 +53,8 @@ enum factz_status factz_field_compress_mpi_f(MPI_Fint comm, const struct factz_f
  * every rank). Ranks whose blocks touch exchange the one-vertex ring around
  * each other's block, and the border is coded under the bounds of the
  * triangles crossing it instead of being stored exactly: the better ratio
- * (the chunk rule of factz_field_compress_mpi costs 22% of the stream for
- * 8 bands of a 1024^2 field in mode S, the ring a few percent). */
+ * (for 8 bands of a 1024^2 turbulence field in mode S the streams grow by
+ * 23% with the chunk rule of factz_field_compress_mpi, by 4% with the ring). */
 enum factz_status factz_field_compress_mpi_at(MPI_Comm comm, const struct factz_field_config *cfg,
                                               const float *u, const float *v, size_t ny,
                                               size_t nx, size_t y0, size_t x0, uint8_t *out,
