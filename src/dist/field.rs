@@ -15,7 +15,7 @@
 //! Either way one absolute bound holds for everyone (a relative bound is
 //! relative to the whole field), and one rank's failure is every rank's.
 
-use super::agree;
+use super::{agree, guarded};
 use crate::field::halo::Ringed;
 use crate::field::{self, bound_for_range, finite_range, Bound, Compressed, FieldConfig};
 use crate::{Error, Result};
@@ -34,7 +34,7 @@ pub fn compress_field<C: Communicator>(
     nx: usize,
     cfg: &FieldConfig,
 ) -> Result<Compressed> {
-    let local = (|| {
+    let local = guarded("checking the block", || {
         let n = field::vertex_count(ny, nx)?;
         if u.len() != n || v.len() != n {
             return Err(Error::invalid(format!(
@@ -45,12 +45,15 @@ pub fn compress_field<C: Communicator>(
         }
         field::check_config(cfg)?;
         Ok(finite_range(u.iter().chain(v)))
-    })();
+    });
     let range = agree(comm, local)?;
     let mut local_cfg = *cfg;
     local_cfg.bound = Bound::Abs(global_bound(comm, range, cfg.bound));
     local_cfg.chunk_of_larger |= comm.size() > 1;
-    agree(comm, field::compress(u, v, ny, nx, &local_cfg))
+    let compressed = guarded("compressing the block", || {
+        field::compress(u, v, ny, nx, &local_cfg)
+    });
+    agree(comm, compressed)
 }
 
 /// The absolute bound of the whole field from every rank's finite range (the
@@ -94,14 +97,14 @@ pub fn compress_field_at<C: Communicator>(
     (y0, x0): (usize, usize),
     cfg: &FieldConfig,
 ) -> Result<Compressed> {
-    let local = (|| {
+    let local = guarded("checking the block", || {
         field::check_config(cfg)?;
         let ringed = Ringed::new(u, v, ny, nx)?;
         y0.checked_add(ny)
             .zip(x0.checked_add(nx))
             .ok_or_else(|| Error::invalid("block position overflows"))?;
         Ok((ringed, finite_range(u.iter().chain(v))))
-    })();
+    });
     let (mut ringed, range) = agree(comm, local)?;
     let xi = global_bound(comm, range, cfg.bound);
 

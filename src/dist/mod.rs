@@ -91,7 +91,10 @@ pub fn compress_particles<C: Communicator>(
     cfg: &ParticleConfig,
 ) -> Result<(Compressed, DistReport)> {
     let t0 = std::time::Instant::now();
-    let summary = agree(comm, local_summary(pos, cfg))?;
+    let summary = agree(
+        comm,
+        guarded("checking the input", || local_summary(pos, cfg)),
+    )?;
     let global = reduce(comm, &summary);
     let setup = resolve(cfg, &global);
     let (xi, b) = agree(comm, setup)?;
@@ -119,29 +122,34 @@ pub fn compress_particles<C: Communicator>(
     // inside the other rank's padded box, so it is one this rank sent: search
     // those and the ghosts only, not the whole slab.
     let t1 = std::time::Instant::now();
-    let n = pos.len() / 3;
-    let mut forced = vec![false; n];
-    let mut cross_pairs = 0;
-    if !ex.ghosts.is_empty() {
-        let mut near: Vec<f32> = ex
-            .boundary
-            .iter()
-            .flat_map(|&k| pos[3 * k..3 * k + 3].to_vec())
-            .collect();
-        let nb = ex.boundary.len();
-        near.extend_from_slice(&ex.ghosts);
-        for p in vulnerable::pairs(&near, space, b, xi) {
-            let (i, j) = (p.i as usize, p.j as usize);
-            if (i < nb) != (j < nb) {
-                cross_pairs += 1;
-                forced[ex.boundary[i.min(j)]] = true;
+    let cross = guarded("the cross-rank pair search", || {
+        let mut forced = vec![false; pos.len() / 3];
+        let mut cross_pairs = 0;
+        if !ex.ghosts.is_empty() {
+            let mut near: Vec<f32> = ex
+                .boundary
+                .iter()
+                .flat_map(|&k| pos[3 * k..3 * k + 3].to_vec())
+                .collect();
+            let nb = ex.boundary.len();
+            near.extend_from_slice(&ex.ghosts);
+            for p in vulnerable::pairs(&near, space, b, xi) {
+                let (i, j) = (p.i as usize, p.j as usize);
+                if (i < nb) != (j < nb) {
+                    cross_pairs += 1;
+                    forced[ex.boundary[i.min(j)]] = true;
+                }
             }
         }
-    }
+        Ok((forced, cross_pairs))
+    });
+    let (forced, cross_pairs) = agree(comm, cross)?;
     let cross_s = t1.elapsed().as_secs_f64();
 
     let t2 = std::time::Instant::now();
-    let compressed = particles::finish(pos, &local_cfg, prepared, Some(&forced));
+    let compressed = guarded("the correction", || {
+        particles::finish(pos, &local_cfg, prepared, Some(&forced))
+    });
     let compress_s = setup_s + t2.elapsed().as_secs_f64();
     let compressed = agree(comm, compressed)?;
     let report = DistReport {
@@ -408,6 +416,20 @@ fn exchange_ghosts_while<C: Communicator, T>(
     (ex, out)
 }
 
+/// Runs this rank's local work so that a panic (a bug) becomes an error that
+/// [`agree`] shares, instead of a rank that leaves the others waiting forever
+/// in the next collective.
+pub(crate) fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let why = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(Error::internal(format!("{what} panicked: {why}")))
+    })
+}
+
 /// Turns one rank's failure into every rank's: each rank contributes whether
 /// it failed, and all return an error if any did (never a hang waiting for a
 /// rank that gave up).
@@ -423,5 +445,18 @@ pub(crate) fn agree<C: Communicator, T>(comm: &C, local: Result<T>) -> Result<T>
             "rank {r} failed (its own error says why); every rank stops"
         ))),
         None => local,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_in_local_work_is_an_error_every_rank_can_agree_on() {
+        let e = guarded("the work", || -> Result<()> { panic!("a bug") }).unwrap_err();
+        assert_eq!(e.kind, crate::error::ErrorKind::Internal);
+        assert!(e.to_string().contains("the work panicked: a bug"), "{e}");
+        assert_eq!(guarded("fine", || Ok(3)).unwrap(), 3);
     }
 }
