@@ -20,6 +20,8 @@
 mod common;
 #[path = "common/kernels_host.rs"]
 mod kernels_host;
+#[path = "common/nvrtc.rs"]
+mod nvrtc;
 
 use common::fields::Rng;
 use common::particles::{adversarial, datagen_particles, fof_b};
@@ -475,6 +477,98 @@ fn edit_compaction_equals_the_correction() {
                 gpu_edits(&codes, &exact, threads),
                 cpu_edits(&codes, &exact),
                 "n {n} {threads:?}"
+            );
+        }
+    }
+}
+
+/// The CUDA runtime side (feature `cuda`): cudarc's NVRTC path, and (on a GPU
+/// machine, `scripts/gpu-check`) the device against the CPU.
+#[cfg(feature = "cuda")]
+mod cuda {
+    use super::nvrtc;
+    use super::*;
+    use factz::gpu;
+    use std::sync::OnceLock;
+
+    /// Makes the wheel's NVRTC the one cudarc finds (loaded by path first,
+    /// cudarc's dlopen of `libnvrtc.so.12` gets the same library).
+    fn preload_nvrtc() -> Result<(), String> {
+        static LIB: OnceLock<Result<libloading::Library, String>> = OnceLock::new();
+        LIB.get_or_init(|| {
+            let path = nvrtc::locate()?;
+            // SAFETY: loading NVRTC runs only its own initialisers.
+            unsafe { libloading::Library::new(&path) }.map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map(|_| ())
+        .map_err(Clone::clone)
+    }
+
+    #[test]
+    fn cudarc_compiles_the_particle_kernels() {
+        if let Err(why) = preload_nvrtc() {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true and NVRTC is missing: {why}"
+            );
+            eprintln!("skipping: {why}");
+            return;
+        }
+        let ptx = gpu::particles::compile("compute_80").unwrap().to_src();
+        for entry in [
+            "factz_p_radix_scatter",
+            "factz_p_pair_fill",
+            "factz_p_edit_flags",
+        ] {
+            assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
+        }
+        assert!(!ptx.contains("fma."), "--fmad=false leaves no fma");
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
+    fn device_bins_pairs_and_edits_match_the_cpu() {
+        let _ = preload_nvrtc();
+        let ctx = gpu::device().unwrap_or_else(|e| panic!("{e}"));
+        let k = gpu::particles::ParticleKernels::new(ctx).unwrap();
+        let mut sets = sets();
+        // One set at a size the shim is too slow for.
+        let big = datagen_particles(64, 2, 1.0, &[]);
+        let bb = fof_b(big.len() / 3, 1.0);
+        sets.push(Set {
+            name: "datagen 64^3 periodic".into(),
+            pos: big,
+            space: Space::periodic(1.0),
+            b: bb,
+            xis: vec![0.05 * bb],
+        });
+        let mut total = 0;
+        for s in &sets {
+            for &xi in &s.xis {
+                let (r, ..) = gpu_ref::vulnerable_search(s.b, xi);
+                let (g, want) = gpu_ref::bins(&s.pos, s.space, r);
+                assert_eq!(k.bins(&s.pos, &g).unwrap(), want, "{} xi {xi}", s.name);
+                let want = vulnerable::pairs(&s.pos, s.space, s.b, xi);
+                let got = k.vulnerable_pairs(&s.pos, s.space, s.b, xi).unwrap();
+                assert!(got == want, "{} xi {xi}: device pairs differ", s.name);
+                total += got.len();
+            }
+        }
+        assert!(total > 100_000, "{total}");
+        let mut rng = Rng::new(3);
+        for n in [0usize, 1, 11, 1000, 100_003] {
+            let codes: Vec<i32> = (0..3 * n)
+                .map(|_| match rng.below(3) {
+                    0 => i32::MIN,
+                    _ => rng.next_u64() as i32,
+                })
+                .collect();
+            let exact: Vec<bool> = (0..n).map(|_| rng.below(5) == 0).collect();
+            assert_eq!(
+                k.edits(&codes, &exact).unwrap(),
+                cpu_edits(&codes, &exact),
+                "n {n}"
             );
         }
     }
