@@ -38,6 +38,18 @@ const KERNELS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "mode_s.cu",
+        &[
+            "factz_s_classify",
+            "factz_s_forced",
+            "factz_s_anchors",
+            "factz_s_phase",
+            "factz_s_apply",
+            "factz_s_decode_anchors",
+            "factz_s_decode_phase",
+        ],
+    ),
+    (
         "particles.cu",
         &[
             "factz_p_scan",

@@ -5,6 +5,7 @@ pub mod blockwise;
 pub mod exact;
 pub mod forced;
 pub mod gpu_ref;
+pub mod gpu_ref_s;
 pub mod halo;
 pub mod parts;
 pub mod quantize;

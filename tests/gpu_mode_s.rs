@@ -1,0 +1,328 @@
+//! Mode S (speculative) on the GPU without a GPU (issue 6): `kernels/mode_s.cu`
+//! run as host C++ through `kernels/shim` (each CUDA thread a fiber, or an OS
+//! thread) gives `speculative::encode`'s Parts (exact mask, raw words, ids,
+//! codes) and `speculative::decode`'s values bit for bit, and the triangle
+//! signatures of `forced_exact_and_signatures`, on smooth fields of awkward
+//! shapes, datagen turbulence windows, noise dense in critical points, the
+//! adversarial suite, and bounds from loose to far below f32 resolution.
+
+mod common;
+#[path = "common/kernels_host.rs"]
+mod kernels_host;
+
+use common::fields::{self, Field};
+use factz::field::forced::forced_exact_and_signatures;
+use factz::field::gpu_ref_s;
+use factz::field::parts::Parts;
+use factz::field::speculative;
+use kernels_host::Threads;
+
+type EncodeFn = unsafe extern "C" fn(
+    *const f32,
+    *const f32,
+    i64,
+    i64,
+    f64,
+    i32,
+    *mut u8,
+    *mut u8,
+    *mut u8,
+    *mut i32,
+    *mut f32,
+    *mut f32,
+    i32,
+) -> i32;
+
+type DecodeFn = unsafe extern "C" fn(
+    *const u8,
+    *const f32,
+    *const u32,
+    *const u32,
+    *const i64,
+    i64,
+    i64,
+    f64,
+    *mut f32,
+    *mut f32,
+    i32,
+) -> i32;
+
+/// What the encode kernels leave: per-triangle signatures, per-vertex
+/// decisions, the Parts assembled from them, and the reconstructed state.
+struct Encoded {
+    sigs: Vec<u8>,
+    parts: Parts,
+    ru: Vec<f32>,
+    rv: Vec<f32>,
+}
+
+fn encode(f: &Field, xi: f64, chunk: bool, threads: Threads) -> Encoded {
+    let n = f.ny * f.nx;
+    let ntri = 2 * f.ny.saturating_sub(1) * f.nx.saturating_sub(1);
+    // Filled with values the kernels must overwrite, so a skipped vertex shows.
+    let mut sigs = vec![0xAAu8; ntri.max(1)];
+    let mut exact = vec![0xAAu8; n];
+    let mut ids = vec![0xAAu8; n];
+    let mut codes = vec![i32::MIN; 2 * n];
+    let (mut ru, mut rv) = (vec![0f32; n], vec![0f32; n]);
+    // SAFETY: the symbol has this signature (kernels/shim/mode_s_host.cpp) and
+    // every buffer has the length the kernels write.
+    let rc = unsafe {
+        let fun: libloading::Symbol<EncodeFn> = kernels_host::library()
+            .get(b"factz_host_s_encode\0")
+            .expect("factz_host_s_encode in the host kernel library");
+        fun(
+            f.u.as_ptr(),
+            f.v.as_ptr(),
+            f.ny as i64,
+            f.nx as i64,
+            xi,
+            chunk as i32,
+            sigs.as_mut_ptr(),
+            exact.as_mut_ptr(),
+            ids.as_mut_ptr(),
+            codes.as_mut_ptr(),
+            ru.as_mut_ptr(),
+            rv.as_mut_ptr(),
+            (threads == Threads::Os) as i32,
+        )
+    };
+    assert_eq!(rc, 0, "the shim could not launch mode S's kernels");
+    sigs.truncate(ntri);
+    let parts = gpu_ref_s::assemble(&f.u, &f.v, f.ny, f.nx, &exact, &ids, &codes);
+    Encoded {
+        sigs,
+        parts,
+        ru,
+        rv,
+    }
+}
+
+fn decode(parts: &Parts, ny: usize, nx: usize, xi: f64, threads: Threads) -> (Vec<f32>, Vec<f32>) {
+    let slot = gpu_ref_s::decode_slots(parts, ny, nx).expect("a consistent stream");
+    let exact: Vec<u8> = parts.exact.iter().map(|&e| e as u8).collect();
+    // Non-empty pointers even for empty streams.
+    let nonempty = |a: &[u32]| if a.is_empty() { vec![0] } else { a.to_vec() };
+    let (raw, ids, codes) = (
+        nonempty(&parts.raw),
+        nonempty(&parts.ids),
+        nonempty(&parts.codes),
+    );
+    let (mut u, mut v) = (vec![f32::NAN; ny * nx], vec![f32::NAN; ny * nx]);
+    // SAFETY: as in `encode`; slot indexes raw pairs / coded entries in range.
+    let rc = unsafe {
+        let fun: libloading::Symbol<DecodeFn> = kernels_host::library()
+            .get(b"factz_host_s_decode\0")
+            .expect("factz_host_s_decode in the host kernel library");
+        fun(
+            exact.as_ptr(),
+            // The kernel reads raw words as floats (a bit copy).
+            raw.as_ptr().cast::<f32>(),
+            ids.as_ptr(),
+            codes.as_ptr(),
+            slot.as_ptr(),
+            ny as i64,
+            nx as i64,
+            xi,
+            u.as_mut_ptr(),
+            v.as_mut_ptr(),
+            (threads == Threads::Os) as i32,
+        )
+    };
+    assert_eq!(rc, 0, "the shim could not launch mode S's decoder");
+    (u, v)
+}
+
+fn bits(a: &[f32]) -> Vec<u32> {
+    a.iter().map(|x| x.to_bits()).collect()
+}
+
+/// The first difference between two arrays, for the failure message.
+fn first_diff<T: PartialEq + std::fmt::Debug>(a: &[T], b: &[T]) -> Option<String> {
+    if a.len() != b.len() {
+        return Some(format!(
+            "lengths {} (kernel) and {} (CPU)",
+            a.len(),
+            b.len()
+        ));
+    }
+    let k = a.iter().zip(b).position(|(x, y)| x != y)?;
+    let n = a.iter().zip(b).filter(|(x, y)| x != y).count();
+    Some(format!(
+        "{n} differ; first at {k}: kernel {:?}, CPU {:?}",
+        a[k], b[k]
+    ))
+}
+
+/// What one comparison exercised.
+#[derive(Default, Debug, Clone, Copy)]
+struct Tally {
+    coded: usize,
+    exact: usize,
+    cp_triangles: usize,
+}
+
+/// Kernels against the CPU on one field, bound and chunk flag: signatures,
+/// Parts, the decoder on the CPU's Parts, and the encoder's reconstruction
+/// against the CPU decoder's output.
+fn check_with(f: &Field, xi: f64, chunk: bool, threads: Threads) -> Tally {
+    let what = format!(
+        "{} ({}x{}) xi {xi:e} chunk {chunk} {threads:?}",
+        f.name, f.ny, f.nx
+    );
+    let (_, sigs) = forced_exact_and_signatures(&f.u, &f.v, f.ny, f.nx, chunk);
+    let cpu = speculative::encode(&f.u, &f.v, f.ny, f.nx, xi, chunk);
+    let gpu = encode(f, xi, chunk, threads);
+    let sig_bytes: Vec<u8> = sigs.iter().map(|s| s.0).collect();
+    if let Some(d) = first_diff(&gpu.sigs, &sig_bytes) {
+        panic!("{what}: signatures: {d}");
+    }
+    for (name, a, b) in [
+        ("raw", &gpu.parts.raw, &cpu.raw),
+        ("ids", &gpu.parts.ids, &cpu.ids),
+        ("codes", &gpu.parts.codes, &cpu.codes),
+    ] {
+        if let Some(d) = first_diff(a, b) {
+            panic!("{what}: {name}: {d}");
+        }
+    }
+    if let Some(d) = first_diff(&gpu.parts.exact, &cpu.exact) {
+        panic!("{what}: exact mask: {d}");
+    }
+    let (mut du, mut dv) = (vec![0f32; f.ny * f.nx], vec![0f32; f.ny * f.nx]);
+    speculative::decode(&cpu, f.ny, f.nx, xi, &mut du, &mut dv).expect("CPU decode");
+    let (gu, gv) = decode(&cpu, f.ny, f.nx, xi, threads);
+    for (name, a, b) in [
+        ("decoded u", &gu, &du),
+        ("decoded v", &gv, &dv),
+        ("reconstructed u", &gpu.ru, &du),
+        ("reconstructed v", &gpu.rv, &dv),
+    ] {
+        if let Some(d) = first_diff(&bits(a), &bits(b)) {
+            panic!("{what}: {name}: {d}");
+        }
+    }
+    let exact = cpu.exact.iter().filter(|&&e| e).count();
+    Tally {
+        coded: f.ny * f.nx - exact,
+        exact,
+        cp_triangles: sigs.iter().filter(|s| s.is_cp()).count(),
+    }
+}
+
+fn check(f: &Field, xi: f64, chunk: bool) -> Tally {
+    check_with(f, xi, chunk, Threads::Fibers)
+}
+
+/// The finite range of a field, as `Bound::Rel` uses it.
+fn range(f: &Field) -> f64 {
+    let (lo, hi) = factz::field::finite_range(f.u.iter().chain(&f.v));
+    if lo > hi {
+        0.0
+    } else {
+        hi as f64 - lo as f64
+    }
+}
+
+/// Relative bounds from loose to below f32 resolution, and absolute ones at
+/// the extremes (tiny, huge, subnormal, and 0).
+fn bounds(f: &Field) -> Vec<f64> {
+    let r = range(f);
+    let mut out: Vec<f64> = [3e-1, 1e-2, 1e-4, 1e-9]
+        .iter()
+        .map(|t| t * r)
+        .filter(|&x| x > 0.0)
+        .collect();
+    out.extend([1e-30, 1e30, 5e-324, 1e300, 0.0]);
+    out
+}
+
+fn sum(into: &mut Tally, t: Tally) {
+    into.coded += t.coded;
+    into.exact += t.exact;
+    into.cp_triangles += t.cp_triangles;
+}
+
+/// Independent uniform noise: a critical point in a large share of triangles,
+/// so most targets take the general (`keeps_topology`) path.
+fn noise(ny: usize, nx: usize, seed: u64) -> Field {
+    let mut r = fields::Rng::new(seed);
+    let mut gen = || (0..ny * nx).map(|_| r.range(-1.0, 1.0) as f32).collect();
+    let (u, v) = (gen(), gen());
+    Field::new(format!("noise{ny}x{nx}s{seed}"), ny, nx, u, v)
+}
+
+#[test]
+fn smooth_fields_of_awkward_shapes_match_the_cpu() {
+    let mut shapes = fields::ODD_SHAPES.to_vec();
+    shapes.extend([(300, 300), (2, 300), (300, 2), (260, 3), (4, 513)]);
+    let mut t = Tally::default();
+    for (n, &(ny, nx)) in shapes.iter().enumerate() {
+        let f = fields::smooth(ny, nx, 60 + n as u64);
+        for xi in bounds(&f) {
+            for chunk in [false, true] {
+                sum(&mut t, check(&f, xi, chunk));
+            }
+        }
+    }
+    assert!(t.coded > 500_000 && t.exact > 50_000, "{t:?}");
+}
+
+#[test]
+fn turbulence_windows_match_the_cpu() {
+    let turb = fields::turbulence(256, 5);
+    let mut t = Tally::default();
+    for f in [
+        turb.clone(),
+        fields::window(&turb, 3, 17, 257, 129),
+        fields::window(&turb, 100, 9, 1, 256),
+        fields::window(&turb, 9, 100, 256, 1),
+        fields::window(&turb, 40, 200, 100, 61),
+    ] {
+        for xi in bounds(&f) {
+            sum(&mut t, check(&f, xi, false));
+        }
+        sum(&mut t, check(&f, 1e-3 * range(&f), true));
+    }
+    assert!(t.coded > 300_000 && t.cp_triangles > 1_000, "{t:?}");
+}
+
+#[test]
+fn noise_dense_in_critical_points_matches_the_cpu() {
+    let mut t = Tally::default();
+    for (ny, nx) in [(64, 64), (37, 300), (300, 37)] {
+        let f = noise(ny, nx, (ny * nx) as u64);
+        for xi in bounds(&f) {
+            sum(&mut t, check(&f, xi, false));
+        }
+    }
+    assert!(t.coded > 50_000 && t.cp_triangles > 20_000, "{t:?}");
+}
+
+#[test]
+fn adversarial_fields_match_the_cpu() {
+    let base = fields::smooth(40, 37, 7);
+    let mut suite = fields::adversarial_suite(&base);
+    suite.push(fields::integer_field(2, 2, 1, 3));
+    suite.push(fields::constant(1, 1, 1.0, 0.0));
+    let mut t = Tally::default();
+    for f in &suite {
+        for xi in bounds(f) {
+            for chunk in [false, true] {
+                sum(&mut t, check(f, xi, chunk));
+            }
+        }
+    }
+    assert!(t.coded > 20_000 && t.exact > 20_000, "{t:?}");
+}
+
+#[test]
+fn os_threads_agree_with_the_cpu() {
+    // Every CUDA thread on its own std::thread: the phase's decisions really
+    // run concurrently against one state.
+    let base = fields::smooth(45, 70, 5);
+    for f in [fields::nan_mask(&base, 6), noise(40, 33, 9)] {
+        let t = check_with(&f, 1e-2 * range(&f), false, Threads::Os);
+        assert!(t.coded > 1000, "{t:?}");
+    }
+}
