@@ -9,6 +9,9 @@
 mod common;
 #[path = "common/kernels_host.rs"]
 mod kernels_host;
+#[cfg(feature = "cuda")]
+#[path = "common/nvrtc.rs"]
+mod nvrtc;
 
 use common::fields::{self, Field};
 use factz::field::forced::forced_exact_and_signatures;
@@ -324,5 +327,93 @@ fn os_threads_agree_with_the_cpu() {
     for f in [fields::nan_mask(&base, 6), noise(40, 33, 9)] {
         let t = check_with(&f, 1e-2 * range(&f), false, Threads::Os);
         assert!(t.coded > 1000, "{t:?}");
+    }
+}
+
+/// The CUDA runtime side (feature `cuda`): cudarc's NVRTC path in CI, and (on
+/// a GPU machine, `scripts/gpu-check`) the device against the CPU.
+#[cfg(feature = "cuda")]
+mod cuda {
+    use super::*;
+    use factz::gpu;
+    use std::sync::OnceLock;
+
+    /// Makes the wheel's NVRTC the one cudarc finds (same soname, loaded first).
+    fn preload_nvrtc() -> Result<(), String> {
+        static LIB: OnceLock<Result<libloading::Library, String>> = OnceLock::new();
+        LIB.get_or_init(|| {
+            let path = nvrtc::locate()?;
+            // SAFETY: loading NVRTC runs only its own initialisers.
+            unsafe { libloading::Library::new(&path) }.map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map(|_| ())
+        .map_err(Clone::clone)
+    }
+
+    #[test]
+    fn cudarc_compiles_the_kernels_with_nvrtc() {
+        if let Err(why) = preload_nvrtc() {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true and NVRTC is missing: {why}"
+            );
+            eprintln!("skipping: {why}");
+            return;
+        }
+        let ptx = gpu::mode_s::compile("compute_80").unwrap().to_src();
+        for entry in ["factz_s_classify", "factz_s_phase", "factz_s_decode_phase"] {
+            assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
+        }
+        // --fmad=false: every f32/f64 add, sub and mul carries .rn (no fusing).
+        let loose: Vec<&str> = ptx
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|op| op.ends_with(".f32") || op.ends_with(".f64"))
+            .filter(|op| {
+                let base = op.split('.').next().unwrap_or("");
+                matches!(base, "fma" | "mad")
+                    || (matches!(base, "add" | "sub" | "mul") && !op.contains(".rn"))
+            })
+            .collect();
+        assert!(loose.is_empty(), "contractible: {loose:?}");
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
+    fn device_matches_the_cpu() {
+        let _ = preload_nvrtc();
+        let ctx = gpu::device().unwrap_or_else(|e| panic!("{e}"));
+        let k = gpu::mode_s::ModeSKernels::new(ctx).unwrap();
+        let turb = fields::turbulence(512, 3);
+        let mut suite = fields::adversarial_suite(&fields::window(&turb, 0, 0, 40, 37));
+        suite.push(turb.clone());
+        suite.push(fields::window(&turb, 7, 300, 1000, 333));
+        suite.push(noise(300, 517, 4));
+        for &(ny, nx) in fields::ODD_SHAPES {
+            suite.push(fields::smooth(ny, nx, 1));
+        }
+        let mut coded = 0;
+        for f in &suite {
+            for xi in bounds(f) {
+                for chunk in [false, true] {
+                    let what = format!("{} ({}x{}) xi {xi:e} chunk {chunk}", f.name, f.ny, f.nx);
+                    let cpu = speculative::encode(&f.u, &f.v, f.ny, f.nx, xi, chunk);
+                    let (_, sigs) = forced_exact_and_signatures(&f.u, &f.v, f.ny, f.nx, chunk);
+                    let dev = k.encode(&f.u, &f.v, f.ny, f.nx, xi, chunk).unwrap();
+                    let sig_bytes: Vec<u8> = sigs.iter().map(|s| s.0).collect();
+                    assert!(dev.sigs == sig_bytes, "{what}: signatures");
+                    assert!(dev.parts == cpu, "{what}: parts");
+                    let (mut du, mut dv) = (vec![0f32; f.ny * f.nx], vec![0f32; f.ny * f.nx]);
+                    speculative::decode(&cpu, f.ny, f.nx, xi, &mut du, &mut dv).unwrap();
+                    let (gu, gv) = k.decode(&cpu, f.ny, f.nx, xi).unwrap();
+                    for (a, b) in [(&gu, &du), (&gv, &dv), (&dev.u, &du), (&dev.v, &dv)] {
+                        assert!(bits(a) == bits(b), "{what}: decoded values");
+                    }
+                    coded += cpu.ids.len();
+                }
+            }
+        }
+        assert!(coded > 1_000_000, "coded {coded}");
     }
 }
