@@ -308,6 +308,25 @@ fn adversarial_fields_match_the_cpu() {
     let mut suite = fields::adversarial_suite(&base);
     suite.push(fields::integer_field(2, 2, 1, 3));
     suite.push(fields::constant(1, 1, 1.0, 0.0));
+    // NaN payloads (quiet and signalling, both signs) and infinities: exact
+    // vertices whose raw words the decoder must copy bit for bit.
+    let mut odd = fields::smooth(33, 41, 10);
+    for (n, bits) in [
+        0x7fa0_0001u32,
+        0xffc1_2345,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fff_ffff,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for k in (n * 7..odd.u.len()).step_by(37) {
+            odd.u[k] = f32::from_bits(bits);
+            odd.v[(k * 3) % (33 * 41)] = f32::from_bits(bits ^ 0x8000_0000);
+        }
+    }
+    suite.push(odd.renamed("NaN payloads and infinities"));
     let mut t = Tally::default();
     for f in &suite {
         for xi in bounds(f) {
