@@ -386,6 +386,40 @@ fn pairs_at_the_edge_and_non_finite() {
     }
 }
 
+/// Pairs whose link the summation order decides: b * b falls between
+/// dx² + dy² + dz² and dz² + dy² + dx², so only the CPU's order (x, y, z, no
+/// fused multiply-add) links them as the CPU does.
+#[test]
+fn links_decided_by_the_summation_order() {
+    let mut rng = Rng::new(23);
+    let (mut linked, mut unlinked) = (0, 0);
+    while linked + unlinked < 40 {
+        let pos: Vec<f32> = (0..6).map(|_| rng.range(0.0, 1.0) as f32).collect();
+        let d = [0, 1, 2].map(|k| pos[k] as f64 - pos[3 + k] as f64);
+        let xyz = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        let zyx = d[2] * d[2] + d[1] * d[1] + d[0] * d[0];
+        let b = xyz.sqrt();
+        let b2 = b * b;
+        if (xyz <= b2) == (zyx <= b2) {
+            continue;
+        }
+        let space = Space::open();
+        let want = vulnerable::pairs(&pos, space, b, 1e-3 * b);
+        assert_eq!(want.len(), 1);
+        assert_eq!(want[0].linked, xyz <= b2);
+        assert_eq!(gpu_pairs(&pos, space, b, 1e-3 * b, Threads::Fibers), want);
+        if want[0].linked {
+            linked += 1;
+        } else {
+            unlinked += 1;
+        }
+    }
+    assert!(
+        linked > 0 && unlinked > 0,
+        "{linked} linked, {unlinked} not"
+    );
+}
+
 /// Real concurrency (one std::thread per CUDA thread): a missing barrier or a
 /// timing-dependent scatter would show here.
 #[test]
