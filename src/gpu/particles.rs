@@ -62,6 +62,10 @@ fn cfg(threads: usize) -> Result<LaunchConfig> {
     })
 }
 
+/// Compacted edits: (coordinate `3 * particle + axis`, zig-zag code) in
+/// coordinate order, and the edit mask's bytes (`codec::planes::pack_bits`).
+pub type CompactEdits = (Vec<(u64, u32)>, Vec<u8>);
+
 /// The compiled kernels on one device.
 pub struct ParticleKernels {
     ctx: Arc<CudaContext>,
@@ -338,7 +342,7 @@ impl ParticleKernels {
     /// Edit compaction: the per-coordinate codes (`i32::MIN` = none) of n
     /// particles and their exact flags give the kept edits (coordinate, zig-zag
     /// code) in coordinate order and the edit mask's bytes (`pack_bits`).
-    pub fn edits(&self, codes: &[i32], exact: &[bool]) -> Result<(Vec<(u64, u32)>, Vec<u8>)> {
+    pub fn edits(&self, codes: &[i32], exact: &[bool]) -> Result<CompactEdits> {
         let n = exact.len();
         if codes.len() != 3 * n {
             return Err(Error::invalid("three codes per particle"));
