@@ -89,10 +89,20 @@ __device__ fzp_u64 fzp_cell_of(const float* p, const FzpGrid& g) {
     return (cz * g.ny + cy) * g.nx + cx;
 }
 
+// f64::round (half away from zero). CUDA's round() uses a round-toward-zero
+// add inside; this keeps every add and mul round-to-nearest: x - trunc(x) is
+// exact (the fraction of a double is a double), and so is t +- 1 wherever x
+// has a fraction (|x| < 2^52). NaN and infinities come back unchanged.
+__device__ __forceinline__ double fzp_round(double x) {
+    double t = trunc(x);
+    if (fabs(x - t) >= 0.5) t = x < 0.0 ? t - 1.0 : t + 1.0;
+    return t;
+}
+
 // Space::delta.
 __device__ __forceinline__ double fzp_delta(float a, float b, double period) {
     double d = (double)a - (double)b;
-    if (period > 0.0) d = d - period * round(d / period);
+    if (period > 0.0) d = d - period * fzp_round(d / period);
     return d;
 }
 
