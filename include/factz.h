@@ -14,9 +14,10 @@
  *  - Structs that begin with struct_size are versioned: set it to sizeof the
  *    struct before passing one in (factz_field_config_default needs it too).
  *  - All functions are thread-safe; there is no global mutable state.
- *  - Memory space: in this version every data pointer is HOST memory. Device
- *    (GPU) pointers are not supported and must not be passed; a later version
- *    adds a memory-space argument or _device entry points for them.
+ *  - Memory space: every data pointer is HOST memory, except in the _device
+ *    functions (factz_field_compress_device, factz_field_decompress_device),
+ *    which take CUDA device pointers and a stream, and return
+ *    FACTZ_UNSUPPORTED in a build without CUDA or on a machine without a GPU.
  *  - Vector fields are row-major ny x nx, x fastest: two arrays u, v (SoA) or
  *    one interleaved array of (u, v) pairs (the _interleaved functions).
  */
@@ -843,6 +844,57 @@ enum factz_status factz_field_critical_points(const float *u,
                                               size_t *count_out,
                                               struct factz_critical_point *out,
                                               size_t capacity);
+
+/*
+ factz_field_compress_ex for a field in GPU memory: `u_dev`, `v_dev` are
+ device pointers (CUDA device 0, the primary context the CUDA runtime uses)
+ of `ny * nx` floats each; the kernels run on `stream` (a cudaStream_t /
+ CUstream, NULL for the default stream), the stream comes back to host
+ memory `out`. The stream bytes are factz_field_compress's for the same
+ values. Returns when the stream is written.
+
+ FACTZ_UNSUPPORTED (with the reason in factz_last_error) when the library
+ was built without CUDA or no GPU, driver or NVRTC is usable. A relative
+ bound and mode S still copy the field to the host once (see README, GPU).
+
+ # Safety
+ `cfg`: NULL or a factz_field_config of its struct_size; `u_dev`, `v_dev`:
+ NULL or device pointers to `ny * nx` floats each; `out`: NULL or
+ `out_capacity` writable host bytes; `out_len`: NULL or a writable size_t;
+ `report`: NULL or a writable factz_field_report of its struct_size;
+ `stream`: NULL or a live stream of device 0's primary context.
+ */
+enum factz_status factz_field_compress_device(const struct factz_field_config *cfg,
+                                              const float *u_dev,
+                                              const float *v_dev,
+                                              size_t ny,
+                                              size_t nx,
+                                              uint8_t *out,
+                                              size_t out_capacity,
+                                              size_t *out_len,
+                                              struct factz_field_report *report,
+                                              void *stream);
+
+/*
+ factz_field_decompress for GPU memory: decodes the stream `data` (`len`
+ host bytes) into the device arrays `u_dev`, `v_dev` of `ny * nx` floats
+ each (the stream's shape, else FACTZ_INVALID_ARGUMENT), on `stream` (NULL:
+ the default stream). Returns when the field is written. Modes B and S
+ decode with GPU kernels; a losslessly stored chunk decodes on the host and
+ is copied up. FACTZ_UNSUPPORTED as factz_field_compress_device.
+
+ # Safety
+ `data`: NULL or `len` readable host bytes; `u_dev`, `v_dev`: NULL or
+ device pointers to `ny * nx` writable floats each; `stream`: as
+ factz_field_compress_device.
+ */
+enum factz_status factz_field_decompress_device(const uint8_t *data,
+                                                size_t len,
+                                                float *u_dev,
+                                                float *v_dev,
+                                                size_t ny,
+                                                size_t nx,
+                                                void *stream);
 
 /*
  Fills `*cfg` with the defaults: relative bound 1e-3, eta 0.2, open

@@ -9,8 +9,8 @@
 //! The C header `include/factz.h` is generated from this module by `build.rs`
 //! (cbindgen); the names here are the C names.
 //!
-//! Memory space: this version accepts host pointers only. A later version adds
-//! a memory-space argument (or `_device` entry points) for device memory.
+//! Memory space: host pointers everywhere except the `_device` entry points
+//! of [`gpu`] (CUDA device pointers; FACTZ_UNSUPPORTED without a GPU).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -53,6 +53,8 @@ mod buffers;
 pub mod dist;
 pub mod error;
 pub mod field;
+// Device-pointer entry points: in every build (FACTZ_UNSUPPORTED without `cuda`).
+pub mod gpu;
 pub mod particles;
 pub mod status;
 pub mod version;

@@ -200,7 +200,14 @@ pub fn bound_for_range(bound: Bound, lo: f32, hi: f32) -> f64 {
     }
 }
 
-fn header(ny: usize, nx: usize, xi: f64, mode: u8, cfg: &FieldConfig, flags: u32) -> Header {
+pub(crate) fn header(
+    ny: usize,
+    nx: usize,
+    xi: f64,
+    mode: u8,
+    cfg: &FieldConfig,
+    flags: u32,
+) -> Header {
     Header {
         version: format::VERSION,
         kind: Kind::Field2d,
@@ -216,7 +223,7 @@ fn header(ny: usize, nx: usize, xi: f64, mode: u8, cfg: &FieldConfig, flags: u32
     }
 }
 
-fn lossless(
+pub(crate) fn lossless(
     u: &[f32],
     v: &[f32],
     ny: usize,
@@ -352,7 +359,12 @@ fn compress_with(
 }
 
 /// Decode `bytes` and check every triangle's signature and every value's bound.
-fn verify(u: &[f32], v: &[f32], xi: f64, bytes: &[u8]) -> std::result::Result<(), String> {
+pub(crate) fn verify(
+    u: &[f32],
+    v: &[f32],
+    xi: f64,
+    bytes: &[u8],
+) -> std::result::Result<(), String> {
     let d = decompress(bytes).map_err(|e| e.to_string())?;
     let diff = topology::diff((u, v), (&d.u, &d.v), d.ny, d.nx);
     if !diff.is_clean() {
@@ -401,7 +413,7 @@ pub fn info(bytes: &[u8]) -> Result<FieldInfo> {
     info_of(&p.header)
 }
 
-fn info_of(h: &Header) -> Result<FieldInfo> {
+pub(crate) fn info_of(h: &Header) -> Result<FieldInfo> {
     if h.kind != Kind::Field2d {
         return Err(Error::invalid(format!(
             "stream holds {}, not a 2D vector field",

@@ -6,6 +6,7 @@
 //! So far it holds mode B's bound derivation ([`mode_b`]); it is not wired
 //! into the compressors yet (issue 6).
 
+pub mod field;
 pub mod mode_b;
 pub mod mode_b_codec;
 pub mod mode_s;

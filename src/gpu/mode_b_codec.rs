@@ -153,6 +153,29 @@ impl CodecKernels {
         if u.len() != n || v.len() != n {
             return Err(Error::invalid("u and v must hold ny * nx values each"));
         }
+        let stream = self.ctx.default_stream();
+        let du = upload(&stream, u)?;
+        let dv = upload(&stream, v)?;
+        self.encode_device(&stream, &du, &dv, ny, nx, xi, chunk_of_larger)
+    }
+
+    /// [`Self::encode`] from a field already on the device (`du`, `dv` hold at
+    /// least ny * nx values), launched on `stream`; only the Parts come back.
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode_device(
+        &self,
+        stream: &Arc<CudaStream>,
+        du: &CudaSlice<f32>,
+        dv: &CudaSlice<f32>,
+        ny: usize,
+        nx: usize,
+        xi: f64,
+        chunk_of_larger: bool,
+    ) -> Result<Parts> {
+        let n = crate::field::vertex_count(ny, nx)?;
+        if du.len() < n || dv.len() < n {
+            return Err(Error::invalid("u and v must hold ny * nx values each"));
+        }
         let (tx, nt) = tiles(ny, nx);
         let ty = ny.div_ceil(TILE);
         let bound_grid = (
@@ -163,9 +186,6 @@ impl CodecKernels {
                 .ok_or_else(|| Error::unsupported("field too tall for one launch"))?,
             1,
         );
-        let stream = self.ctx.default_stream();
-        let du = upload(&stream, u)?;
-        let dv = upload(&stream, v)?;
         let mut vertex_ids = zeros::<u8>(&stream, 2 * n)?;
         let mut tile_ids = zeros::<u8>(&stream, 2 * nt)?;
         let mut forced = zeros::<u32>(&stream, ny * tx)?;
@@ -177,8 +197,8 @@ impl CodecKernels {
         let mut offsets = zeros::<u64>(&stream, nt + 1)?;
         let (ny64, nx64, nt64, chunk) = (ny as i64, nx as i64, nt as i64, chunk_of_larger as i32);
         let mut b = stream.launch_builder(&self.bound_ids);
-        b.arg(&du)
-            .arg(&dv)
+        b.arg(du)
+            .arg(dv)
             .arg(&ny64)
             .arg(&nx64)
             .arg(&xi)
@@ -197,8 +217,8 @@ impl CodecKernels {
         // kernel reads or writes for this ny, nx.
         unsafe { b.launch(bound_cfg) }.map_err(driver)?;
         let mut e = stream.launch_builder(&self.encode);
-        e.arg(&du)
-            .arg(&dv)
+        e.arg(du)
+            .arg(dv)
             .arg(&ny64)
             .arg(&nx64)
             .arg(&xi)
@@ -216,8 +236,8 @@ impl CodecKernels {
         let mut raw = zeros::<u32>(&stream, 2 * exact)?;
         let mut codes = zeros::<u32>(&stream, 2 * (n - exact))?;
         let mut c = stream.launch_builder(&self.compact);
-        c.arg(&du)
-            .arg(&dv)
+        c.arg(du)
+            .arg(dv)
             .arg(&ny64)
             .arg(&nx64)
             .arg(&mask)
@@ -264,6 +284,42 @@ impl CodecKernels {
             return Err(Error::corrupt("mode B stream has an out-of-range bound id"));
         }
         let stream = self.ctx.default_stream();
+        let mut du = zeros::<f32>(&stream, n)?;
+        let mut dv = zeros::<f32>(&stream, n)?;
+        self.decode_device(&stream, parts, ny, nx, xi, &mut du, &mut dv)?;
+        stream.memcpy_dtoh(&du, u).map_err(driver)?;
+        stream.memcpy_dtoh(&dv, v).map_err(driver)?;
+        Ok(())
+    }
+
+    /// [`Self::decode`] into device buffers of at least ny * nx values, on
+    /// `stream` (the parts go up; the field stays on the device).
+    #[allow(clippy::too_many_arguments)]
+    pub fn decode_device(
+        &self,
+        stream: &Arc<CudaStream>,
+        parts: &Parts,
+        ny: usize,
+        nx: usize,
+        xi: f64,
+        du: &mut CudaSlice<f32>,
+        dv: &mut CudaSlice<f32>,
+    ) -> Result<()> {
+        let n = crate::field::vertex_count(ny, nx)?;
+        if du.len() < n || dv.len() < n || parts.exact.len() != n {
+            return Err(Error::invalid(
+                "u, v and the exact mask must hold ny * nx values each",
+            ));
+        }
+        let (_, nt) = tiles(ny, nx);
+        if parts.ids.len() != 2 * nt {
+            return Err(Error::corrupt(
+                "mode B stream has the wrong number of tile bound ids",
+            ));
+        }
+        if parts.ids.iter().any(|&id| id >= NUM_IDS) {
+            return Err(Error::corrupt("mode B stream has an out-of-range bound id"));
+        }
         let ids = upload(&stream, &parts.ids)?;
         let mask = upload(&stream, &pack_mask(&parts.exact, ny, nx))?;
         let mut tile_exact = zeros::<u32>(&stream, nt)?;
@@ -292,8 +348,6 @@ impl CodecKernels {
         }
         let raw = upload(&stream, &parts.raw)?;
         let codes = upload(&stream, &parts.codes)?;
-        let mut du = zeros::<f32>(&stream, n)?;
-        let mut dv = zeros::<f32>(&stream, n)?;
         let mut d = stream.launch_builder(&self.decode);
         d.arg(&ny64)
             .arg(&nx64)
@@ -303,11 +357,9 @@ impl CodecKernels {
             .arg(&raw)
             .arg(&codes)
             .arg(&offsets)
-            .arg(&mut du)
-            .arg(&mut dv);
+            .arg(du)
+            .arg(dv);
         unsafe { d.launch(per_tile(nt)?) }.map_err(driver)?;
-        stream.memcpy_dtoh(&du, u).map_err(driver)?;
-        stream.memcpy_dtoh(&dv, v).map_err(driver)?;
         Ok(())
     }
 }

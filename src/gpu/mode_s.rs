@@ -75,6 +75,19 @@ pub struct Encoded {
     pub v: Vec<f32>,
 }
 
+/// The per-vertex decisions of the encode kernels, on the host: `exact` (0/1),
+/// bound `ids` and `codes` (2 per vertex) as `gpu_ref_s::assemble` takes them,
+/// the triangle signatures and the reconstructed field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decisions {
+    pub exact: Vec<u8>,
+    pub ids: Vec<u8>,
+    pub codes: Vec<i32>,
+    pub sigs: Vec<u8>,
+    pub u: Vec<f32>,
+    pub v: Vec<f32>,
+}
+
 /// The compiled kernels on one device.
 pub struct ModeSKernels {
     ctx: Arc<CudaContext>,
@@ -137,14 +150,41 @@ impl ModeSKernels {
         if u.len() != n || v.len() != n {
             return Err(Error::invalid("u and v must hold ny * nx values each"));
         }
-        let ntri = 2 * ny.saturating_sub(1) * nx.saturating_sub(1);
         let stream = self.ctx.default_stream();
         let du = upload(&stream, u)?;
         let dv = upload(&stream, v)?;
-        let mut ru = upload(&stream, u)?;
-        let mut rv = upload(&stream, v)?;
-        let mut nu = upload(&stream, u)?;
-        let mut nv = upload(&stream, v)?;
+        let d = self.encode_device(&stream, &du, &dv, ny, nx, xi, chunk_of_larger)?;
+        Ok(Encoded {
+            parts: gpu_ref_s::assemble(u, v, ny, nx, &d.exact, &d.ids, &d.codes),
+            sigs: d.sigs,
+            u: d.u,
+            v: d.v,
+        })
+    }
+
+    /// The kernels of [`Self::encode`] on a field already on the device (`du`,
+    /// `dv` of at least ny * nx values), launched on `stream`: the per-vertex
+    /// decisions come back (`gpu_ref_s::assemble` turns them into Parts).
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode_device(
+        &self,
+        stream: &Arc<CudaStream>,
+        du: &CudaSlice<f32>,
+        dv: &CudaSlice<f32>,
+        ny: usize,
+        nx: usize,
+        xi: f64,
+        chunk_of_larger: bool,
+    ) -> Result<Decisions> {
+        let n = crate::field::vertex_count(ny, nx)?;
+        if du.len() < n || dv.len() < n {
+            return Err(Error::invalid("u and v must hold ny * nx values each"));
+        }
+        let ntri = 2 * ny.saturating_sub(1) * nx.saturating_sub(1);
+        let mut ru = stream.clone_dtod(du).map_err(driver)?;
+        let mut rv = stream.clone_dtod(dv).map_err(driver)?;
+        let mut nu = stream.clone_dtod(du).map_err(driver)?;
+        let mut nv = stream.clone_dtod(dv).map_err(driver)?;
         let mut sigs = zeros::<u8>(&stream, ntri)?;
         let mut degenerate = zeros::<u8>(&stream, ntri)?;
         let mut exact = zeros::<u8>(&stream, n)?;
@@ -153,8 +193,8 @@ impl ModeSKernels {
         let (ny64, nx64, chunk) = (ny as i64, nx as i64, chunk_of_larger as i32);
         if ntri > 0 {
             let mut l = stream.launch_builder(&self.classify);
-            l.arg(&du)
-                .arg(&dv)
+            l.arg(du)
+                .arg(dv)
                 .arg(&ny64)
                 .arg(&nx64)
                 .arg(&mut sigs)
@@ -163,8 +203,8 @@ impl ModeSKernels {
             unsafe { l.launch(cfg(ntri)) }.map_err(driver)?;
         }
         let mut l = stream.launch_builder(&self.forced);
-        l.arg(&du)
-            .arg(&dv)
+        l.arg(du)
+            .arg(dv)
             .arg(&ny64)
             .arg(&nx64)
             .arg(&chunk)
@@ -173,8 +213,8 @@ impl ModeSKernels {
         // SAFETY: (u, v, ny, nx, chunk, degenerate, exact): ntri flags, n outputs.
         unsafe { l.launch(cfg(n)) }.map_err(driver)?;
         let mut l = stream.launch_builder(&self.anchors);
-        l.arg(&du)
-            .arg(&dv)
+        l.arg(du)
+            .arg(dv)
             .arg(&mut ru)
             .arg(&mut rv)
             .arg(&sigs)
@@ -195,8 +235,8 @@ impl ModeSKernels {
                 }
                 let ph = phase as i32;
                 let mut l = stream.launch_builder(&self.phase);
-                l.arg(&du)
-                    .arg(&dv)
+                l.arg(du)
+                    .arg(dv)
                     .arg(&ru)
                     .arg(&rv)
                     .arg(&sigs)
@@ -239,8 +279,10 @@ impl ModeSKernels {
         let mut rv = stream.clone_dtoh(&rv).map_err(driver)?;
         ru.truncate(n);
         rv.truncate(n);
-        Ok(Encoded {
-            parts: gpu_ref_s::assemble(u, v, ny, nx, &exact, &ids, &codes),
+        Ok(Decisions {
+            exact,
+            ids,
+            codes,
             sigs,
             u: ru,
             v: rv,
@@ -256,8 +298,39 @@ impl ModeSKernels {
         xi: f64,
     ) -> Result<(Vec<f32>, Vec<f32>)> {
         let n = crate::field::vertex_count(ny, nx)?;
-        let slot = gpu_ref_s::decode_slots(parts, ny, nx)?;
         let stream = self.ctx.default_stream();
+        let mut du = zeros::<f32>(&stream, n)?;
+        let mut dv = zeros::<f32>(&stream, n)?;
+        self.decode_device(&stream, parts, ny, nx, xi, &mut du, &mut dv)?;
+        let mut u = stream.clone_dtoh(&du).map_err(driver)?;
+        let mut v = stream.clone_dtoh(&dv).map_err(driver)?;
+        u.truncate(n);
+        v.truncate(n);
+        Ok((u, v))
+    }
+
+    /// [`Self::decode`] into device buffers of at least ny * nx values, on
+    /// `stream`: the parts go up, the field stays on the device.
+    #[allow(clippy::too_many_arguments)]
+    pub fn decode_device(
+        &self,
+        stream: &Arc<CudaStream>,
+        parts: &Parts,
+        ny: usize,
+        nx: usize,
+        xi: f64,
+        du: &mut CudaSlice<f32>,
+        dv: &mut CudaSlice<f32>,
+    ) -> Result<()> {
+        let n = crate::field::vertex_count(ny, nx)?;
+        if du.len() < n || dv.len() < n {
+            return Err(Error::invalid("u and v must hold ny * nx values each"));
+        }
+        let slot = gpu_ref_s::decode_slots(parts, ny, nx)?;
+        // The kernels write every vertex; zeroing first keeps a caller's
+        // buffer defined even if one were skipped (the host path's zeros).
+        stream.memset_zeros(du).map_err(driver)?;
+        stream.memset_zeros(dv).map_err(driver)?;
         let exact: Vec<u8> = parts.exact.iter().map(|&e| e as u8).collect();
         let dexact = upload(&stream, &exact)?;
         // Raw words go up as u32; the kernel reads them as floats (a bit copy).
@@ -265,8 +338,6 @@ impl ModeSKernels {
         let dids = upload(&stream, &parts.ids)?;
         let dcodes = upload(&stream, &parts.codes)?;
         let dslot = upload(&stream, &slot)?;
-        let mut du = zeros::<f32>(&stream, n)?;
-        let mut dv = zeros::<f32>(&stream, n)?;
         let mut nu = zeros::<f32>(&stream, n)?;
         let mut nv = zeros::<f32>(&stream, n)?;
         let (ny64, nx64) = (ny as i64, nx as i64);
@@ -276,8 +347,8 @@ impl ModeSKernels {
             .arg(&dids)
             .arg(&dcodes)
             .arg(&dslot)
-            .arg(&mut du)
-            .arg(&mut dv)
+            .arg(&mut *du)
+            .arg(&mut *dv)
             .arg(&ny64)
             .arg(&nx64)
             .arg(&xi);
@@ -298,8 +369,8 @@ impl ModeSKernels {
                     .arg(&dids)
                     .arg(&dcodes)
                     .arg(&dslot)
-                    .arg(&du)
-                    .arg(&dv)
+                    .arg(&*du)
+                    .arg(&*dv)
                     .arg(&mut nu)
                     .arg(&mut nv)
                     .arg(&ny64)
@@ -310,8 +381,8 @@ impl ModeSKernels {
                 // SAFETY: as the anchors, plus the staging buffers nu, nv of n.
                 unsafe { l.launch(cfg(t)) }.map_err(driver)?;
                 let mut l = stream.launch_builder(&self.apply);
-                l.arg(&mut du)
-                    .arg(&mut dv)
+                l.arg(&mut *du)
+                    .arg(&mut *dv)
                     .arg(&nu)
                     .arg(&nv)
                     .arg(&ny64)
@@ -322,10 +393,6 @@ impl ModeSKernels {
                 unsafe { l.launch(cfg(t)) }.map_err(driver)?;
             }
         }
-        let mut u = stream.clone_dtoh(&du).map_err(driver)?;
-        let mut v = stream.clone_dtoh(&dv).map_err(driver)?;
-        u.truncate(n);
-        v.truncate(n);
-        Ok((u, v))
+        Ok(())
     }
 }

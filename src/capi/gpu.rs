@@ -1,0 +1,232 @@
+//! Vector fields in GPU memory through the C ABI (issue 6): compress from and
+//! decompress into device pointers on the caller's CUDA stream, with the
+//! kernels of `gpu::field`. The entry points exist in every build, so the
+//! header is the same with and without the `cuda` feature; without it, or
+//! without a usable GPU (driver, device, NVRTC), they return
+//! FACTZ_UNSUPPORTED with the reason, after the usual argument checks.
+
+use super::boundary::Failure;
+use super::buffers::check_scalar_out;
+use super::field::{
+    compress_into_with, factz_field_config, factz_field_report, read_config, vertices,
+};
+use super::status::factz_status;
+use std::ffi::c_void;
+
+/// A device pointer: not NULL (FACTZ_NULL_POINTER) and float-aligned.
+fn check_device<T>(ptr: *const T, what: &str) -> Result<(), Failure> {
+    check_not_null!(ptr, what);
+    if ptr.align_offset(std::mem::align_of::<f32>()) != 0 {
+        return Err(Failure::invalid(format!("{what} is not aligned for float")));
+    }
+    Ok(())
+}
+
+/// factz_field_compress_ex for a field in GPU memory: `u_dev`, `v_dev` are
+/// device pointers (CUDA device 0, the primary context the CUDA runtime uses)
+/// of `ny * nx` floats each; the kernels run on `stream` (a cudaStream_t /
+/// CUstream, NULL for the default stream), the stream comes back to host
+/// memory `out`. The stream bytes are factz_field_compress's for the same
+/// values. Returns when the stream is written.
+///
+/// FACTZ_UNSUPPORTED (with the reason in factz_last_error) when the library
+/// was built without CUDA or no GPU, driver or NVRTC is usable. A relative
+/// bound and mode S still copy the field to the host once (see README, GPU).
+///
+/// # Safety
+/// `cfg`: NULL or a factz_field_config of its struct_size; `u_dev`, `v_dev`:
+/// NULL or device pointers to `ny * nx` floats each; `out`: NULL or
+/// `out_capacity` writable host bytes; `out_len`: NULL or a writable size_t;
+/// `report`: NULL or a writable factz_field_report of its struct_size;
+/// `stream`: NULL or a live stream of device 0's primary context.
+#[no_mangle]
+pub unsafe extern "C" fn factz_field_compress_device(
+    cfg: *const factz_field_config,
+    u_dev: *const f32,
+    v_dev: *const f32,
+    ny: usize,
+    nx: usize,
+    out: *mut u8,
+    out_capacity: usize,
+    out_len: *mut usize,
+    report: *mut factz_field_report,
+    stream: *mut c_void,
+) -> factz_status {
+    ffi_boundary!("factz_field_compress_device", {
+        check_scalar_out(out_len, "out_len")?;
+        // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
+        unsafe { out_len.write(0) };
+        // SAFETY: the caller's contract on cfg.
+        let cfg = unsafe { read_config(cfg) }?;
+        let n = vertices(ny, nx)?;
+        check_device(u_dev, "u_dev")?;
+        check_device(v_dev, "v_dev")?;
+        let run = |_: &[f32], _: &[f32], ny, nx, cfg: &_| {
+            // SAFETY: the caller's contract on u_dev, v_dev and stream.
+            unsafe { device::compress(u_dev, v_dev, n, ny, nx, cfg, stream) }
+        };
+        // Device memory is not host memory: no host-span checks on the inputs.
+        // SAFETY: the caller's contract on out, out_len and report.
+        unsafe {
+            compress_into_with(
+                cfg,
+                &[],
+                &[],
+                &[],
+                ny,
+                nx,
+                out,
+                out_capacity,
+                out_len,
+                report,
+                run,
+            )
+        }
+    })
+}
+
+/// factz_field_decompress for GPU memory: decodes the stream `data` (`len`
+/// host bytes) into the device arrays `u_dev`, `v_dev` of `ny * nx` floats
+/// each (the stream's shape, else FACTZ_INVALID_ARGUMENT), on `stream` (NULL:
+/// the default stream). Returns when the field is written. Modes B and S
+/// decode with GPU kernels; a losslessly stored chunk decodes on the host and
+/// is copied up. FACTZ_UNSUPPORTED as factz_field_compress_device.
+///
+/// # Safety
+/// `data`: NULL or `len` readable host bytes; `u_dev`, `v_dev`: NULL or
+/// device pointers to `ny * nx` writable floats each; `stream`: as
+/// factz_field_compress_device.
+#[no_mangle]
+pub unsafe extern "C" fn factz_field_decompress_device(
+    data: *const u8,
+    len: usize,
+    u_dev: *mut f32,
+    v_dev: *mut f32,
+    ny: usize,
+    nx: usize,
+    stream: *mut c_void,
+) -> factz_status {
+    ffi_boundary!("factz_field_decompress_device", {
+        check_not_null!(data, "data");
+        let n = vertices(ny, nx)?;
+        check_device(u_dev.cast_const(), "u_dev")?;
+        check_device(v_dev.cast_const(), "v_dev")?;
+        // SAFETY: data holds len readable bytes (the caller's contract).
+        let bytes = unsafe { std::slice::from_raw_parts(data, len) };
+        // SAFETY: the caller's contract on u_dev, v_dev and stream.
+        unsafe { device::decompress(bytes, u_dev, v_dev, n, stream) }?;
+        Ok(())
+    })
+}
+
+#[cfg(not(feature = "cuda"))]
+mod device {
+    use crate::error::{Error, Result};
+    use crate::field::{Compressed, FieldConfig};
+    use std::ffi::c_void;
+
+    const WHY: &str = "this factz was built without the `cuda` feature: device pointers \
+                       are not supported (use factz_field_compress with host memory)";
+
+    pub unsafe fn compress(
+        _u: *const f32,
+        _v: *const f32,
+        _n: usize,
+        _ny: usize,
+        _nx: usize,
+        _cfg: &FieldConfig,
+        _stream: *mut c_void,
+    ) -> Result<Compressed> {
+        Err(Error::unsupported(WHY))
+    }
+
+    pub unsafe fn decompress(
+        _bytes: &[u8],
+        _u: *mut f32,
+        _v: *mut f32,
+        _n: usize,
+        _stream: *mut c_void,
+    ) -> Result<()> {
+        Err(Error::unsupported(WHY))
+    }
+}
+
+#[cfg(feature = "cuda")]
+mod device {
+    use crate::error::Result;
+    use crate::field::{Compressed, FieldConfig};
+    use crate::gpu::field as gf;
+    use cudarc::driver::{CudaSlice, CudaStream};
+    use std::ffi::c_void;
+    use std::sync::Arc;
+
+    /// A caller's device array as a cudarc slice that is never freed by us.
+    struct Borrowed(Option<CudaSlice<f32>>);
+
+    impl Drop for Borrowed {
+        fn drop(&mut self) {
+            if let Some(s) = self.0.take() {
+                // Gives the pointer back without cuMemFree: the caller owns it.
+                let _ = s.leak();
+            }
+        }
+    }
+
+    /// # Safety
+    /// `ptr` points to `n` floats of device memory in `stream`'s context.
+    unsafe fn borrow(stream: &Arc<CudaStream>, ptr: *const f32, n: usize) -> Borrowed {
+        // SAFETY: the caller's contract; `Borrowed` never frees it.
+        Borrowed(Some(unsafe { stream.upgrade_device_ptr(ptr as u64, n) }))
+    }
+
+    /// The shared device and the caller's stream on its context.
+    ///
+    /// # Safety
+    /// `stream` is NULL or a live CUstream of device 0's primary context.
+    unsafe fn setup(stream: *mut c_void) -> Result<(&'static gf::Device, Arc<CudaStream>)> {
+        let d = gf::shared()?;
+        let ctx = d.stream.context();
+        ctx.bind_to_thread()
+            .map_err(|e| crate::Error::internal(format!("CUDA: {e}")))?;
+        // SAFETY: the caller's stream outlives this call; NULL is the legacy
+        // default stream.
+        let s = unsafe { ctx.wrap_borrowed_stream(stream as cudarc::driver::sys::CUstream) };
+        Ok((d, s))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn compress(
+        u: *const f32,
+        v: *const f32,
+        n: usize,
+        ny: usize,
+        nx: usize,
+        cfg: &FieldConfig,
+        stream: *mut c_void,
+    ) -> Result<Compressed> {
+        // SAFETY: the caller's contract (factz_field_compress_device).
+        let (d, s) = unsafe { setup(stream) }?;
+        // SAFETY: as above.
+        let (bu, bv) = unsafe { (borrow(&s, u, n), borrow(&s, v, n)) };
+        let (du, dv) = (bu.0.as_ref().expect("set"), bv.0.as_ref().expect("set"));
+        gf::compress_on(&d.on(s.clone()), [du, dv], ny, nx, cfg)
+    }
+
+    pub unsafe fn decompress(
+        bytes: &[u8],
+        u: *mut f32,
+        v: *mut f32,
+        n: usize,
+        stream: *mut c_void,
+    ) -> Result<()> {
+        // SAFETY: the caller's contract (factz_field_decompress_device).
+        let (d, s) = unsafe { setup(stream) }?;
+        // SAFETY: as above.
+        let (mut bu, mut bv) = unsafe { (borrow(&s, u, n), borrow(&s, v, n)) };
+        let (du, dv) = (bu.0.as_mut().expect("set"), bv.0.as_mut().expect("set"));
+        gf::decompress_on(&d.on(s.clone()), bytes, &mut [du, dv])?;
+        s.synchronize()
+            .map_err(|e| crate::Error::internal(format!("CUDA: {e}")))?;
+        Ok(())
+    }
+}

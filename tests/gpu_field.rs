@@ -1,0 +1,778 @@
+//! The end-to-end GPU field compressor (issue 6) without a GPU: the pipeline
+//! of `factz::gpu::field` (`compress_on` / `decompress_on`: bound, Parts,
+//! the CPU's stream writer, the lossless fallback, verify, and back) driven by
+//! the kernels run as host C++ through `kernels/shim`. The CUDA path runs the
+//! same Rust code with `gpu::field::DeviceOn` as the kernels.
+//!
+//! - Streams equal `field::compress`'s byte for byte (and the reports), for
+//!   modes B and S, on datagen turbulence, smooth fields of awkward shapes,
+//!   the adversarial suite and noise, under relative and absolute bounds,
+//!   chunk flag, both coders, zstd, verify, and the lossless fallback.
+//! - Decoding through the kernels equals `field::decompress`, bit for bit.
+//! - Errors: the CPU's checks, and the C entry points for device pointers
+//!   (NULL, bad shapes, FACTZ_UNSUPPORTED without a GPU, never a panic).
+#![cfg(feature = "cuda")]
+
+mod common;
+#[path = "common/kernels_host.rs"]
+mod kernels_host;
+
+use common::fields::{self, Field, Rng};
+use factz::error::{Error, ErrorKind, Result};
+use factz::field::parts::Parts;
+use factz::field::{gpu_ref_s, Bound, Coder, FieldConfig, Mode};
+use factz::gpu::field::{self as gf, Backend, Kernels};
+use kernels_host::Threads;
+use std::cell::Cell;
+
+type BEncodeFn = unsafe extern "C" fn(
+    *const f32,
+    *const f32,
+    i64,
+    i64,
+    f64,
+    i32,
+    *mut u32,
+    *mut u32,
+    *mut u32,
+    *mut u32,
+    *mut i64,
+    *mut i64,
+    i32,
+) -> i32;
+
+type BDecodeFn = unsafe extern "C" fn(
+    i64,
+    i64,
+    f64,
+    *const u32,
+    *const u32,
+    *const u32,
+    i64,
+    *const u32,
+    i64,
+    *mut f32,
+    *mut f32,
+    i32,
+) -> i32;
+
+type SEncodeFn = unsafe extern "C" fn(
+    *const f32,
+    *const f32,
+    i64,
+    i64,
+    f64,
+    i32,
+    *mut u8,
+    *mut u8,
+    *mut u8,
+    *mut i32,
+    *mut f32,
+    *mut f32,
+    i32,
+) -> i32;
+
+type SDecodeFn = unsafe extern "C" fn(
+    *const u8,
+    *const f32,
+    *const u32,
+    *const u32,
+    *const i64,
+    i64,
+    i64,
+    f64,
+    *mut f32,
+    *mut f32,
+    i32,
+) -> i32;
+
+fn sym<T>(name: &[u8]) -> libloading::Symbol<'static, T> {
+    // SAFETY: the callers name each symbol with its signature
+    // (kernels/shim/*_host.cpp).
+    unsafe { kernels_host::library().get(name) }.expect("a symbol of the host kernel library")
+}
+
+/// The kernels through the shim, counting the host copies the pipeline asks for.
+struct Shim {
+    threads: Threads,
+    host_copies: Cell<usize>,
+    encodes: Cell<usize>,
+    decodes: Cell<usize>,
+}
+
+fn shim() -> Shim {
+    Shim {
+        threads: Threads::Fibers,
+        host_copies: Cell::new(0),
+        encodes: Cell::new(0),
+        decodes: Cell::new(0),
+    }
+}
+
+fn tiles_x(nx: usize) -> usize {
+    nx.div_ceil(32)
+}
+
+fn pack_mask(exact: &[bool], ny: usize, nx: usize) -> Vec<u32> {
+    let mut words = vec![0u32; ny * tiles_x(nx)];
+    for (k, _) in exact.iter().enumerate().filter(|(_, &e)| e) {
+        let (j, i) = (k / nx, k % nx);
+        words[j * tiles_x(nx) + i / 32] |= 1 << (i % 32);
+    }
+    words
+}
+
+fn unpack_mask(words: &[u32], ny: usize, nx: usize) -> Vec<bool> {
+    (0..ny * nx)
+        .map(|k| words[(k / nx) * tiles_x(nx) + (k % nx) / 32] >> (k % nx % 32) & 1 == 1)
+        .collect()
+}
+
+/// A non-empty copy (the kernels take a pointer even for no words).
+fn nonempty(a: &[u32]) -> Vec<u32> {
+    if a.is_empty() {
+        vec![0]
+    } else {
+        a.to_vec()
+    }
+}
+
+impl Kernels for Shim {
+    type Field<'a> = [&'a [f32]; 2];
+    type Out<'a> = [&'a mut [f32]; 2];
+
+    fn field_len(&self, [u, v]: Self::Field<'_>) -> [usize; 2] {
+        [u.len(), v.len()]
+    }
+
+    fn out_len(&self, [u, v]: &Self::Out<'_>) -> [usize; 2] {
+        [u.len(), v.len()]
+    }
+
+    fn to_host(&self, [u, v]: Self::Field<'_>, n: usize) -> Result<(Vec<f32>, Vec<f32>)> {
+        self.host_copies.set(self.host_copies.get() + 1);
+        Ok((u[..n].to_vec(), v[..n].to_vec()))
+    }
+
+    fn encode(
+        &self,
+        mode: Mode,
+        [u, v]: Self::Field<'_>,
+        ny: usize,
+        nx: usize,
+        xi: f64,
+        chunk: bool,
+    ) -> Result<Parts> {
+        self.encodes.set(self.encodes.get() + 1);
+        let n = ny * nx;
+        let os = (self.threads == Threads::Os) as i32;
+        match mode {
+            Mode::Blockwise => {
+                let tiles = ny.div_ceil(32) * tiles_x(nx);
+                let mut ids = vec![0xAAAA_AAAAu32; 2 * tiles];
+                let mut mask = vec![0xDEAD_BEEFu32; ny * tiles_x(nx)];
+                let mut raw = vec![0xDEAD_BEEFu32; 2 * n];
+                let mut codes = vec![0xDEAD_BEEFu32; 2 * n];
+                let (mut n_raw, mut n_codes) = (-1i64, -1i64);
+                let f = sym::<BEncodeFn>(b"factz_host_b_encode\0");
+                // SAFETY: every buffer has the length the kernels write.
+                let rc = unsafe {
+                    f(
+                        u.as_ptr(),
+                        v.as_ptr(),
+                        ny as i64,
+                        nx as i64,
+                        xi,
+                        chunk as i32,
+                        ids.as_mut_ptr(),
+                        mask.as_mut_ptr(),
+                        raw.as_mut_ptr(),
+                        codes.as_mut_ptr(),
+                        &mut n_raw,
+                        &mut n_codes,
+                        os,
+                    )
+                };
+                if rc != 0 {
+                    return Err(Error::internal(format!("shim mode B encode: {rc}")));
+                }
+                raw.truncate(n_raw as usize);
+                codes.truncate(n_codes as usize);
+                Ok(Parts {
+                    exact: unpack_mask(&mask, ny, nx),
+                    raw,
+                    ids,
+                    codes,
+                })
+            }
+            Mode::Speculative => {
+                let ntri = 2 * ny.saturating_sub(1) * nx.saturating_sub(1);
+                let mut sigs = vec![0xAAu8; ntri.max(1)];
+                let mut exact = vec![0xAAu8; n];
+                let mut ids = vec![0xAAu8; n];
+                let mut codes = vec![i32::MIN; 2 * n];
+                let (mut ru, mut rv) = (vec![0f32; n], vec![0f32; n]);
+                let f = sym::<SEncodeFn>(b"factz_host_s_encode\0");
+                // SAFETY: every buffer has the length the kernels write.
+                let rc = unsafe {
+                    f(
+                        u.as_ptr(),
+                        v.as_ptr(),
+                        ny as i64,
+                        nx as i64,
+                        xi,
+                        chunk as i32,
+                        sigs.as_mut_ptr(),
+                        exact.as_mut_ptr(),
+                        ids.as_mut_ptr(),
+                        codes.as_mut_ptr(),
+                        ru.as_mut_ptr(),
+                        rv.as_mut_ptr(),
+                        os,
+                    )
+                };
+                if rc != 0 {
+                    return Err(Error::internal(format!("shim mode S encode: {rc}")));
+                }
+                // As gpu::field::DeviceOn: the exact vertices' values from the
+                // field (a host copy there, the input itself here).
+                Ok(gpu_ref_s::assemble(u, v, ny, nx, &exact, &ids, &codes))
+            }
+        }
+    }
+
+    fn decode(
+        &self,
+        mode: Mode,
+        parts: &Parts,
+        ny: usize,
+        nx: usize,
+        xi: f64,
+        [u, v]: &mut Self::Out<'_>,
+    ) -> Result<()> {
+        self.decodes.set(self.decodes.get() + 1);
+        let os = (self.threads == Threads::Os) as i32;
+        // Poison the output: a vertex the kernels skip shows.
+        u.fill(f32::from_bits(0x7fc0_dead));
+        v.fill(f32::from_bits(0x7fc0_dead));
+        match mode {
+            Mode::Blockwise => {
+                // The host checks of CodecKernels::decode_device, then the kernels.
+                let n = ny * nx;
+                let tiles = ny.div_ceil(32) * tiles_x(nx);
+                if parts.exact.len() != n || parts.ids.len() != 2 * tiles {
+                    return Err(Error::corrupt("mode B stream: wrong part sizes"));
+                }
+                if parts
+                    .ids
+                    .iter()
+                    .any(|&id| id >= factz::field::quantize::NUM_IDS)
+                {
+                    return Err(Error::corrupt("mode B stream has an out-of-range bound id"));
+                }
+                let mask = pack_mask(&parts.exact, ny, nx);
+                let (raw, codes) = (nonempty(&parts.raw), nonempty(&parts.codes));
+                let f = sym::<BDecodeFn>(b"factz_host_b_decode\0");
+                // SAFETY: raw and codes are read within the counts the shim
+                // checks against the mask.
+                let rc = unsafe {
+                    f(
+                        ny as i64,
+                        nx as i64,
+                        xi,
+                        parts.ids.as_ptr(),
+                        mask.as_ptr(),
+                        raw.as_ptr(),
+                        parts.raw.len() as i64,
+                        codes.as_ptr(),
+                        parts.codes.len() as i64,
+                        u.as_mut_ptr(),
+                        v.as_mut_ptr(),
+                        os,
+                    )
+                };
+                match rc {
+                    0 => Ok(()),
+                    2 => Err(Error::corrupt(
+                        "mode B stream: value counts do not match the exact-vertex mask",
+                    )),
+                    e => Err(Error::internal(format!("shim mode B decode: {e}"))),
+                }
+            }
+            Mode::Speculative => {
+                let slot = gpu_ref_s::decode_slots(parts, ny, nx)?;
+                let exact: Vec<u8> = parts.exact.iter().map(|&e| e as u8).collect();
+                let (raw, ids, codes) = (
+                    nonempty(&parts.raw),
+                    nonempty(&parts.ids),
+                    nonempty(&parts.codes),
+                );
+                let f = sym::<SDecodeFn>(b"factz_host_s_decode\0");
+                // SAFETY: slot indexes raw pairs / coded entries in range (checked).
+                let rc = unsafe {
+                    f(
+                        exact.as_ptr(),
+                        raw.as_ptr().cast::<f32>(),
+                        ids.as_ptr(),
+                        codes.as_ptr(),
+                        slot.as_ptr(),
+                        ny as i64,
+                        nx as i64,
+                        xi,
+                        u.as_mut_ptr(),
+                        v.as_mut_ptr(),
+                        os,
+                    )
+                };
+                if rc != 0 {
+                    return Err(Error::internal(format!("shim mode S decode: {rc}")));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn put(&self, hu: &[f32], hv: &[f32], [u, v]: &mut Self::Out<'_>) -> Result<()> {
+        u.copy_from_slice(hu);
+        v.copy_from_slice(hv);
+        Ok(())
+    }
+}
+
+fn bits(a: &[f32]) -> Vec<u32> {
+    a.iter().map(|x| x.to_bits()).collect()
+}
+
+/// Compress `f` both ways under `cfg`: the same bytes and report; decode the
+/// stream through the kernels: `field::decompress`'s bits. Returns whether the
+/// stream was stored losslessly.
+fn check(k: &Shim, f: &Field, cfg: &FieldConfig) -> bool {
+    let what = format!("{} {}x{} {cfg:?}", f.name, f.ny, f.nx);
+    let cpu = factz::field::compress(&f.u, &f.v, f.ny, f.nx, cfg).unwrap();
+    let copies = k.host_copies.get();
+    let gpu = gf::compress_on(k, [&f.u, &f.v], f.ny, f.nx, cfg).unwrap();
+    assert!(gpu.bytes == cpu.bytes, "stream differs: {what}");
+    assert_eq!(gpu.report, cpu.report, "{what}");
+    // At most one host copy of the field, and none for an absolute bound that
+    // needs neither the verify pass nor the lossless fallback.
+    let info = factz::field::info(&cpu.bytes).unwrap();
+    let copied = k.host_copies.get() - copies;
+    let needs = matches!(cfg.bound, Bound::Rel(_)) || cfg.verify || info.mode.is_none();
+    assert!(
+        copied <= 1 && (needs || copied == 0),
+        "{copied} host copies: {what}"
+    );
+    let d = factz::field::decompress(&cpu.bytes).unwrap();
+    let n = f.ny * f.nx;
+    let (mut u, mut v) = (vec![0f32; n], vec![0f32; n]);
+    let got = gf::decompress_on(k, &gpu.bytes, &mut [&mut u, &mut v]).unwrap();
+    assert_eq!(got, info, "{what}");
+    assert!(
+        bits(&u) == bits(&d.u) && bits(&v) == bits(&d.v),
+        "decode differs: {what}"
+    );
+    info.mode.is_none()
+}
+
+fn configs(f: &Field, mode: Mode) -> Vec<FieldConfig> {
+    let base = FieldConfig {
+        mode,
+        ..FieldConfig::default()
+    };
+    let (lo, hi) = factz::field::finite_range(f.u.iter().chain(&f.v));
+    let range = if lo > hi { 1.0 } else { hi as f64 - lo as f64 };
+    let mut out = vec![];
+    for (i, bound) in [
+        Bound::Rel(1e-2),
+        Bound::Rel(1e-5),
+        Bound::Abs(0.05 * range.max(1e-300)),
+        Bound::Abs(1e-30),
+        Bound::Abs(1e30),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        out.push(FieldConfig {
+            bound,
+            coder: if i % 2 == 0 {
+                Coder::Rans
+            } else {
+                Coder::Huffman
+            },
+            chunk_of_larger: i % 3 == 1,
+            ..base
+        });
+    }
+    out.push(FieldConfig {
+        verify: true,
+        zstd_level: 3,
+        chunk_of_larger: true,
+        ..base
+    });
+    out
+}
+
+fn sweep(suite: &[Field]) -> usize {
+    let k = shim();
+    let mut lossless = 0;
+    for f in suite {
+        for mode in [Mode::Blockwise, Mode::Speculative] {
+            for cfg in configs(f, mode) {
+                lossless += check(&k, f, &cfg) as usize;
+            }
+        }
+    }
+    assert!(k.encodes.get() > 0 && k.decodes.get() > 0);
+    lossless
+}
+
+#[test]
+fn turbulence_streams_are_the_cpus() {
+    let turb = fields::turbulence(128, 3);
+    sweep(&[
+        fields::window(&turb, 5, 70, 77, 45),
+        fields::window(&turb, 100, 9, 1, 128),
+        fields::window(&turb, 9, 100, 128, 1),
+        turb,
+    ]);
+}
+
+#[test]
+fn smooth_fields_of_awkward_shapes_are_the_cpus() {
+    let suite: Vec<Field> = fields::ODD_SHAPES
+        .iter()
+        .chain(&[(33, 65), (1, 1), (2, 2)])
+        .enumerate()
+        .map(|(n, &(ny, nx))| fields::smooth(ny, nx, 90 + n as u64))
+        .collect();
+    sweep(&suite);
+}
+
+#[test]
+fn adversarial_streams_are_the_cpus() {
+    let mut suite = fields::adversarial_suite(&fields::smooth(40, 37, 7));
+    suite.push(fields::nan_mask(&fields::smooth(45, 70, 5), 6));
+    suite.push(fields::zeros(33, 31));
+    sweep(&suite);
+}
+
+#[test]
+fn the_lossless_fallback_is_the_cpus() {
+    // Random bit patterns under a tiny bound: every vertex exact, and the
+    // coded stream larger than the plain one, so both pipelines store it
+    // losslessly (decoded on the host and put back through the backend).
+    let mut rng = Rng::new(11);
+    let n = 37 * 41;
+    let word = |r: &mut Rng| f32::from_bits((r.next_u64() as u32) & 0xBF7F_FFFF);
+    let u: Vec<f32> = (0..n).map(|_| word(&mut rng)).collect();
+    let v: Vec<f32> = (0..n).map(|_| word(&mut rng)).collect();
+    let f = Field::new("random words", 37, 41, u, v);
+    assert!(sweep(&[f]) > 0, "no case fell back to the lossless stream");
+}
+
+#[test]
+fn os_threads_agree() {
+    let k = Shim {
+        threads: Threads::Os,
+        ..shim()
+    };
+    let f = fields::window(&fields::turbulence(128, 3), 3, 4, 40, 35);
+    for mode in [Mode::Blockwise, Mode::Speculative] {
+        check(&k, &f, &configs(&f, mode)[0]);
+    }
+}
+
+#[test]
+fn errors_are_the_cpus() {
+    let k = shim();
+    let f = fields::smooth(20, 30, 1);
+    let cfg = FieldConfig::default();
+    let kind = |r: Result<factz::field::Compressed>| r.map(|_| ()).unwrap_err().kind;
+    // Wrong lengths, empty shapes, bad bounds: the CPU's errors, before any kernel.
+    for (ny, nx, cfg) in [
+        (20, 31, cfg),
+        (0, 30, cfg),
+        (
+            20,
+            30,
+            FieldConfig {
+                bound: Bound::Rel(f64::NAN),
+                ..cfg
+            },
+        ),
+        (
+            20,
+            30,
+            FieldConfig {
+                zstd_level: 23,
+                ..cfg
+            },
+        ),
+    ] {
+        let cpu = kind(factz::field::compress(&f.u, &f.v, ny, nx, &cfg));
+        let gpu = kind(gf::compress_on(&k, [&f.u, &f.v], ny, nx, &cfg));
+        assert_eq!(gpu, cpu, "{ny}x{nx} {cfg:?}");
+    }
+    assert_eq!(k.encodes.get(), 0);
+    // Decoding: wrong buffer sizes, and corrupt streams refused as the CPU does.
+    for mode in [Mode::Blockwise, Mode::Speculative] {
+        let c = factz::field::compress(&f.u, &f.v, 20, 30, &FieldConfig { mode, ..cfg }).unwrap();
+        let (mut u, mut v) = (vec![0f32; 600], vec![0f32; 599]);
+        let e = gf::decompress_on(&k, &c.bytes, &mut [&mut u, &mut v]).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidArgument);
+        let mut v = vec![0f32; 600];
+        for cut in [0, 10, c.bytes.len() / 2, c.bytes.len() - 1] {
+            let bad = &c.bytes[..cut];
+            let (mut cu, mut cv) = (vec![0f32; 600], vec![0f32; 600]);
+            let cpu = factz::field::decompress_into(bad, &mut cu, &mut cv).unwrap_err();
+            let gpu = gf::decompress_on(&k, bad, &mut [&mut u, &mut v]).unwrap_err();
+            assert_eq!(gpu.kind, cpu.kind, "{mode:?} cut at {cut}");
+        }
+    }
+}
+
+#[test]
+fn backend_choice_says_which_ran() {
+    let f = fields::smooth(30, 40, 2);
+    let cfg = FieldConfig::default();
+    let cpu = factz::field::compress(&f.u, &f.v, 30, 40, &cfg).unwrap();
+    let (c, ran) = gf::compress_host(Backend::Cpu, &f.u, &f.v, 30, 40, &cfg).unwrap();
+    assert!(c.bytes == cpu.bytes && ran.backend == Backend::Cpu && ran.fallback_reason.is_none());
+    let (c, ran) = gf::compress_host(Backend::Auto, &f.u, &f.v, 30, 40, &cfg).unwrap();
+    assert!(c.bytes == cpu.bytes);
+    match factz::gpu::field::shared() {
+        Ok(_) => assert_eq!(ran.backend, Backend::Cuda),
+        Err(e) => {
+            // No GPU here: Auto ran the CPU and says why; Cuda refuses.
+            assert_eq!(ran.backend, Backend::Cpu);
+            assert_eq!(ran.fallback_reason.as_deref(), Some(e.message.as_str()));
+            assert!(!e.message.is_empty());
+            let err = gf::compress_host(Backend::Cuda, &f.u, &f.v, 30, 40, &cfg).unwrap_err();
+            assert_eq!(err.kind, ErrorKind::Unsupported);
+        }
+    }
+}
+
+mod capi {
+    use factz::capi::error::factz_last_error;
+    use factz::capi::field::{factz_field_config, factz_field_config_default};
+    use factz::capi::gpu::{factz_field_compress_device, factz_field_decompress_device};
+    use factz::capi::status::factz_status::{self, *};
+    use std::ffi::CStr;
+    use std::ptr::{null, null_mut};
+
+    fn last_error() -> String {
+        // SAFETY: factz_last_error gives a NUL-terminated string or NULL.
+        unsafe { CStr::from_ptr(factz_last_error()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    fn config() -> factz_field_config {
+        // SAFETY: all-zero is a valid value of this plain C struct.
+        let mut c: factz_field_config = unsafe { std::mem::zeroed() };
+        c.struct_size = std::mem::size_of::<factz_field_config>() as u32;
+        // SAFETY: c is a factz_field_config of its struct_size.
+        assert_eq!(unsafe { factz_field_config_default(&mut c) }, FACTZ_OK);
+        c
+    }
+
+    /// Compress through the device entry point with these arguments.
+    #[allow(clippy::too_many_arguments)]
+    fn compress(
+        cfg: *const factz_field_config,
+        u: *const f32,
+        v: *const f32,
+        ny: usize,
+        nx: usize,
+        out: &mut [u8],
+        out_len: *mut usize,
+    ) -> factz_status {
+        // SAFETY: the pointers are NULL or (here, never dereferenced as device
+        // memory without a GPU) point to ny * nx floats.
+        unsafe {
+            factz_field_compress_device(
+                cfg,
+                u,
+                v,
+                ny,
+                nx,
+                out.as_mut_ptr(),
+                out.len(),
+                out_len,
+                null_mut(),
+                null_mut(),
+            )
+        }
+    }
+
+    #[test]
+    fn device_entry_points_check_arguments_then_say_unsupported() {
+        if factz::gpu::field::shared().is_ok() {
+            eprintln!("a GPU is present: the device test in this file checks the entry points");
+            return;
+        }
+        let cfg = config();
+        // Stand-ins for device pointers: never dereferenced without a GPU.
+        let (u, v) = (vec![0f32; 12], vec![0f32; 12]);
+        let mut out = vec![0u8; 1024];
+        let mut len = 77usize;
+        let s = compress(&cfg, u.as_ptr(), v.as_ptr(), 3, 4, &mut out, null_mut());
+        assert_eq!(s, FACTZ_NULL_POINTER, "{}", last_error());
+        assert!(last_error().contains("out_len"));
+        let s = compress(null(), u.as_ptr(), v.as_ptr(), 3, 4, &mut out, &mut len);
+        assert_eq!(s, FACTZ_NULL_POINTER, "{}", last_error());
+        assert_eq!(len, 0);
+        let s = compress(&cfg, null(), v.as_ptr(), 3, 4, &mut out, &mut len);
+        assert_eq!(s, FACTZ_NULL_POINTER);
+        assert!(last_error().contains("u_dev"), "{}", last_error());
+        let s = compress(&cfg, u.as_ptr(), null(), 3, 4, &mut out, &mut len);
+        assert_eq!(s, FACTZ_NULL_POINTER);
+        assert!(last_error().contains("v_dev"), "{}", last_error());
+        for (ny, nx) in [(0, 4), (3, 0), (usize::MAX, 2)] {
+            let s = compress(&cfg, u.as_ptr(), v.as_ptr(), ny, nx, &mut out, &mut len);
+            assert_eq!(s, FACTZ_INVALID_ARGUMENT, "{ny}x{nx}: {}", last_error());
+        }
+        let misaligned = u.as_ptr().cast::<u8>().wrapping_add(1).cast::<f32>();
+        let s = compress(&cfg, misaligned, v.as_ptr(), 3, 4, &mut out, &mut len);
+        assert_eq!(s, FACTZ_INVALID_ARGUMENT, "{}", last_error());
+        let mut bad = cfg;
+        bad.mode = 9;
+        let s = compress(&bad, u.as_ptr(), v.as_ptr(), 3, 4, &mut out, &mut len);
+        assert_eq!(s, FACTZ_INVALID_ARGUMENT);
+        // Well-formed: unsupported, with the reason.
+        let s = compress(&cfg, u.as_ptr(), v.as_ptr(), 3, 4, &mut out, &mut len);
+        assert_eq!(s, FACTZ_UNSUPPORTED, "{}", last_error());
+        assert!(last_error().contains("CUDA"), "{}", last_error());
+        assert_eq!(len, 0);
+
+        let stream = [0u8; 16];
+        let (mut du, mut dv) = (vec![0f32; 12], vec![0f32; 12]);
+        let dec = |data: *const u8, u: *mut f32, v: *mut f32, ny: usize, nx: usize| {
+            // SAFETY: as above.
+            unsafe { factz_field_decompress_device(data, 16, u, v, ny, nx, null_mut()) }
+        };
+        let (pu, pv) = (du.as_mut_ptr(), dv.as_mut_ptr());
+        assert_eq!(dec(null(), pu, pv, 3, 4), FACTZ_NULL_POINTER);
+        assert_eq!(
+            dec(stream.as_ptr(), null_mut(), pv, 3, 4),
+            FACTZ_NULL_POINTER
+        );
+        assert_eq!(
+            dec(stream.as_ptr(), pu, null_mut(), 3, 4),
+            FACTZ_NULL_POINTER
+        );
+        assert_eq!(dec(stream.as_ptr(), pu, pv, 0, 4), FACTZ_INVALID_ARGUMENT);
+        assert_eq!(dec(stream.as_ptr(), pu, pv, 3, 4), FACTZ_UNSUPPORTED);
+        assert!(last_error().contains("CUDA"), "{}", last_error());
+    }
+}
+
+/// On a GPU machine (scripts/gpu-check): the CUDA path end to end.
+mod device {
+    use super::*;
+    use factz::capi::gpu::{factz_field_compress_device, factz_field_decompress_device};
+    use factz::capi::status::factz_status::FACTZ_OK;
+    use std::ptr::null_mut;
+
+    #[test]
+    #[ignore = "needs an NVIDIA GPU (scripts/gpu-check)"]
+    fn device_streams_are_the_cpus() {
+        let d = gf::shared().expect("a GPU");
+        let s = d.stream.clone();
+        let ctx = s.context().clone();
+        let turb = fields::turbulence(128, 3);
+        let suite = [
+            fields::window(&turb, 5, 70, 77, 45),
+            turb,
+            fields::nan_mask(&fields::smooth(45, 70, 5), 6),
+        ];
+        for f in &suite {
+            let n = f.ny * f.nx;
+            let du = s.clone_htod(&f.u).unwrap();
+            let dv = s.clone_htod(&f.v).unwrap();
+            for mode in [Mode::Blockwise, Mode::Speculative] {
+                for cfg in configs(f, mode) {
+                    let what = format!("{} {cfg:?}", f.name);
+                    let cpu = factz::field::compress(&f.u, &f.v, f.ny, f.nx, &cfg).unwrap();
+                    let gpu = gf::compress(&ctx, &du, &dv, f.ny, f.nx, &cfg, &s).unwrap();
+                    assert!(gpu.bytes == cpu.bytes, "{what}");
+                    let d = factz::field::decompress(&cpu.bytes).unwrap();
+                    let mut ou = s.alloc_zeros::<f32>(n).unwrap();
+                    let mut ov = s.alloc_zeros::<f32>(n).unwrap();
+                    gf::decompress(&ctx, &cpu.bytes, &mut ou, &mut ov, &s).unwrap();
+                    assert_eq!(bits(&s.clone_dtoh(&ou).unwrap()), bits(&d.u), "{what}");
+                    assert_eq!(bits(&s.clone_dtoh(&ov).unwrap()), bits(&d.v), "{what}");
+                    // The C entry points, on raw device pointers.
+                    let mut out = vec![0u8; factz::field::max_compressed_size(f.ny, f.nx).unwrap()];
+                    let mut len = 0usize;
+                    let c = factz::capi::field::factz_field_config {
+                        struct_size: std::mem::size_of::<factz::capi::field::factz_field_config>()
+                            as u32,
+                        mode: mode as u32,
+                        bound_kind: match cfg.bound {
+                            Bound::Abs(_) => 1,
+                            Bound::Rel(_) => 2,
+                        },
+                        coder: cfg.coder as u32,
+                        bound: match cfg.bound {
+                            Bound::Abs(x) | Bound::Rel(x) => x,
+                        },
+                        zstd_level: cfg.zstd_level,
+                        flags: cfg.chunk_of_larger as u32 | (cfg.verify as u32) << 1,
+                        layout: 0,
+                        reserved: 0,
+                    };
+                    use cudarc::driver::DevicePtr;
+                    let (pu, _g1) = du.device_ptr(&s);
+                    let (pv, _g2) = dv.device_ptr(&s);
+                    // SAFETY: device pointers of n floats on device 0.
+                    let st = unsafe {
+                        factz_field_compress_device(
+                            &c,
+                            pu as *const f32,
+                            pv as *const f32,
+                            f.ny,
+                            f.nx,
+                            out.as_mut_ptr(),
+                            out.len(),
+                            &mut len,
+                            null_mut(),
+                            s.cu_stream().cast(),
+                        )
+                    };
+                    assert_eq!(st, FACTZ_OK, "{what}");
+                    assert!(out[..len] == cpu.bytes[..], "C ABI: {what}");
+                    let mut ou = s.alloc_zeros::<f32>(n).unwrap();
+                    let (po, _g3) = cudarc::driver::DevicePtrMut::device_ptr_mut(&mut ou, &s);
+                    let mut ov = s.alloc_zeros::<f32>(n).unwrap();
+                    let (pw, _g4) = cudarc::driver::DevicePtrMut::device_ptr_mut(&mut ov, &s);
+                    // SAFETY: as above.
+                    let st = unsafe {
+                        factz_field_decompress_device(
+                            cpu.bytes.as_ptr(),
+                            cpu.bytes.len(),
+                            po as *mut f32,
+                            pw as *mut f32,
+                            f.ny,
+                            f.nx,
+                            s.cu_stream().cast(),
+                        )
+                    };
+                    assert_eq!(st, FACTZ_OK, "{what}");
+                    drop((_g3, _g4));
+                    assert_eq!(
+                        bits(&s.clone_dtoh(&ou).unwrap()),
+                        bits(&d.u),
+                        "C ABI {what}"
+                    );
+                    assert_eq!(
+                        bits(&s.clone_dtoh(&ov).unwrap()),
+                        bits(&d.v),
+                        "C ABI {what}"
+                    );
+                }
+            }
+        }
+    }
+}
