@@ -1,0 +1,127 @@
+//! Field compression throughput on a GPU machine (issue 6): modes B and S,
+//! input resident on the device, against the CPU path on the same machine.
+//!
+//! `factz-gpu-bench [--sizes 4096,16384] [--reps 3] [--cpu-max 16384] [--rel 1e-3]`
+//!
+//! The field is synthetic and smooth (a few Fourier modes, many critical
+//! points), n x n. GB/s counts the field's 8 bytes per vertex. GPU compress
+//! time runs from device-resident u, v to the stream on the host (the kernels,
+//! Parts back, entropy coding on the host); GPU decompress from host bytes to
+//! the field in device memory. Every GPU stream is checked against the CPU's.
+
+use cudarc::driver::CudaSlice;
+use factz::field::{self, Bound, FieldConfig, Mode};
+use factz::gpu::field as gf;
+use std::time::Instant;
+
+fn smooth(n: usize) -> (Vec<f32>, Vec<f32>) {
+    let mut u = Vec::with_capacity(n * n);
+    let mut v = Vec::with_capacity(n * n);
+    for j in 0..n {
+        for i in 0..n {
+            let (x, y) = (i as f64 * 0.013, j as f64 * 0.011);
+            u.push(((x + 0.3).sin() * (1.3 * y).cos() + 0.2 * (2.1 * x - y).sin()) as f32);
+            v.push(((1.1 * x).cos() * (y - 0.5).sin() - 0.3 * (x + 1.7 * y).cos()) as f32);
+        }
+    }
+    (u, v)
+}
+
+/// Best of `reps` wall times of `f`, in seconds, and its last result.
+fn best<T>(reps: usize, mut f: impl FnMut() -> T) -> (f64, T) {
+    let mut t = f64::INFINITY;
+    let mut out = None;
+    for _ in 0..reps.max(1) {
+        let s = Instant::now();
+        out = Some(f());
+        t = t.min(s.elapsed().as_secs_f64());
+    }
+    (t, out.expect("ran"))
+}
+
+fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|k| args.get(k + 1))
+        .map(|s| {
+            s.parse()
+                .unwrap_or_else(|_| panic!("{name}: cannot parse {s}"))
+        })
+        .unwrap_or(default)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let sizes: Vec<usize> = arg(&args, "--sizes", "4096,16384".to_string())
+        .split(',')
+        .map(|s| s.parse().expect("--sizes: n,n,..."))
+        .collect();
+    let reps: usize = arg(&args, "--reps", 3);
+    let cpu_max: usize = arg(&args, "--cpu-max", usize::MAX);
+    let rel: f64 = arg(&args, "--rel", 1e-3);
+    let d = match gf::shared() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("factz-gpu-bench: no GPU backend: {}", e.message);
+            std::process::exit(2);
+        }
+    };
+    let s = d.stream.clone();
+    let ctx = s.context().clone();
+    println!("size mode backend compress_GBps decompress_GBps ratio same_stream");
+    for &n in &sizes {
+        let (u, v) = smooth(n);
+        let gb = (8 * n * n) as f64 / 1e9;
+        let du = s.clone_htod(&u).expect("upload u");
+        let dv = s.clone_htod(&v).expect("upload v");
+        let mut ou: CudaSlice<f32> = s.alloc_zeros(n * n).expect("alloc");
+        let mut ov: CudaSlice<f32> = s.alloc_zeros(n * n).expect("alloc");
+        for mode in [Mode::Blockwise, Mode::Speculative] {
+            let cfg = FieldConfig {
+                mode,
+                bound: Bound::Rel(rel),
+                ..FieldConfig::default()
+            };
+            let (tc, c) = best(reps, || {
+                gf::compress(&ctx, &du, &dv, n, n, &cfg, &s).expect("GPU compress")
+            });
+            let (td, _) = best(reps, || {
+                gf::decompress(&ctx, &c.bytes, &mut ou, &mut ov, &s).expect("GPU decompress")
+            });
+            let ratio = gb * 1e9 / c.bytes.len() as f64;
+            let same = if n <= cpu_max {
+                let (cc, cpu) = best(reps, || field::compress(&u, &v, n, n, &cfg).expect("CPU"));
+                let (hu, hv) = (&mut vec![0f32; n * n], &mut vec![0f32; n * n]);
+                let (cd, _) = best(reps, || {
+                    field::decompress_into(&cpu.bytes, hu, hv).expect("CPU")
+                });
+                println!(
+                    "{n} {} cpu {:.3} {:.3} {ratio:.2} -",
+                    mode.name(),
+                    gb / cc,
+                    gb / cd
+                );
+                let back = (s.clone_dtoh(&ou).expect("u"), s.clone_dtoh(&ov).expect("v"));
+                let bits = |a: &[f32]| a.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert!(
+                    bits(&back.0) == bits(hu) && bits(&back.1) == bits(hv),
+                    "GPU decode differs from the CPU's"
+                );
+                if cpu.bytes == c.bytes {
+                    "yes"
+                } else {
+                    "NO"
+                }
+            } else {
+                "unchecked"
+            };
+            println!(
+                "{n} {} cuda {:.3} {:.3} {ratio:.2} {same}",
+                mode.name(),
+                gb / tc,
+                gb / td
+            );
+            assert_ne!(same, "NO", "GPU stream differs from the CPU's");
+        }
+    }
+}
