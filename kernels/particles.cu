@@ -151,6 +151,37 @@ extern "C" __global__ void factz_p_scan(const fzp_u64* in, fzp_u64 n, fzp_u64* o
 
 // ------------------------------------------------------------ binning
 
+// The finite particles' bounding box (geometry.rs `bounding_box`), per block:
+// part[6 * block ..] = lo x, y, z, hi x, y, z, or +inf / -inf where the block
+// has no finite particle. Min and max are exact, so any reduction order gives
+// the CPU's box; the host folds the blocks' boxes. blockDim: a power of two.
+extern "C" __global__ void factz_p_bbox(const float* pos, fzp_u64 n, float* part) {
+    __shared__ float box[6][1024];
+    fzp_u64 k = fzp_tid();
+    fzp_u32 t = threadIdx.x;
+    const float inf = __uint_as_float(0x7f800000u);
+    bool f = false;
+    if (k < n) {
+        const float* p = pos + 3 * k;
+        f = fzp_finite32(p[0]) && fzp_finite32(p[1]) && fzp_finite32(p[2]);
+    }
+    for (int a = 0; a < 3; a++) {
+        box[a][t] = f ? pos[3 * k + a] : inf;
+        box[3 + a][t] = f ? pos[3 * k + a] : -inf;
+    }
+    __syncthreads();
+    for (fzp_u32 s = blockDim.x / 2; s > 0; s /= 2) {
+        if (t < s)
+            for (int a = 0; a < 3; a++) {
+                float lo = box[a][t + s], hi = box[3 + a][t + s];
+                if (lo < box[a][t]) box[a][t] = lo;
+                if (hi > box[3 + a][t]) box[3 + a][t] = hi;
+            }
+        __syncthreads();
+    }
+    if (t < 6) part[6 * (fzp_u64)blockIdx.x + t] = box[t][0];
+}
+
 // Per particle: its cell key and whether it is finite (the CPU grids finite
 // particles only).
 extern "C" __global__ void factz_p_cell_keys(const float* pos, fzp_u64 n, FzpGrid g, fzp_u64* key,

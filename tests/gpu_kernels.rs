@@ -53,6 +53,7 @@ const KERNELS: &[(&str, &[&str])] = &[
         "particles.cu",
         &[
             "factz_p_scan",
+            "factz_p_bbox",
             "factz_p_cell_keys",
             "factz_p_compact_finite",
             "factz_p_radix_count",

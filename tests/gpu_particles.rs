@@ -3,7 +3,8 @@
 //! std::threads), they must give the CPU reference's results bit for bit and in
 //! the CPU's order:
 //!
-//! - binning: the finite particles by cell (ascending index within a cell), the
+//! - binning: the finite particles' bounding box (`geometry::bounding_box`),
+//!   the finite particles by cell (ascending index within a cell), the
 //!   occupied cells' keys and starts, exactly `Grid::build`'s internals;
 //! - vulnerable pairs: exactly `vulnerable::pairs`'s list (i, j, linked), in
 //!   its order;
@@ -56,6 +57,7 @@ type VulnerableFn = unsafe extern "C" fn(
     u64,
     i32,
 ) -> i64;
+type BboxFn = unsafe extern "C" fn(*const f32, u64, *mut f32, i32) -> i32;
 type EditsFn =
     unsafe extern "C" fn(*const i32, *const u8, u64, *mut u64, *mut u32, *mut u32, i32) -> i64;
 
@@ -68,6 +70,26 @@ fn symbol<T>(name: &[u8]) -> libloading::Symbol<'static, T> {
             String::from_utf8_lossy(name)
         )
     })
+}
+
+/// The kernels' bounding box of the finite particles.
+fn gpu_bbox(pos: &[f32], threads: Threads) -> Option<([f32; 3], [f32; 3])> {
+    let mut b = [f32::NAN; 6];
+    let f = symbol::<BboxFn>(b"factz_host_p_bbox\0");
+    // SAFETY: pos holds 3n floats, b six.
+    let any = unsafe {
+        f(
+            pos.as_ptr(),
+            (pos.len() / 3) as u64,
+            b.as_mut_ptr(),
+            (threads == Threads::Os) as i32,
+        )
+    };
+    assert!(
+        any >= 0,
+        "the shim could not launch the bounding-box kernel"
+    );
+    (any == 1).then_some(([b[0], b[1], b[2]], [b[3], b[4], b[5]]))
 }
 
 /// The kernels' grid for `pos` on geometry `g`.
@@ -103,7 +125,7 @@ fn gpu_bins(pos: &[f32], g: &GridGeometry, threads: Threads) -> Bins {
 fn gpu_pairs(pos: &[f32], space: Space, b: f64, xi: f64, threads: Threads) -> Vec<Pair> {
     let n = pos.len() / 3;
     let (r, lo2, hi2, b2) = gpu_ref::vulnerable_search(b, xi);
-    let g = gpu_ref::grid_geometry(gpu_ref::bbox_f32(pos), space, r);
+    let g = gpu_ref::grid_geometry(gpu_bbox(pos, threads), space, r);
     let f = symbol::<VulnerableFn>(b"factz_host_p_vulnerable\0");
     let mut cap = 0u64;
     loop {
@@ -299,12 +321,14 @@ fn sets() -> Vec<Set> {
 #[test]
 fn binning_equals_the_cpu_grid() {
     for s in sets() {
+        let bbox = gpu_bbox(&s.pos, Threads::Fibers);
+        assert_eq!(bbox, gpu_ref::bbox_f32(&s.pos), "{}: bounding box", s.name);
         for &xi in &s.xis {
             let (r, ..) = gpu_ref::vulnerable_search(s.b, xi);
             let (geometry, want) = gpu_ref::bins(&s.pos, s.space, r);
             // The geometry from the bounding box alone is the full build's.
             assert_eq!(
-                gpu_ref::grid_geometry(gpu_ref::bbox_f32(&s.pos), s.space, r),
+                gpu_ref::grid_geometry(bbox, s.space, r),
                 geometry,
                 "{} xi {xi}",
                 s.name
@@ -431,6 +455,7 @@ fn os_threads_give_the_same_bins_and_pairs() {
         let xi = 0.05 * b;
         let want = vulnerable::pairs(&pos, sp, b, xi);
         assert_eq!(gpu_pairs(&pos, sp, b, xi, Threads::Os), want, "{period:?}");
+        assert_eq!(gpu_bbox(&pos, Threads::Os), gpu_ref::bbox_f32(&pos));
         // A tiny b: four radix passes.
         let (r, ..) = gpu_ref::vulnerable_search(1e-7, 1e-9);
         let (g, bins) = gpu_ref::bins(&pos, sp, r);

@@ -18,6 +18,7 @@ typedef unsigned long long u64;
 typedef unsigned int u32;
 
 extern "C" __global__ void factz_p_scan(const u64* in, u64 n, u64* out);
+extern "C" __global__ void factz_p_bbox(const float* pos, u64 n, float* part);
 extern "C" __global__ void factz_p_cell_keys(const float* pos, u64 n, FzpGrid g, u64* key, u64* finite);
 extern "C" __global__ void factz_p_compact_finite(const u64* key, const u64* finite, const u64* slot,
                                                   u64 n, u64* key_out, u32* idx_out);
@@ -177,6 +178,30 @@ extern "C" long long factz_host_p_edits(const int* codes, const unsigned char* e
         run(ncoord, factz_p_edit_scatter, codes, (const u64*)flag.data(), (const u64*)slot.data(), ncoord,
             coord_out, zz_out);
         return (long long)kept;
+    } catch (...) {
+        return -1;
+    }
+}
+
+// The finite particles' bounding box: box = lo x, y, z, hi x, y, z. Returns 1,
+// 0 when no particle is finite (box untouched), -1 when a launch failed.
+extern "C" int factz_host_p_bbox(const float* pos, u64 n, float* box, int os_threads) {
+    try {
+        Launcher run = launcher(os_threads);
+        u64 blocks = (n + kBlock - 1) / kBlock;
+        std::vector<float> part(6 * blocks);
+        run(n, factz_p_bbox, pos, n, part.data());
+        bool any = false;
+        for (u64 b = 0; b < blocks; b++) {
+            const float* p = &part[6 * b];
+            if (!(p[0] <= p[3])) continue;  // no finite particle in this block
+            for (int a = 0; a < 3; a++) {
+                if (!any || p[a] < box[a]) box[a] = p[a];
+                if (!any || p[3 + a] > box[3 + a]) box[3 + a] = p[3 + a];
+            }
+            any = true;
+        }
+        return any ? 1 : 0;
     } catch (...) {
         return -1;
     }

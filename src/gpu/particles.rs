@@ -70,6 +70,7 @@ pub type CompactEdits = (Vec<(u64, u32)>, Vec<u8>);
 pub struct ParticleKernels {
     ctx: Arc<CudaContext>,
     scan: CudaFunction,
+    bbox: CudaFunction,
     cell_keys: CudaFunction,
     compact_finite: CudaFunction,
     radix_count: CudaFunction,
@@ -98,6 +99,7 @@ impl ParticleKernels {
         let f = |name: &str| module.load_function(name).map_err(driver);
         Ok(ParticleKernels {
             scan: f("factz_p_scan")?,
+            bbox: f("factz_p_bbox")?,
             cell_keys: f("factz_p_cell_keys")?,
             compact_finite: f("factz_p_compact_finite")?,
             radix_count: f("factz_p_radix_count")?,
@@ -234,6 +236,37 @@ impl ParticleKernels {
         })
     }
 
+    /// The finite particles' bounding box (`geometry::bounding_box` as f32
+    /// corners): per-block min / max on the device, the blocks folded here.
+    fn bbox(
+        &self,
+        stream: &Arc<CudaStream>,
+        pos: &CudaSlice<f32>,
+        n: usize,
+    ) -> Result<Option<([f32; 3], [f32; 3])>> {
+        if n == 0 {
+            return Ok(None);
+        }
+        let blocks = n.div_ceil(BLOCK as usize);
+        let mut part = Self::zeros::<f32>(stream, 6 * blocks)?;
+        let n64 = n as u64;
+        let mut l = stream.launch_builder(&self.bbox);
+        l.arg(pos).arg(&n64).arg(&mut part);
+        // SAFETY: pos holds 3n floats, part six per block.
+        unsafe { l.launch(cfg(n)?) }.map_err(driver)?;
+        let part = stream.clone_dtoh(&part).map_err(driver)?;
+        let mut out: Option<([f32; 3], [f32; 3])> = None;
+        // A block without a finite particle has lo = +inf > hi = -inf.
+        for p in part.chunks_exact(6).filter(|p| p[0] <= p[3]) {
+            let (lo, hi) = out.get_or_insert(([p[0], p[1], p[2]], [p[3], p[4], p[5]]));
+            for a in 0..3 {
+                lo[a] = lo[a].min(p[a]);
+                hi[a] = hi[a].max(p[3 + a]);
+            }
+        }
+        Ok(out)
+    }
+
     /// The grid of `pos` on geometry `g` (see [`gpu_ref::bins`]), from host memory.
     pub fn bins(&self, pos: &[f32], g: &GridGeometry) -> Result<Bins> {
         let stream = self.ctx.default_stream();
@@ -260,8 +293,8 @@ impl ParticleKernels {
         let stream = self.ctx.default_stream();
         let n = pos.len() / 3;
         let (r, lo2, hi2, b2) = gpu_ref::vulnerable_search(b, xi);
-        let g = gpu_ref::grid_geometry(gpu_ref::bbox_f32(pos), space, r);
         let dpos = stream.clone_htod(pos).map_err(driver)?;
+        let g = gpu_ref::grid_geometry(self.bbox(&stream, &dpos, n)?, space, r);
         let bins = self.bin(&stream, &dpos, n, &g)?;
         let ncell = bins.ncell;
         if ncell == 0 {
