@@ -26,6 +26,20 @@ use std::collections::BTreeSet;
 
 /// Every kernel file and the entry points it must export (unmangled).
 const KERNELS: &[(&str, &[&str])] = &[
+    (
+        "huffman.cu",
+        &[
+            "factz_h_max",
+            "factz_h_histogram",
+            "factz_h_merge",
+            "factz_h_histogram_global",
+            "factz_h_block_bits",
+            "factz_h_offsets",
+            "factz_h_pack",
+            "factz_h_gather",
+            "factz_h_decode",
+        ],
+    ),
     ("mode_b_bounds.cu", &["factz_b_bound_ids"]),
     (
         "mode_b_codec.cu",

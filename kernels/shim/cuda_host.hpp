@@ -266,6 +266,15 @@ inline void __syncwarp(unsigned int mask = 0xffffffffu) {
 inline unsigned int atomicAdd(unsigned int* p, unsigned int x) {
     return __atomic_fetch_add(p, x, __ATOMIC_RELAXED);
 }
+inline unsigned int atomicOr(unsigned int* p, unsigned int x) {
+    return __atomic_fetch_or(p, x, __ATOMIC_RELAXED);
+}
+inline unsigned int atomicMax(unsigned int* p, unsigned int x) {
+    unsigned int old = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (old < x && !__atomic_compare_exchange_n(p, &old, x, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+    return old;
+}
 
 inline unsigned int __float_as_uint(float x) {
     unsigned int b;

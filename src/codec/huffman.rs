@@ -32,13 +32,13 @@ use super::varint::{get_u8, get_uvarint, get_uvarint_max, put_uvarint};
 use crate::error::{Error, Result};
 
 /// log2 of the symbols per block written by the encoder.
-const BLOCK_LOG2: u8 = 16;
-const MIN_BLOCK_LOG2: u8 = 10;
-const MAX_BLOCK_LOG2: u8 = 24;
+pub(super) const BLOCK_LOG2: u8 = 16;
+pub(super) const MIN_BLOCK_LOG2: u8 = 10;
+pub(super) const MAX_BLOCK_LOG2: u8 = 24;
 /// Codes are limited to this length unless more distinct symbols need longer codes.
 const SOFT_MAX_LEN: u32 = 24;
 /// Longest code length the format allows.
-const MAX_LEN: u32 = 32;
+pub(super) const MAX_LEN: u32 = 32;
 const TABLE_BITS: u32 = 12;
 const TABLE_SIZE: usize = 1 << TABLE_BITS;
 
@@ -87,7 +87,7 @@ fn use_dense(max_sym: u32, n: usize) -> bool {
 }
 
 /// Distinct symbols, ascending, with their counts.
-fn histogram<T: Symbol>(symbols: &[T]) -> (Vec<u32>, Vec<u64>) {
+pub(super) fn histogram<T: Symbol>(symbols: &[T]) -> (Vec<u32>, Vec<u64>) {
     let max_sym = symbols
         .par_chunks(1 << 16)
         .map(|c| c.iter().map(|s| s.to_u32()).max().unwrap_or(0))
@@ -232,7 +232,7 @@ fn moffat_katajainen(a: &mut [u64]) {
 
 /// Code lengths (1..=32) for `counts` (n >= 2), limited to
 /// `max(SOFT_MAX_LEN, ceil(log2 n))`, always a complete code.
-fn code_lengths(counts: &[u64]) -> Vec<u8> {
+pub(super) fn code_lengths(counts: &[u64]) -> Vec<u8> {
     let n = counts.len();
     debug_assert!(n >= 2);
     let limit = u64::from(SOFT_MAX_LEN.max(ceil_log2(n as u64)));
@@ -266,7 +266,7 @@ fn code_lengths(counts: &[u64]) -> Vec<u8> {
 }
 
 /// Bit-reversed canonical codes for symbols in ascending order with lengths `lens`.
-fn canonical_codes(lens: &[u8]) -> Vec<u32> {
+pub(super) fn canonical_codes(lens: &[u8]) -> Vec<u32> {
     let mut bl_count = [0u64; MAX_LEN as usize + 1];
     for &l in lens {
         bl_count[l as usize] += 1;
@@ -386,25 +386,25 @@ pub(crate) fn encode<T: Symbol>(symbols: &[T]) -> Vec<u8> {
 // ---------------------------------------------------------------- decoder
 
 /// Decoding tables built from (and validating) a code-length table.
-struct DecodeTable {
+pub(super) struct DecodeTable {
     /// Indexed by the next TABLE_BITS bits: symbol << 8 | length, or 0 when the code is
     /// longer or its symbol does not fit in 24 bits (then `slow` decodes it).
     primary: Box<[u32; TABLE_SIZE]>,
     /// Shortest code length `slow` may meet.
     slow_start: u32,
-    max_len: u32,
+    pub(super) max_len: u32,
     /// For each length L: left-justified (32-bit) limit of codes of length <= L.
-    limit: [u64; MAX_LEN as usize + 1],
+    pub(super) limit: [u64; MAX_LEN as usize + 1],
     /// First canonical code of each length.
-    first: [u64; MAX_LEN as usize + 1],
+    pub(super) first: [u64; MAX_LEN as usize + 1],
     /// Index in `sorted` of the first symbol of each length.
-    offset: [u64; MAX_LEN as usize + 1],
+    pub(super) offset: [u64; MAX_LEN as usize + 1],
     /// Symbols in canonical order (length, then value).
-    sorted: Vec<u32>,
+    pub(super) sorted: Vec<u32>,
 }
 
 impl DecodeTable {
-    fn new(syms: &[u32], lens: &[u8]) -> Result<Self> {
+    pub(super) fn new(syms: &[u32], lens: &[u8]) -> Result<Self> {
         let mut bl_count = [0u64; MAX_LEN as usize + 1];
         for &l in lens {
             if l == 0 || u32::from(l) > MAX_LEN {

@@ -15,6 +15,7 @@
 //! - [`varint`]: LEB128 helpers, also used by the stream container.
 
 mod bits;
+pub mod gpu_ref;
 mod huffman;
 pub mod planes;
 mod rans;

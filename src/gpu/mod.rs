@@ -7,6 +7,7 @@
 //! into the compressors yet (issue 6).
 
 pub mod field;
+pub mod huffman;
 pub mod mode_b;
 pub mod mode_b_codec;
 pub mod mode_s;

@@ -1,0 +1,240 @@
+//! The host side of the GPU Huffman coder (`kernels/huffman.cu`): the CPU's
+//! own table builder, header writer and header reader around the kernels'
+//! counts, packed blocks and decoded blocks, so a GPU stream is the CPU's
+//! stream byte for byte. Tests compare the kernels (on a device, or on the host
+//! through `kernels/shim`) with `huffman.rs` through these.
+#![doc(hidden)]
+
+use super::bits::{BitReader, BitWriter};
+use super::huffman::{
+    canonical_codes, code_lengths, histogram, DecodeTable, BLOCK_LOG2 as BLOCK_LOG2_U8,
+    MAX_BLOCK_LOG2, MAX_LEN, MIN_BLOCK_LOG2,
+};
+use super::varint::{get_u8, get_uvarint, get_uvarint_max, put_uvarint};
+use crate::error::{Error, Result};
+
+/// log2 of the symbols per block the CPU encoder writes.
+pub const BLOCK_LOG2: u32 = BLOCK_LOG2_U8 as u32;
+/// Entries of the kernels' per-length decode arrays (lengths 0..=32).
+pub const LENGTHS: usize = MAX_LEN as usize + 1;
+/// Largest symbol the GPU encoder's dense lookup handles (the CPU's dense limit).
+pub const MAX_DENSE_SYMBOL: u32 = (1 << 24) - 1;
+
+/// The CPU encoder's distinct symbols (ascending) and their counts.
+pub fn cpu_counts(symbols: &[u32]) -> (Vec<u32>, Vec<u64>) {
+    histogram(symbols)
+}
+
+/// The distinct symbols and counts of dense per-symbol counts (as the kernels give them).
+pub fn sparse_counts(dense: &[u64]) -> (Vec<u32>, Vec<u64>) {
+    dense
+        .iter()
+        .enumerate()
+        .filter(|(_, &c)| c > 0)
+        .map(|(s, &c)| (s as u32, c))
+        .unzip()
+}
+
+/// A code as `huffman::encode` builds it: symbols ascending, their code lengths
+/// and bit-reversed canonical codes (both empty when fewer than two symbols).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Code {
+    pub syms: Vec<u32>,
+    pub lens: Vec<u8>,
+    pub codes: Vec<u32>,
+}
+
+/// The CPU's code for these counts.
+pub fn code(syms: &[u32], counts: &[u64]) -> Code {
+    let (lens, codes) = if syms.len() >= 2 {
+        let lens = code_lengths(counts);
+        let codes = canonical_codes(&lens);
+        (lens, codes)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    Code {
+        syms: syms.to_vec(),
+        lens,
+        codes,
+    }
+}
+
+/// The kernels' dense lookup: entry s = reversed code | length << 32 (0 for
+/// symbols without a code), `max symbol + 1` entries; None past `MAX_DENSE_SYMBOL`.
+pub fn lookup(code: &Code) -> Option<Vec<u64>> {
+    let max = *code.syms.last()?;
+    if max > MAX_DENSE_SYMBOL || code.lens.is_empty() {
+        return None;
+    }
+    let mut t = vec![0u64; max as usize + 1];
+    for ((&s, &c), &l) in code.syms.iter().zip(&code.codes).zip(&code.lens) {
+        t[s as usize] = u64::from(c) | (u64::from(l) << 32);
+    }
+    Some(t)
+}
+
+/// The stream from a code, the blocks' byte lengths and their concatenated
+/// bytes, laid out as `huffman::encode` does (see its module doc).
+pub fn assemble(code: &Code, block_bytes: &[u64], payload: &[u8]) -> Vec<u8> {
+    let syms = &code.syms;
+    let n = syms.len();
+    let mut out = Vec::new();
+    put_uvarint(&mut out, n as u64);
+    let mut prev_end = 0u64;
+    let mut i = 0;
+    while i < n {
+        let mut j = i + 1;
+        while j < n && u64::from(syms[j]) == u64::from(syms[j - 1]) + 1 {
+            j += 1;
+        }
+        put_uvarint(&mut out, u64::from(syms[i]) - prev_end);
+        put_uvarint(&mut out, (j - i - 1) as u64);
+        prev_end = u64::from(syms[j - 1]) + 1;
+        i = j;
+    }
+    if n <= 1 {
+        return out;
+    }
+    let mut w = BitWriter::with_capacity(n * 5 / 8 + 8);
+    for &l in &code.lens {
+        w.put(u64::from(l - 1), 5);
+    }
+    out.extend_from_slice(&w.finish());
+    out.push(BLOCK_LOG2_U8);
+    for &b in block_bytes {
+        put_uvarint(&mut out, b);
+    }
+    out.extend_from_slice(payload);
+    out
+}
+
+/// What the GPU decoder needs from a stream's header.
+#[derive(Debug, Clone)]
+pub enum Parsed {
+    /// No symbols.
+    Empty,
+    /// Every symbol is this one.
+    Constant(u32),
+    /// Blocks to decode.
+    Blocks(Blocks),
+}
+
+/// A stream's blocks and `DecodeTable`'s arrays.
+#[derive(Debug, Clone)]
+pub struct Blocks {
+    pub block_log2: u32,
+    /// Byte offsets of the blocks in `payload` (blocks + 1 entries).
+    pub byte_off: Vec<u64>,
+    pub payload: Vec<u8>,
+    pub limit: [u64; LENGTHS],
+    pub first: [u64; LENGTHS],
+    pub offset: [u64; LENGTHS],
+    pub sorted: Vec<u32>,
+    pub max_len: u32,
+}
+
+/// Reads a `huffman::encode` stream's header for `count` u32 symbols with the
+/// checks of `huffman::decode` (the per-block bit streams are the kernel's).
+pub fn parse(data: &[u8], count: usize) -> Result<Parsed> {
+    let mut pos = 0usize;
+    let n = get_uvarint_max(
+        data,
+        &mut pos,
+        u64::from(u32::MAX) + 1,
+        "huffman: distinct symbols",
+    )?;
+    if n == 0 {
+        if count != 0 {
+            return Err(Error::corrupt("huffman: no symbols in a non-empty stream"));
+        }
+        if pos != data.len() {
+            return Err(Error::corrupt("huffman: trailing bytes"));
+        }
+        return Ok(Parsed::Empty);
+    }
+    if n >= 2 && n > data.len().saturating_sub(pos).saturating_mul(8) / 5 {
+        return Err(Error::corrupt(
+            "huffman: distinct symbol count exceeds stream size",
+        ));
+    }
+    let mut syms: Vec<u32> = Vec::with_capacity(n);
+    let mut prev_end = 0u64;
+    while syms.len() < n {
+        let gap = get_uvarint(data, &mut pos)?;
+        let run = get_uvarint_max(data, &mut pos, (n - syms.len() - 1) as u64, "huffman: run")? + 1;
+        let start = prev_end
+            .checked_add(gap)
+            .filter(|&s| s <= u64::from(u32::MAX))
+            .ok_or_else(|| Error::corrupt("huffman: symbol value out of range"))?;
+        let end = start + run as u64;
+        if end - 1 > u64::from(u32::MAX) {
+            return Err(Error::corrupt("huffman: symbol value out of range"));
+        }
+        syms.extend((start..end).map(|s| s as u32));
+        prev_end = end;
+    }
+    if n == 1 {
+        if pos != data.len() {
+            return Err(Error::corrupt("huffman: trailing bytes"));
+        }
+        return Ok(Parsed::Constant(syms[0]));
+    }
+    let table_bytes = (n * 5).div_ceil(8);
+    let table = data
+        .get(pos..pos.saturating_add(table_bytes))
+        .ok_or_else(|| Error::corrupt("huffman: truncated code-length table"))?;
+    pos += table_bytes;
+    let mut br = BitReader::new(table);
+    let lens: Vec<u8> = (0..n).map(|_| br.get(5) as u8 + 1).collect();
+    br.finish()?;
+    let block_log2 = get_u8(data, &mut pos, "huffman: block size")?;
+    if !(MIN_BLOCK_LOG2..=MAX_BLOCK_LOG2).contains(&block_log2) {
+        return Err(Error::corrupt("huffman: block size out of range"));
+    }
+    let dec = DecodeTable::new(&syms, &lens)?;
+    let n_blocks = count.div_ceil(1usize << block_log2);
+    if n_blocks > data.len() - pos {
+        return Err(Error::corrupt("huffman: block count exceeds stream size"));
+    }
+    let mut byte_off = Vec::with_capacity(n_blocks + 1);
+    let mut total = 0usize;
+    byte_off.push(0);
+    for _ in 0..n_blocks {
+        let len = get_uvarint_max(data, &mut pos, data.len() as u64, "huffman: block length")?;
+        total = total
+            .checked_add(len)
+            .ok_or_else(|| Error::corrupt("huffman: block lengths overflow"))?;
+        byte_off.push(total as u64);
+    }
+    if total != data.len() - pos {
+        return Err(Error::corrupt(
+            "huffman: block lengths do not match stream size",
+        ));
+    }
+    if count / 8 > total {
+        return Err(Error::corrupt("huffman: symbol count exceeds stream size"));
+    }
+    Ok(Parsed::Blocks(Blocks {
+        block_log2: u32::from(block_log2),
+        byte_off,
+        payload: data[pos..].to_vec(),
+        limit: dec.limit,
+        first: dec.first,
+        offset: dec.offset,
+        sorted: dec.sorted,
+        max_len: dec.max_len,
+    }))
+}
+
+/// The error a kernel's per-block status stands for (`kernels/huffman.cu`'s FZH_*), as
+/// `BitReader::finish` and `DecodeTable::slow` report it.
+pub fn block_status(status: u32) -> Result<()> {
+    match status {
+        0 => Ok(()),
+        1 => Err(Error::corrupt("bit stream overrun")),
+        2 => Err(Error::corrupt("bit stream has trailing bytes")),
+        3 => Err(Error::corrupt("bit stream padding is not zero")),
+        _ => Err(Error::corrupt("huffman: invalid code")),
+    }
+}

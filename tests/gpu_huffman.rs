@@ -1,0 +1,481 @@
+//! The GPU Huffman coder (`kernels/huffman.cu`, issue 6) against the CPU's
+//! (`src/codec/huffman.rs`), bit for bit, without a GPU: the kernels run as host
+//! C++ through `kernels/shim` (see tests/gpu_kernels.rs), the host side is
+//! `factz::codec::gpu_ref` (the CPU's own table builder and header code).
+//!
+//! - Counts: the kernels' per-symbol counts equal the CPU encoder's histogram
+//!   (shared-memory per-block histograms for alphabets up to 4096, global
+//!   atomics above).
+//! - Encoding: the stream built from the kernels' counts and packed blocks is
+//!   `codec::encode_u32(Huffman, ..)` byte for byte.
+//! - Decoding: the block decoder gives what `codec::decode_u32` gives, on CPU
+//!   streams and on corrupted ones (same symbols, or an error for both).
+//!
+//! Inputs: quantization codes of datagen turbulence compressed with mode B and
+//! mode S, and adversarial streams (empty, one symbol, two, equiprobable
+//! alphabets on both histogram paths, geometric counts that hit the 24-bit code
+//! length limit, lengths that are not multiples of 32, 64 or the block size).
+
+mod common;
+#[path = "common/kernels_host.rs"]
+mod kernels_host;
+#[cfg(feature = "cuda")]
+#[path = "common/nvrtc.rs"]
+mod nvrtc;
+
+use common::fields::{self, Field, Rng};
+use factz::codec::gpu_ref::{self, Code, Parsed};
+use factz::codec::{self, Coder};
+use factz::field::{blockwise, speculative};
+use kernels_host::Threads;
+
+type MaxFn = unsafe extern "C" fn(*const u32, u64, *mut u32, i32) -> i32;
+type CountFn = unsafe extern "C" fn(*const u32, u64, u32, *mut u64, i32) -> i32;
+type EncodeFn = unsafe extern "C" fn(
+    *const u32,
+    u64,
+    u32,
+    *const u64,
+    u64,
+    *mut u64,
+    *mut u8,
+    *mut u64,
+    i32,
+) -> i32;
+type DecodeFn = unsafe extern "C" fn(
+    *const u8,
+    *const u64,
+    u64,
+    u64,
+    u32,
+    *const u64,
+    *const u64,
+    *const u64,
+    *const u32,
+    u64,
+    u32,
+    *mut u32,
+    *mut u32,
+    i32,
+) -> i32;
+
+fn sym<T: Copy>(name: &[u8]) -> T {
+    // SAFETY: the signatures above are kernels/shim/huffman_host.cpp's.
+    unsafe {
+        *kernels_host::library()
+            .get::<T>(name)
+            .expect("host entry point")
+    }
+}
+
+fn os(threads: Threads) -> i32 {
+    (threads == Threads::Os) as i32
+}
+
+/// The kernels' dense counts (max symbol + 1 entries; empty for no symbols),
+/// None past the dense limit.
+fn gpu_counts(symbols: &[u32], threads: Threads) -> Option<Vec<u64>> {
+    if symbols.is_empty() {
+        return Some(Vec::new());
+    }
+    let mut max = 0u32;
+    let f: MaxFn = sym(b"factz_host_h_max");
+    // SAFETY: valid buffers of the lengths passed.
+    assert_eq!(
+        unsafe {
+            f(
+                symbols.as_ptr(),
+                symbols.len() as u64,
+                &mut max,
+                os(threads),
+            )
+        },
+        0
+    );
+    assert_eq!(max, *symbols.iter().max().unwrap(), "GPU max symbol");
+    if max > gpu_ref::MAX_DENSE_SYMBOL {
+        return None;
+    }
+    let bins = max + 1;
+    let mut counts = vec![0u64; bins as usize];
+    let f: CountFn = sym(b"factz_host_h_count");
+    // SAFETY: counts holds bins entries.
+    let rc = unsafe {
+        f(
+            symbols.as_ptr(),
+            symbols.len() as u64,
+            bins,
+            counts.as_mut_ptr(),
+            os(threads),
+        )
+    };
+    assert_eq!(rc, 0, "factz_host_h_count");
+    Some(counts)
+}
+
+/// The stream from the kernels' counts and packed blocks (None when the
+/// alphabet is too wide for the dense lookup).
+fn gpu_encode(symbols: &[u32], threads: Threads) -> Option<Vec<u8>> {
+    let dense = gpu_counts(symbols, threads)?;
+    let (syms, counts) = gpu_ref::sparse_counts(&dense);
+    let code = gpu_ref::code(&syms, &counts);
+    if code.syms.len() <= 1 {
+        return Some(gpu_ref::assemble(&code, &[], &[]));
+    }
+    let lut = gpu_ref::lookup(&code)?;
+    Some(pack(symbols, &code, &lut, threads))
+}
+
+fn pack(symbols: &[u32], code: &Code, lut: &[u64], threads: Threads) -> Vec<u8> {
+    let blocks = symbols.len().div_ceil(1 << gpu_ref::BLOCK_LOG2);
+    let mut block_bytes = vec![0u64; blocks];
+    let mut payload = vec![0u8; symbols.len() * 4 + 4];
+    let mut len = 0u64;
+    let f: EncodeFn = sym(b"factz_host_h_encode");
+    // SAFETY: one length per block; payload holds 32 bits per symbol.
+    let rc = unsafe {
+        f(
+            symbols.as_ptr(),
+            symbols.len() as u64,
+            gpu_ref::BLOCK_LOG2,
+            lut.as_ptr(),
+            lut.len() as u64,
+            block_bytes.as_mut_ptr(),
+            payload.as_mut_ptr(),
+            &mut len,
+            os(threads),
+        )
+    };
+    assert_eq!(rc, 0, "factz_host_h_encode");
+    payload.truncate(len as usize);
+    gpu_ref::assemble(code, &block_bytes, &payload)
+}
+
+/// The kernels' decode of a stream (header read on the host).
+fn gpu_decode(data: &[u8], count: usize, threads: Threads) -> factz::Result<Vec<u32>> {
+    let b = match gpu_ref::parse(data, count)? {
+        Parsed::Empty => return Ok(Vec::new()),
+        Parsed::Constant(s) => return Ok(vec![s; count]),
+        Parsed::Blocks(b) => b,
+    };
+    let blocks = b.byte_off.len() - 1;
+    let mut out = vec![0u32; count];
+    let mut status = vec![u32::MAX; blocks];
+    let f: DecodeFn = sym(b"factz_host_h_decode");
+    // SAFETY: byte_off has blocks + 1 entries within payload; the tables have 33.
+    let rc = unsafe {
+        f(
+            b.payload.as_ptr(),
+            b.byte_off.as_ptr(),
+            blocks as u64,
+            count as u64,
+            b.block_log2,
+            b.limit.as_ptr(),
+            b.first.as_ptr(),
+            b.offset.as_ptr(),
+            b.sorted.as_ptr(),
+            b.sorted.len() as u64,
+            b.max_len,
+            out.as_mut_ptr(),
+            status.as_mut_ptr(),
+            os(threads),
+        )
+    };
+    assert_eq!(rc, 0, "factz_host_h_decode");
+    for s in status {
+        gpu_ref::block_status(s)?;
+    }
+    Ok(out)
+}
+
+/// Counts, bytes and decode against the CPU; returns the longest code length.
+fn check_with(what: &str, symbols: &[u32], threads: Threads) -> u32 {
+    let what = format!("{what} ({} symbols, {threads:?})", symbols.len());
+    let (syms, counts) = gpu_ref::cpu_counts(symbols);
+    let dense = gpu_counts(symbols, threads).unwrap_or_else(|| panic!("{what}: alphabet too wide"));
+    let (gs, gc) = gpu_ref::sparse_counts(&dense);
+    assert_eq!(gs, syms, "{what}: GPU symbols");
+    assert_eq!(gc, counts, "{what}: GPU counts");
+    let cpu = codec::encode_u32(Coder::Huffman, symbols);
+    let gpu = gpu_encode(symbols, threads).unwrap_or_else(|| panic!("{what}: alphabet too wide"));
+    assert!(
+        gpu == cpu,
+        "{what}: GPU stream differs from the CPU's ({} vs {} bytes)",
+        gpu.len(),
+        cpu.len()
+    );
+    let back = gpu_decode(&cpu, symbols.len(), threads)
+        .unwrap_or_else(|e| panic!("{what}: GPU decode of the CPU stream: {e}"));
+    assert!(back == symbols, "{what}: GPU decode differs from the input");
+    gpu_ref::code(&syms, &counts)
+        .lens
+        .iter()
+        .map(|&l| u32::from(l))
+        .max()
+        .unwrap_or(0)
+}
+
+fn check(what: &str, symbols: &[u32]) -> u32 {
+    check_with(what, symbols, Threads::Fibers)
+}
+
+fn shuffle(v: &mut [u32], r: &mut Rng) {
+    for i in (1..v.len()).rev() {
+        v.swap(i, r.below(i + 1));
+    }
+}
+
+fn range(f: &Field) -> f64 {
+    let (lo, hi) = factz::field::finite_range(f.u.iter().chain(&f.v));
+    if lo > hi {
+        0.0
+    } else {
+        hi as f64 - lo as f64
+    }
+}
+
+#[test]
+fn quantization_codes_of_turbulence() {
+    // 256^2 vertices: several 2^16-symbol blocks, the last one partial.
+    let turb = fields::turbulence(256, 5);
+    let small = fields::window(&turb, 3, 7, 61, 93);
+    let mut blocks_seen = 0;
+    for f in [&turb, &small] {
+        for rel in [1e-2, 1e-4, 1e-6] {
+            let xi = rel * range(f);
+            let b = blockwise::encode(&f.u, &f.v, f.ny, f.nx, xi, false).codes;
+            let s = speculative::encode(&f.u, &f.v, f.ny, f.nx, xi, false).codes;
+            assert!(
+                b.len() > 1000 && s.len() > 1000,
+                "{}: too few codes",
+                f.name
+            );
+            check(&format!("mode B codes of {} at {rel:e}", f.name), &b);
+            check(&format!("mode S codes of {} at {rel:e}", f.name), &s);
+            blocks_seen = blocks_seen.max(b.len().div_ceil(1 << 16));
+        }
+    }
+    assert!(blocks_seen >= 2, "no multi-block stream");
+}
+
+#[test]
+fn degenerate_streams() {
+    check("empty", &[]);
+    check("one symbol", &[7]);
+    check("zero repeated", &[0; 70_001]);
+    check("one symbol repeated", &[4095; 1000]);
+    let mut r = Rng::new(11);
+    for n in [2usize, 31, 33, 65, 65_535, 65_536, 65_537] {
+        let two: Vec<u32> = (0..n).map(|i| [3, 9][(i + r.below(2)) % 2]).collect();
+        let two: Vec<u32> = if two.iter().all(|&s| s == two[0]) {
+            vec![3, 9]
+        } else {
+            two
+        };
+        assert_eq!(check(&format!("two symbols, n {n}"), &two), 1);
+    }
+}
+
+#[test]
+fn equiprobable_alphabets() {
+    let mut r = Rng::new(12);
+    // 256 and 4096 symbols: shared-memory histograms, flat 8- and 12-bit codes;
+    // 5000: global histogram, 12- and 13-bit codes.
+    for (alphabet, reps, len) in [(256u32, 3, 8), (4096, 17, 12), (5000, 2, 13)] {
+        let mut v: Vec<u32> = (0..alphabet * reps).map(|i| i % alphabet).collect();
+        shuffle(&mut v, &mut r);
+        assert_eq!(check(&format!("{alphabet} equiprobable"), &v), len);
+    }
+}
+
+#[test]
+fn skewed_counts_reach_the_length_limit() {
+    // Fibonacci counts over k symbols make a code k - 1 bits deep: 25 symbols
+    // reach the CPU's 24-bit limit exactly, 26 go past it and get folded.
+    let mut r = Rng::new(13);
+    for (k, longest) in [(25u32, 24), (26, 24)] {
+        let (mut a, mut b) = (1usize, 1usize);
+        let mut v = Vec::new();
+        for s in 0..k {
+            v.extend(std::iter::repeat(s * 3 + 1).take(a));
+            (a, b) = (b, a + b);
+        }
+        shuffle(&mut v, &mut r);
+        let got = check(&format!("Fibonacci counts, {k} symbols"), &v);
+        if k == 25 {
+            assert_eq!(got, longest, "{k} symbols");
+        } else {
+            assert!(got <= longest, "{k} symbols: {got}-bit codes");
+        }
+    }
+    // Peaked around zero with a sparse tail, as quantization codes are.
+    for n in [1usize, 63, 64, 100, 3 * 65_536 + 17] {
+        let peaked: Vec<u32> = (0..n)
+            .map(|_| {
+                let x = r.next_u64();
+                (x.trailing_zeros() / 2) + if x % 1000 == 0 { 70_000 } else { 0 }
+            })
+            .collect();
+        check(&format!("peaked, n {n}"), &peaked);
+    }
+}
+
+#[test]
+fn os_threads_agree() {
+    let turb = fields::turbulence(128, 3);
+    let b = blockwise::encode(&turb.u, &turb.v, 128, 128, 1e-4 * range(&turb), false).codes;
+    check_with(
+        "mode B codes of turb128",
+        &b[..b.len().min(20_000)],
+        Threads::Os,
+    );
+}
+
+#[test]
+fn wide_alphabets_stay_on_the_cpu() {
+    // Past the dense lookup's 2^24 symbols the host keeps the CPU encoder.
+    let v = [0u32, 1 << 24, 5, 1 << 24];
+    let (syms, counts) = gpu_ref::cpu_counts(&v);
+    assert!(gpu_ref::lookup(&gpu_ref::code(&syms, &counts)).is_none());
+    assert!(gpu_encode(&v, Threads::Fibers).is_none());
+    assert!(gpu_encode(&[u32::MAX; 33], Threads::Fibers).is_none());
+    check("largest dense symbol", &[0, gpu_ref::MAX_DENSE_SYMBOL, 0]);
+    // Decoding has no such limit: the table is the stream's.
+    let wide: Vec<u32> = (0..70_000u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
+    let cpu = codec::encode_u32(Coder::Huffman, &wide);
+    assert!(gpu_decode(&cpu, wide.len(), Threads::Fibers).unwrap() == wide);
+}
+
+#[test]
+fn corrupt_streams_decode_as_on_the_cpu() {
+    let turb = fields::turbulence(128, 3);
+    let mut codes = blockwise::encode(&turb.u, &turb.v, 128, 128, 1e-5 * range(&turb), false).codes;
+    codes.extend_from_within(..);
+    codes.extend_from_within(..1000); // two blocks
+    let n = codes.len();
+    let good = codec::encode_u32(Coder::Huffman, &codes);
+    let mut r = Rng::new(14);
+    let mut errors = 0;
+    let mut cases: Vec<(String, Vec<u8>, usize)> = vec![
+        ("truncated".into(), good[..good.len() - 1].to_vec(), n),
+        ("one byte more".into(), [&good[..], &[0]].concat(), n),
+        ("count - 1".into(), good.clone(), n - 1),
+        ("count + 1".into(), good.clone(), n + 1),
+        ("count + 2^16".into(), good.clone(), n + 65_536),
+    ];
+    let mut padded = good.clone();
+    *padded.last_mut().unwrap() |= 0x80;
+    cases.push(("padding bit set".into(), padded, n));
+    for k in 0..60 {
+        let mut bad = good.clone();
+        let at = if k < 20 {
+            r.below(64)
+        } else {
+            good.len() - 1 - r.below(good.len() / 2)
+        };
+        bad[at] ^= 1 << r.below(8);
+        cases.push((format!("bit flip at byte {at}"), bad, n));
+    }
+    for (what, data, count) in cases {
+        let cpu = codec::decode_u32(Coder::Huffman, &data, count);
+        let gpu = gpu_decode(&data, count, Threads::Fibers);
+        match (&cpu, &gpu) {
+            (Ok(c), Ok(g)) => assert!(c == g, "{what}: decodes differ"),
+            (Err(_), Err(_)) => errors += 1,
+            _ => panic!(
+                "{what}: CPU {:?} but GPU {:?}",
+                cpu.map(|v| v.len()),
+                gpu.map(|v| v.len())
+            ),
+        }
+    }
+    assert!(errors >= 10, "only {errors} corruptions detected");
+}
+
+#[cfg(feature = "cuda")]
+mod cuda {
+    use super::*;
+    use factz::gpu;
+    use std::sync::OnceLock;
+
+    /// Makes the wheel's NVRTC the one cudarc finds (same soname, loaded first).
+    fn preload_nvrtc() -> Result<(), String> {
+        static LIB: OnceLock<Result<libloading::Library, String>> = OnceLock::new();
+        LIB.get_or_init(|| {
+            let path = nvrtc::locate()?;
+            // SAFETY: loading NVRTC runs only its own initialisers.
+            unsafe { libloading::Library::new(&path) }.map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map(|_| ())
+        .map_err(Clone::clone)
+    }
+
+    #[test]
+    fn cudarc_compiles_the_kernels_with_nvrtc() {
+        if let Err(why) = preload_nvrtc() {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true and NVRTC is missing: {why}"
+            );
+            eprintln!("skipping: {why}");
+            return;
+        }
+        let ptx = gpu::huffman::compile("compute_80").unwrap().to_src();
+        for entry in ["factz_h_histogram", "factz_h_pack", "factz_h_decode"] {
+            assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
+        }
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
+    fn device_matches_the_cpu() {
+        let _ = preload_nvrtc();
+        let ctx = gpu::device().unwrap_or_else(|e| panic!("{e}"));
+        let k = gpu::huffman::HuffmanKernels::new(ctx).unwrap();
+        let turb = fields::turbulence(512, 3);
+        let mut r = Rng::new(21);
+        let mut suite: Vec<(String, Vec<u32>)> = Vec::new();
+        for rel in [1e-2, 1e-4, 1e-6] {
+            let xi = rel * range(&turb);
+            let b = blockwise::encode(&turb.u, &turb.v, 512, 512, xi, false).codes;
+            let s = speculative::encode(&turb.u, &turb.v, 512, 512, xi, false).codes;
+            suite.push((format!("mode B {rel:e}"), b));
+            suite.push((format!("mode S {rel:e}"), s));
+        }
+        suite.push(("empty".into(), vec![]));
+        suite.push(("constant".into(), vec![5; 100_003]));
+        suite.push(("two".into(), (0..65_537).map(|i| i % 2).collect()));
+        for alphabet in [256u32, 4096, 5000, 70_000] {
+            let mut v: Vec<u32> = (0..alphabet * 7).map(|i| i % alphabet).collect();
+            shuffle(&mut v, &mut r);
+            suite.push((format!("{alphabet} equiprobable"), v));
+        }
+        let (mut a, mut b) = (1usize, 1usize);
+        let mut fib = Vec::new();
+        for s in 0..26u32 {
+            fib.extend(std::iter::repeat(s).take(a));
+            (a, b) = (b, a + b);
+        }
+        shuffle(&mut fib, &mut r);
+        suite.push(("Fibonacci".into(), fib));
+        for (what, v) in &suite {
+            let cpu = codec::encode_u32(Coder::Huffman, v);
+            let dev = k.encode(v).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert!(dev == cpu, "{what}: device stream differs");
+            let back = k
+                .decode(&cpu, v.len())
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert!(&back == v, "{what}: device decode differs");
+            let mut bad = cpu.clone();
+            if let Some(x) = bad.last_mut() {
+                *x ^= 0x80;
+                let c = codec::decode_u32(Coder::Huffman, &bad, v.len());
+                let g = k.decode(&bad, v.len());
+                assert_eq!(c.is_ok(), g.is_ok(), "{what}: corrupt padding");
+            }
+        }
+    }
+}
