@@ -117,7 +117,7 @@ pub enum Parsed {
     /// Every symbol is this one.
     Constant(u32),
     /// Blocks to decode.
-    Blocks(Blocks),
+    Blocks(Box<Blocks>),
 }
 
 /// A stream's blocks and `DecodeTable`'s arrays.
@@ -215,7 +215,7 @@ pub fn parse(data: &[u8], count: usize) -> Result<Parsed> {
     if count / 8 > total {
         return Err(Error::corrupt("huffman: symbol count exceeds stream size"));
     }
-    Ok(Parsed::Blocks(Blocks {
+    Ok(Parsed::Blocks(Box::new(Blocks {
         block_log2: u32::from(block_log2),
         byte_off,
         payload: data[pos..].to_vec(),
@@ -224,7 +224,7 @@ pub fn parse(data: &[u8], count: usize) -> Result<Parsed> {
         offset: dec.offset,
         sorted: dec.sorted,
         max_len: dec.max_len,
-    }))
+    })))
 }
 
 /// The error a kernel's per-block status stands for (`kernels/huffman.cu`'s FZH_*), as
