@@ -264,6 +264,17 @@ fn degenerate_streams() {
     check("one symbol", &[7]);
     check("zero repeated", &[0; 70_001]);
     check("one symbol repeated", &[4095; 1000]);
+    // Largest symbol 4095 vs 4096: the shared and the global histogram paths.
+    check("two symbols, shared bins", &[0, 4095, 4095]);
+    check("two symbols, global bins", &[0, 4096, 4096]);
+    // Byte streams (masks) have the same format: the u32 kernels give encode_bytes' bytes.
+    let mut r = Rng::new(10);
+    let bytes: Vec<u8> = (0..70_000).map(|_| (r.next_u64() % 7) as u8).collect();
+    let wide: Vec<u32> = bytes.iter().map(|&b| u32::from(b)).collect();
+    check("bytes as u32", &wide);
+    assert!(
+        gpu_encode(&wide, Threads::Fibers).unwrap() == codec::encode_bytes(Coder::Huffman, &bytes)
+    );
     let mut r = Rng::new(11);
     for n in [2usize, 31, 33, 65, 65_535, 65_536, 65_537] {
         let two: Vec<u32> = (0..n).map(|i| [3, 9][(i + r.below(2)) % 2]).collect();
