@@ -28,34 +28,73 @@ fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
     out
 }
 
-/// Builds the host library once per test binary (g++, C++20 for std::barrier;
-/// no FMA contraction, as NVRTC's --fmad=false) and loads it.
+/// g++'s flags for the host build: C++20 for std::barrier; no FMA
+/// contraction, as NVRTC's --fmad=false.
+const FLAGS: [&str; 10] = [
+    "-std=c++20",
+    "-O2",
+    "-ffp-contract=off",
+    "-fno-fast-math",
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-pthread",
+    "-fPIC",
+    "-shared",
+];
+
+/// Builds the host library (once for every test binary of a run: the result
+/// is cached under a hash of the flags and every source, so only a changed
+/// kernel rebuilds it) and loads it.
 pub fn library() -> &'static libloading::Library {
     static LIB: OnceLock<libloading::Library> = OnceLock::new();
     LIB.get_or_init(|| {
+        use std::hash::{Hash, Hasher};
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernels_host");
         std::fs::create_dir_all(&dir).expect("creating the host kernel build directory");
-        let so = dir.join("libfactz_kernels_host.so");
-        let out = Command::new("g++")
-            .args(["-std=c++20", "-O2", "-ffp-contract=off", "-fno-fast-math"])
-            .args([
-                "-Wall", "-Wextra", "-Werror", "-pthread", "-fPIC", "-shared",
-            ])
-            .arg("-include")
-            .arg(kernels_dir().join("shim/cuda_host.hpp"))
-            .arg("-x")
-            .arg("c++")
-            .args(kernel_sources())
-            .args(files_with_ext(&kernels_dir().join("shim"), "cpp"))
-            .arg("-o")
-            .arg(&so)
-            .output()
-            .expect("running g++ (the host build of kernels/*.cu needs a C++20 g++)");
-        assert!(
-            out.status.success(),
-            "host build of kernels/*.cu failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let shim = kernels_dir().join("shim");
+        let mut sources = kernel_sources();
+        sources.extend(files_with_ext(&shim, "cpp"));
+        let header = shim.join("cuda_host.hpp");
+        // DefaultHasher::new() has fixed keys: the same inputs give the same name.
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        FLAGS.hash(&mut h);
+        for f in sources.iter().chain([&header]) {
+            f.hash(&mut h);
+            std::fs::read(f)
+                .unwrap_or_else(|e| panic!("reading {}: {e}", f.display()))
+                .hash(&mut h);
+        }
+        let so = dir.join(format!("libfactz_kernels_host-{:016x}.so", h.finish()));
+        if !so.is_file() {
+            // Built under a private name and renamed, so no test binary ever
+            // loads a half-written library.
+            let tmp = dir.join(format!("building-{}.so", std::process::id()));
+            let out = Command::new("g++")
+                .args(FLAGS)
+                .arg("-include")
+                .arg(&header)
+                .arg("-x")
+                .arg("c++")
+                .args(&sources)
+                .arg("-o")
+                .arg(&tmp)
+                .output()
+                .expect("running g++ (the host build of kernels/*.cu needs a C++20 g++)");
+            assert!(
+                out.status.success(),
+                "host build of kernels/*.cu failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            std::fs::rename(&tmp, &so).expect("naming the host kernel library");
+            // Older builds are stale (a loaded copy stays valid when unlinked).
+            for old in files_with_ext(&dir, "so") {
+                let name = old.file_name().unwrap_or_default().to_string_lossy();
+                if old != so && name.starts_with("libfactz_kernels_host-") {
+                    let _ = std::fs::remove_file(&old);
+                }
+            }
+        }
         // SAFETY: our own library; its initialisers only set up the shim's globals.
         unsafe { libloading::Library::new(&so) }
             .unwrap_or_else(|e| panic!("loading {}: {e}", so.display()))
