@@ -9,8 +9,9 @@
 //!   the adversarial suite and noise, under relative and absolute bounds,
 //!   chunk flag, both coders, zstd, verify, and the lossless fallback.
 //! - Decoding through the kernels equals `field::decompress`, bit for bit.
-//! - Errors: the CPU's checks, and the C entry points for device pointers
-//!   (NULL, bad shapes, FACTZ_UNSUPPORTED without a GPU, never a panic).
+//! - Errors: the CPU's checks (the C entry points: tests/gpu_capi.rs).
+//! - On a GPU (`#[ignore]`d, scripts/gpu-check): the CUDA path and the C
+//!   entry points on device pointers against the CPU.
 #![cfg(feature = "cuda")]
 
 mod common;
@@ -550,121 +551,6 @@ fn backend_choice_says_which_ran() {
             let err = gf::compress_host(Backend::Cuda, &f.u, &f.v, 30, 40, &cfg).unwrap_err();
             assert_eq!(err.kind, ErrorKind::Unsupported);
         }
-    }
-}
-
-mod capi {
-    use factz::capi::error::factz_last_error;
-    use factz::capi::field::{factz_field_config, factz_field_config_default};
-    use factz::capi::gpu::{factz_field_compress_device, factz_field_decompress_device};
-    use factz::capi::status::factz_status::{self, *};
-    use std::ffi::CStr;
-    use std::ptr::{null, null_mut};
-
-    fn last_error() -> String {
-        // SAFETY: factz_last_error gives a NUL-terminated string or NULL.
-        unsafe { CStr::from_ptr(factz_last_error()) }
-            .to_string_lossy()
-            .into_owned()
-    }
-
-    fn config() -> factz_field_config {
-        // SAFETY: all-zero is a valid value of this plain C struct.
-        let mut c: factz_field_config = unsafe { std::mem::zeroed() };
-        c.struct_size = std::mem::size_of::<factz_field_config>() as u32;
-        // SAFETY: c is a factz_field_config of its struct_size.
-        assert_eq!(unsafe { factz_field_config_default(&mut c) }, FACTZ_OK);
-        c
-    }
-
-    /// Compress through the device entry point with these arguments.
-    #[allow(clippy::too_many_arguments)]
-    fn compress(
-        cfg: *const factz_field_config,
-        u: *const f32,
-        v: *const f32,
-        ny: usize,
-        nx: usize,
-        out: &mut [u8],
-        out_len: *mut usize,
-    ) -> factz_status {
-        // SAFETY: the pointers are NULL or (here, never dereferenced as device
-        // memory without a GPU) point to ny * nx floats.
-        unsafe {
-            factz_field_compress_device(
-                cfg,
-                u,
-                v,
-                ny,
-                nx,
-                out.as_mut_ptr(),
-                out.len(),
-                out_len,
-                null_mut(),
-                null_mut(),
-            )
-        }
-    }
-
-    #[test]
-    fn device_entry_points_check_arguments_then_say_unsupported() {
-        if factz::gpu::field::shared().is_ok() {
-            eprintln!("a GPU is present: the device test in this file checks the entry points");
-            return;
-        }
-        let cfg = config();
-        // Stand-ins for device pointers: never dereferenced without a GPU.
-        let (u, v) = (vec![0f32; 12], vec![0f32; 12]);
-        let mut out = vec![0u8; 1024];
-        let mut len = 77usize;
-        let s = compress(&cfg, u.as_ptr(), v.as_ptr(), 3, 4, &mut out, null_mut());
-        assert_eq!(s, FACTZ_NULL_POINTER, "{}", last_error());
-        assert!(last_error().contains("out_len"));
-        let s = compress(null(), u.as_ptr(), v.as_ptr(), 3, 4, &mut out, &mut len);
-        assert_eq!(s, FACTZ_NULL_POINTER, "{}", last_error());
-        assert_eq!(len, 0);
-        let s = compress(&cfg, null(), v.as_ptr(), 3, 4, &mut out, &mut len);
-        assert_eq!(s, FACTZ_NULL_POINTER);
-        assert!(last_error().contains("u_dev"), "{}", last_error());
-        let s = compress(&cfg, u.as_ptr(), null(), 3, 4, &mut out, &mut len);
-        assert_eq!(s, FACTZ_NULL_POINTER);
-        assert!(last_error().contains("v_dev"), "{}", last_error());
-        for (ny, nx) in [(0, 4), (3, 0), (usize::MAX, 2)] {
-            let s = compress(&cfg, u.as_ptr(), v.as_ptr(), ny, nx, &mut out, &mut len);
-            assert_eq!(s, FACTZ_INVALID_ARGUMENT, "{ny}x{nx}: {}", last_error());
-        }
-        let misaligned = u.as_ptr().cast::<u8>().wrapping_add(1).cast::<f32>();
-        let s = compress(&cfg, misaligned, v.as_ptr(), 3, 4, &mut out, &mut len);
-        assert_eq!(s, FACTZ_INVALID_ARGUMENT, "{}", last_error());
-        let mut bad = cfg;
-        bad.mode = 9;
-        let s = compress(&bad, u.as_ptr(), v.as_ptr(), 3, 4, &mut out, &mut len);
-        assert_eq!(s, FACTZ_INVALID_ARGUMENT);
-        // Well-formed: unsupported, with the reason.
-        let s = compress(&cfg, u.as_ptr(), v.as_ptr(), 3, 4, &mut out, &mut len);
-        assert_eq!(s, FACTZ_UNSUPPORTED, "{}", last_error());
-        assert!(last_error().contains("CUDA"), "{}", last_error());
-        assert_eq!(len, 0);
-
-        let stream = [0u8; 16];
-        let (mut du, mut dv) = (vec![0f32; 12], vec![0f32; 12]);
-        let dec = |data: *const u8, u: *mut f32, v: *mut f32, ny: usize, nx: usize| {
-            // SAFETY: as above.
-            unsafe { factz_field_decompress_device(data, 16, u, v, ny, nx, null_mut()) }
-        };
-        let (pu, pv) = (du.as_mut_ptr(), dv.as_mut_ptr());
-        assert_eq!(dec(null(), pu, pv, 3, 4), FACTZ_NULL_POINTER);
-        assert_eq!(
-            dec(stream.as_ptr(), null_mut(), pv, 3, 4),
-            FACTZ_NULL_POINTER
-        );
-        assert_eq!(
-            dec(stream.as_ptr(), pu, null_mut(), 3, 4),
-            FACTZ_NULL_POINTER
-        );
-        assert_eq!(dec(stream.as_ptr(), pu, pv, 0, 4), FACTZ_INVALID_ARGUMENT);
-        assert_eq!(dec(stream.as_ptr(), pu, pv, 3, 4), FACTZ_UNSUPPORTED);
-        assert!(last_error().contains("CUDA"), "{}", last_error());
     }
 }
 

@@ -125,7 +125,7 @@ mod device {
     use crate::field::{Compressed, FieldConfig};
     use std::ffi::c_void;
 
-    const WHY: &str = "this factz was built without the `cuda` feature: device pointers \
+    const WHY: &str = "this factz was built without CUDA (the `cuda` feature): device pointers \
                        are not supported (use factz_field_compress with host memory)";
 
     pub unsafe fn compress(

@@ -186,15 +186,15 @@ impl CodecKernels {
                 .ok_or_else(|| Error::unsupported("field too tall for one launch"))?,
             1,
         );
-        let mut vertex_ids = zeros::<u8>(&stream, 2 * n)?;
-        let mut tile_ids = zeros::<u8>(&stream, 2 * nt)?;
-        let mut forced = zeros::<u32>(&stream, ny * tx)?;
-        let mut bound_exact = zeros::<u32>(&stream, ny * tx)?;
-        let mut ids = zeros::<u32>(&stream, 2 * nt)?;
-        let mut mask = zeros::<u32>(&stream, ny * tx)?;
-        let mut vertex_codes = zeros::<u32>(&stream, 2 * n)?;
-        let mut tile_exact = zeros::<u32>(&stream, nt)?;
-        let mut offsets = zeros::<u64>(&stream, nt + 1)?;
+        let mut vertex_ids = zeros::<u8>(stream, 2 * n)?;
+        let mut tile_ids = zeros::<u8>(stream, 2 * nt)?;
+        let mut forced = zeros::<u32>(stream, ny * tx)?;
+        let mut bound_exact = zeros::<u32>(stream, ny * tx)?;
+        let mut ids = zeros::<u32>(stream, 2 * nt)?;
+        let mut mask = zeros::<u32>(stream, ny * tx)?;
+        let mut vertex_codes = zeros::<u32>(stream, 2 * n)?;
+        let mut tile_exact = zeros::<u32>(stream, nt)?;
+        let mut offsets = zeros::<u64>(stream, nt + 1)?;
         let (ny64, nx64, nt64, chunk) = (ny as i64, nx as i64, nt as i64, chunk_of_larger as i32);
         let mut b = stream.launch_builder(&self.bound_ids);
         b.arg(du)
@@ -233,8 +233,8 @@ impl CodecKernels {
         s.arg(&tile_exact).arg(&nt64).arg(&mut offsets);
         unsafe { s.launch(SCAN) }.map_err(driver)?;
         let exact = stream.clone_dtoh(&offsets.slice(nt..)).map_err(driver)?[0] as usize;
-        let mut raw = zeros::<u32>(&stream, 2 * exact)?;
-        let mut codes = zeros::<u32>(&stream, 2 * (n - exact))?;
+        let mut raw = zeros::<u32>(stream, 2 * exact)?;
+        let mut codes = zeros::<u32>(stream, 2 * (n - exact))?;
         let mut c = stream.launch_builder(&self.compact);
         c.arg(du)
             .arg(dv)
@@ -320,10 +320,10 @@ impl CodecKernels {
         if parts.ids.iter().any(|&id| id >= NUM_IDS) {
             return Err(Error::corrupt("mode B stream has an out-of-range bound id"));
         }
-        let ids = upload(&stream, &parts.ids)?;
-        let mask = upload(&stream, &pack_mask(&parts.exact, ny, nx))?;
-        let mut tile_exact = zeros::<u32>(&stream, nt)?;
-        let mut offsets = zeros::<u64>(&stream, nt + 1)?;
+        let ids = upload(stream, &parts.ids)?;
+        let mask = upload(stream, &pack_mask(&parts.exact, ny, nx))?;
+        let mut tile_exact = zeros::<u32>(stream, nt)?;
+        let mut offsets = zeros::<u64>(stream, nt + 1)?;
         let (ny64, nx64, nt64) = (ny as i64, nx as i64, nt as i64);
         let threads = (TILE * TILES_PER_BLOCK) as u32;
         let counts_cfg = LaunchConfig {
@@ -346,8 +346,8 @@ impl CodecKernels {
                 "mode B stream: value counts do not match the exact-vertex mask",
             ));
         }
-        let raw = upload(&stream, &parts.raw)?;
-        let codes = upload(&stream, &parts.codes)?;
+        let raw = upload(stream, &parts.raw)?;
+        let codes = upload(stream, &parts.codes)?;
         let mut d = stream.launch_builder(&self.decode);
         d.arg(&ny64)
             .arg(&nx64)

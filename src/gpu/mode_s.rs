@@ -185,11 +185,11 @@ impl ModeSKernels {
         let mut rv = stream.clone_dtod(dv).map_err(driver)?;
         let mut nu = stream.clone_dtod(du).map_err(driver)?;
         let mut nv = stream.clone_dtod(dv).map_err(driver)?;
-        let mut sigs = zeros::<u8>(&stream, ntri)?;
-        let mut degenerate = zeros::<u8>(&stream, ntri)?;
-        let mut exact = zeros::<u8>(&stream, n)?;
-        let mut ids = zeros::<u8>(&stream, n)?;
-        let mut codes = zeros::<i32>(&stream, 2 * n)?;
+        let mut sigs = zeros::<u8>(stream, ntri)?;
+        let mut degenerate = zeros::<u8>(stream, ntri)?;
+        let mut exact = zeros::<u8>(stream, n)?;
+        let mut ids = zeros::<u8>(stream, n)?;
+        let mut codes = zeros::<i32>(stream, 2 * n)?;
         let (ny64, nx64, chunk) = (ny as i64, nx as i64, chunk_of_larger as i32);
         if ntri > 0 {
             let mut l = stream.launch_builder(&self.classify);
@@ -332,14 +332,14 @@ impl ModeSKernels {
         stream.memset_zeros(du).map_err(driver)?;
         stream.memset_zeros(dv).map_err(driver)?;
         let exact: Vec<u8> = parts.exact.iter().map(|&e| e as u8).collect();
-        let dexact = upload(&stream, &exact)?;
+        let dexact = upload(stream, &exact)?;
         // Raw words go up as u32; the kernel reads them as floats (a bit copy).
-        let draw = upload(&stream, &parts.raw)?;
-        let dids = upload(&stream, &parts.ids)?;
-        let dcodes = upload(&stream, &parts.codes)?;
-        let dslot = upload(&stream, &slot)?;
-        let mut nu = zeros::<f32>(&stream, n)?;
-        let mut nv = zeros::<f32>(&stream, n)?;
+        let draw = upload(stream, &parts.raw)?;
+        let dids = upload(stream, &parts.ids)?;
+        let dcodes = upload(stream, &parts.codes)?;
+        let dslot = upload(stream, &slot)?;
+        let mut nu = zeros::<f32>(stream, n)?;
+        let mut nv = zeros::<f32>(stream, n)?;
         let (ny64, nx64) = (ny as i64, nx as i64);
         let mut l = stream.launch_builder(&self.decode_anchors);
         l.arg(&dexact)
