@@ -17,6 +17,7 @@
 //! - the verify pass and the lossless fallback read a host copy (only when
 //!   they run); a lossless stream decodes on the host and is copied up.
 
+use super::driver;
 use super::mode_b_codec::CodecKernels;
 use super::mode_s::ModeSKernels;
 use crate::error::{Error, ErrorKind, Result};
@@ -194,10 +195,6 @@ pub fn decompress_on<K: Kernels>(k: &K, bytes: &[u8], out: &mut K::Out<'_>) -> R
         }
     }
     Ok(info)
-}
-
-fn driver(e: cudarc::driver::DriverError) -> Error {
-    Error::internal(format!("CUDA: {e}"))
 }
 
 /// Both modes' kernels on one device, launched on one stream.

@@ -4,12 +4,12 @@
 //! the bytes equal `codec::encode_u32(Coder::Huffman, ..)`'s. The same source
 //! runs on the host in CI through `kernels/shim` (tests/gpu_huffman.rs).
 
+use super::driver;
 use crate::codec::gpu_ref::{self, Parsed};
 use crate::error::{Error, Result};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use std::sync::Arc;
 
 pub const SOURCE: &str = include_str!("../../kernels/huffman.cu");
@@ -19,25 +19,9 @@ const SHARED_BINS: u32 = 4096;
 /// Blocks of the counting kernels (grid-stride loops).
 const COUNT_BLOCKS: u32 = 1024;
 
-fn driver(e: cudarc::driver::DriverError) -> Error {
-    Error::internal(format!("CUDA: {e}"))
-}
-
 /// PTX of the Huffman kernels (integer only; `--fmad=false` as every kernel).
 pub fn compile(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
-    if !super::nvrtc_present() {
-        return Err(Error::unsupported(
-            "NVRTC (libnvrtc.so.12) not found on the library path",
-        ));
-    }
-    let opts = CompileOptions {
-        fmad: Some(false),
-        arch: Some(arch),
-        name: Some("huffman.cu".into()),
-        ..Default::default()
-    };
-    compile_ptx_with_opts(SOURCE, opts)
-        .map_err(|e| Error::internal(format!("NVRTC compiling huffman.cu: {e}")))
+    super::compile(SOURCE, "huffman.cu", arch)
 }
 
 /// The Huffman kernels on one device.

@@ -39,6 +39,32 @@ pub fn device() -> Result<Arc<CudaContext>> {
     CudaContext::new(0).map_err(|e| Error::unsupported(format!("CUDA device 0: {e}")))
 }
 
+/// PTX of one kernel source (`name` for NVRTC's messages) for a virtual
+/// architecture, with `--fmad=false`: every f32/f64 add, sub and mul carries
+/// `.rn`, so neither NVRTC nor the driver's JIT may fuse them (the CPU's
+/// roundings, DESIGN.md "Backends"). PTX for compute_80 runs on every GPU from
+/// the A100 on, newer ones included.
+pub fn compile(source: &str, name: &str, arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
+    if !nvrtc_present() {
+        return Err(Error::unsupported(
+            "NVRTC (libnvrtc.so.12) not found on the library path",
+        ));
+    }
+    let opts = cudarc::nvrtc::CompileOptions {
+        fmad: Some(false),
+        arch: Some(arch),
+        name: Some(name.into()),
+        ..Default::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(source, opts)
+        .map_err(|e| Error::internal(format!("NVRTC compiling {name}: {e}")))
+}
+
+/// A CUDA driver error as the library's error.
+pub(crate) fn driver(e: cudarc::driver::DriverError) -> Error {
+    Error::internal(format!("CUDA: {e}"))
+}
+
 /// Is NVRTC loadable (the kernels are compiled at run time)?
 pub fn nvrtc_present() -> bool {
     // SAFETY: only tries to dlopen libnvrtc; nothing is called.

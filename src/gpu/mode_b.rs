@@ -2,33 +2,18 @@
 //! outputs equal the CPU's (`field::gpu_ref::mode_b_ids`) bit for bit; the
 //! same source runs on the host in CI through `kernels/shim`.
 
+use super::driver;
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaContext, CudaFunction, LaunchConfig, PushKernelArg};
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions, Ptx};
 use std::sync::Arc;
 
 pub const SOURCE: &str = include_str!("../../kernels/mode_b_bounds.cu");
 const ENTRY: &str = "factz_b_bound_ids";
 const TILE: usize = 32;
 
-/// PTX for a virtual architecture, with `--fmad=false`: every f32/f64 add, sub
-/// and mul carries `.rn`, so neither NVRTC nor the driver's JIT may fuse them
-/// (the CPU's roundings, DESIGN.md "Backends"). PTX for compute_80 runs on
-/// every GPU from the A100 on, newer ones included.
-pub fn compile(arch: &'static str) -> Result<Ptx> {
-    if !super::nvrtc_present() {
-        return Err(Error::unsupported(
-            "NVRTC (libnvrtc.so.12) not found on the library path",
-        ));
-    }
-    let opts = CompileOptions {
-        fmad: Some(false),
-        arch: Some(arch),
-        name: Some("mode_b_bounds.cu".into()),
-        ..Default::default()
-    };
-    compile_ptx_with_opts(SOURCE, opts)
-        .map_err(|e| Error::internal(format!("NVRTC compiling mode_b_bounds.cu: {e}")))
+/// PTX of the bound kernel ([`super::compile`]: `--fmad=false`, a virtual architecture).
+pub fn compile(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
+    super::compile(SOURCE, "mode_b_bounds.cu", arch)
 }
 
 /// What the kernel computes for one field (see the kernel's comments).
@@ -47,10 +32,6 @@ pub struct ModeBIds {
 pub struct BoundKernel {
     ctx: Arc<CudaContext>,
     func: CudaFunction,
-}
-
-fn driver(e: cudarc::driver::DriverError) -> Error {
-    Error::internal(format!("CUDA: {e}"))
 }
 
 impl BoundKernel {

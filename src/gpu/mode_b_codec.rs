@@ -3,6 +3,7 @@
 //! `field::blockwise::encode` / `decode`'s bit for bit; the same sources run
 //! on the host in CI through `kernels/shim` (tests/gpu_mode_b_codec.rs).
 
+use super::driver;
 use super::mode_b;
 use crate::error::{Error, Result};
 use crate::field::parts::Parts;
@@ -10,7 +11,6 @@ use crate::field::quantize::NUM_IDS;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use std::sync::Arc;
 
 pub const SOURCE: &str = include_str!("../../kernels/mode_b_codec.cu");
@@ -20,26 +20,9 @@ const TILES_PER_BLOCK: usize = 4;
 /// Threads of the one-block scan (FZC_SCAN_THREADS).
 const SCAN_THREADS: u32 = 256;
 
-fn driver(e: cudarc::driver::DriverError) -> Error {
-    Error::internal(format!("CUDA: {e}"))
-}
-
-/// PTX of the codec kernels, compiled as `mode_b::compile` compiles the bound
-/// kernel (`--fmad=false`, a virtual architecture).
+/// PTX of the codec kernels ([`super::compile`]: `--fmad=false`, a virtual architecture).
 pub fn compile(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
-    if !super::nvrtc_present() {
-        return Err(Error::unsupported(
-            "NVRTC (libnvrtc.so.12) not found on the library path",
-        ));
-    }
-    let opts = CompileOptions {
-        fmad: Some(false),
-        arch: Some(arch),
-        name: Some("mode_b_codec.cu".into()),
-        ..Default::default()
-    };
-    compile_ptx_with_opts(SOURCE, opts)
-        .map_err(|e| Error::internal(format!("NVRTC compiling mode_b_codec.cu: {e}")))
+    super::compile(SOURCE, "mode_b_codec.cu", arch)
 }
 
 /// Mode B's bound, encode and decode kernels on one device.

@@ -5,6 +5,7 @@
 //! kernels/shim/mode_s_host.cpp runs in CI; `field::gpu_ref_s` writes the
 //! per-vertex decisions into Parts in the CPU's order.
 
+use super::driver;
 use crate::error::{Error, Result};
 use crate::field::gpu_ref_s::{self, PHASES};
 use crate::field::parts::Parts;
@@ -12,7 +13,6 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
     ValidAsZeroBits,
 };
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions, Ptx};
 use std::sync::Arc;
 
 pub const SOURCE: &str = include_str!("../../kernels/mode_s.cu");
@@ -20,26 +20,9 @@ const BLOCK: u32 = 128;
 /// Grid cap: the kernels loop over their items with a grid stride.
 const MAX_BLOCKS: usize = 1 << 20;
 
-/// PTX for a virtual architecture with `--fmad=false` (the CPU's roundings,
-/// DESIGN.md "Backends").
-pub fn compile(arch: &'static str) -> Result<Ptx> {
-    if !super::nvrtc_present() {
-        return Err(Error::unsupported(
-            "NVRTC (libnvrtc.so.12) not found on the library path",
-        ));
-    }
-    let opts = CompileOptions {
-        fmad: Some(false),
-        arch: Some(arch),
-        name: Some("mode_s.cu".into()),
-        ..Default::default()
-    };
-    compile_ptx_with_opts(SOURCE, opts)
-        .map_err(|e| Error::internal(format!("NVRTC compiling mode_s.cu: {e}")))
-}
-
-fn driver(e: cudarc::driver::DriverError) -> Error {
-    Error::internal(format!("CUDA: {e}"))
+/// PTX of the mode S kernels ([`super::compile`]: `--fmad=false`, a virtual architecture).
+pub fn compile(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
+    super::compile(SOURCE, "mode_s.cu", arch)
 }
 
 /// Enough whole blocks for `items` (at least one; grid-stride beyond the cap).

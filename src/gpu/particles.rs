@@ -5,6 +5,7 @@
 //! on the host in CI through `kernels/shim` (kernels/shim/particles_host.cpp
 //! runs the same launch sequence as this file).
 
+use super::driver;
 use crate::error::{Error, Result};
 use crate::particles::geometry::Space;
 use crate::particles::gpu_ref::{self, Bins, GridGeometry};
@@ -12,7 +13,6 @@ use crate::particles::vulnerable::Pair;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
 };
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions, Ptx};
 use std::sync::Arc;
 
 pub const SOURCE: &str = include_str!("../../kernels/particles.cu");
@@ -29,26 +29,10 @@ const MAX_NB: usize = 26;
 // kernel's `FzpGrid` field for field; every bit pattern is valid.
 unsafe impl DeviceRepr for GridGeometry {}
 
-/// PTX for a virtual architecture with `--fmad=false` (the distances must round
-/// as the CPU's, DESIGN.md "Backends").
-pub fn compile(arch: &'static str) -> Result<Ptx> {
-    if !super::nvrtc_present() {
-        return Err(Error::unsupported(
-            "NVRTC (libnvrtc.so.12) not found on the library path",
-        ));
-    }
-    let opts = CompileOptions {
-        fmad: Some(false),
-        arch: Some(arch),
-        name: Some("particles.cu".into()),
-        ..Default::default()
-    };
-    compile_ptx_with_opts(SOURCE, opts)
-        .map_err(|e| Error::internal(format!("NVRTC compiling particles.cu: {e}")))
-}
-
-fn driver(e: cudarc::driver::DriverError) -> Error {
-    Error::internal(format!("CUDA: {e}"))
+/// PTX of the particle kernels ([`super::compile`]: `--fmad=false`, so the
+/// distances round as the CPU's).
+pub fn compile(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
+    super::compile(SOURCE, "particles.cu", arch)
 }
 
 /// One thread per item, whole blocks.
