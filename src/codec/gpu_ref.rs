@@ -5,12 +5,12 @@
 //! through `kernels/shim`) with `huffman.rs` through these.
 #![doc(hidden)]
 
-use super::bits::{BitReader, BitWriter};
+use super::bits::BitWriter;
 use super::huffman::{
-    canonical_codes, code_lengths, histogram, DecodeTable, BLOCK_LOG2 as BLOCK_LOG2_U8,
-    MAX_BLOCK_LOG2, MAX_LEN, MIN_BLOCK_LOG2,
+    canonical_codes, code_lengths, histogram, read_header, Header, BLOCK_LOG2 as BLOCK_LOG2_U8,
+    MAX_LEN,
 };
-use super::varint::{get_u8, get_uvarint, get_uvarint_max, put_uvarint};
+use super::varint::put_uvarint;
 use crate::error::{Error, Result};
 
 /// log2 of the symbols per block the CPU encoder writes.
@@ -135,96 +135,35 @@ pub struct Blocks {
 }
 
 /// Reads a `huffman::encode` stream's header for `count` u32 symbols with the
-/// checks of `huffman::decode` (the per-block bit streams are the kernel's).
+/// checks of `huffman::decode` (`huffman::read_header`; the per-block bit
+/// streams are the kernel's).
 pub fn parse(data: &[u8], count: usize) -> Result<Parsed> {
-    let mut pos = 0usize;
-    let n = get_uvarint_max(
-        data,
-        &mut pos,
-        u64::from(u32::MAX) + 1,
-        "huffman: distinct symbols",
-    )?;
-    if n == 0 {
-        if count != 0 {
-            return Err(Error::corrupt("huffman: no symbols in a non-empty stream"));
+    Ok(match read_header(data, count, u32::MAX)? {
+        Header::Empty => Parsed::Empty,
+        Header::Constant(s) => Parsed::Constant(s),
+        Header::Blocks {
+            dec,
+            block_log2,
+            sizes,
+            payload,
+        } => {
+            let mut byte_off = Vec::with_capacity(sizes.len() + 1);
+            byte_off.push(0u64);
+            for len in sizes {
+                byte_off.push(byte_off[byte_off.len() - 1] + len as u64);
+            }
+            Parsed::Blocks(Box::new(Blocks {
+                block_log2: u32::from(block_log2),
+                byte_off,
+                payload: payload.to_vec(),
+                limit: dec.limit,
+                first: dec.first,
+                offset: dec.offset,
+                sorted: dec.sorted,
+                max_len: dec.max_len,
+            }))
         }
-        if pos != data.len() {
-            return Err(Error::corrupt("huffman: trailing bytes"));
-        }
-        return Ok(Parsed::Empty);
-    }
-    if n >= 2 && n > data.len().saturating_sub(pos).saturating_mul(8) / 5 {
-        return Err(Error::corrupt(
-            "huffman: distinct symbol count exceeds stream size",
-        ));
-    }
-    let mut syms: Vec<u32> = Vec::with_capacity(n);
-    let mut prev_end = 0u64;
-    while syms.len() < n {
-        let gap = get_uvarint(data, &mut pos)?;
-        let run = get_uvarint_max(data, &mut pos, (n - syms.len() - 1) as u64, "huffman: run")? + 1;
-        let start = prev_end
-            .checked_add(gap)
-            .filter(|&s| s <= u64::from(u32::MAX))
-            .ok_or_else(|| Error::corrupt("huffman: symbol value out of range"))?;
-        let end = start + run as u64;
-        if end - 1 > u64::from(u32::MAX) {
-            return Err(Error::corrupt("huffman: symbol value out of range"));
-        }
-        syms.extend((start..end).map(|s| s as u32));
-        prev_end = end;
-    }
-    if n == 1 {
-        if pos != data.len() {
-            return Err(Error::corrupt("huffman: trailing bytes"));
-        }
-        return Ok(Parsed::Constant(syms[0]));
-    }
-    let table_bytes = (n * 5).div_ceil(8);
-    let table = data
-        .get(pos..pos.saturating_add(table_bytes))
-        .ok_or_else(|| Error::corrupt("huffman: truncated code-length table"))?;
-    pos += table_bytes;
-    let mut br = BitReader::new(table);
-    let lens: Vec<u8> = (0..n).map(|_| br.get(5) as u8 + 1).collect();
-    br.finish()?;
-    let block_log2 = get_u8(data, &mut pos, "huffman: block size")?;
-    if !(MIN_BLOCK_LOG2..=MAX_BLOCK_LOG2).contains(&block_log2) {
-        return Err(Error::corrupt("huffman: block size out of range"));
-    }
-    let dec = DecodeTable::new(&syms, &lens)?;
-    let n_blocks = count.div_ceil(1usize << block_log2);
-    if n_blocks > data.len() - pos {
-        return Err(Error::corrupt("huffman: block count exceeds stream size"));
-    }
-    let mut byte_off = Vec::with_capacity(n_blocks + 1);
-    let mut total = 0usize;
-    byte_off.push(0);
-    for _ in 0..n_blocks {
-        let len = get_uvarint_max(data, &mut pos, data.len() as u64, "huffman: block length")?;
-        total = total
-            .checked_add(len)
-            .ok_or_else(|| Error::corrupt("huffman: block lengths overflow"))?;
-        byte_off.push(total as u64);
-    }
-    if total != data.len() - pos {
-        return Err(Error::corrupt(
-            "huffman: block lengths do not match stream size",
-        ));
-    }
-    if count / 8 > total {
-        return Err(Error::corrupt("huffman: symbol count exceeds stream size"));
-    }
-    Ok(Parsed::Blocks(Box::new(Blocks {
-        block_log2: u32::from(block_log2),
-        byte_off,
-        payload: data[pos..].to_vec(),
-        limit: dec.limit,
-        first: dec.first,
-        offset: dec.offset,
-        sorted: dec.sorted,
-        max_len: dec.max_len,
-    })))
+    })
 }
 
 /// The error a kernel's per-block status stands for (`kernels/huffman.cu`'s FZH_*), as

@@ -33,8 +33,8 @@ use crate::error::{Error, Result};
 
 /// log2 of the symbols per block written by the encoder.
 pub(super) const BLOCK_LOG2: u8 = 16;
-pub(super) const MIN_BLOCK_LOG2: u8 = 10;
-pub(super) const MAX_BLOCK_LOG2: u8 = 24;
+const MIN_BLOCK_LOG2: u8 = 10;
+const MAX_BLOCK_LOG2: u8 = 24;
 /// Codes are limited to this length unless more distinct symbols need longer codes.
 const SOFT_MAX_LEN: u32 = 24;
 /// Longest code length the format allows.
@@ -404,7 +404,7 @@ pub(super) struct DecodeTable {
 }
 
 impl DecodeTable {
-    pub(super) fn new(syms: &[u32], lens: &[u8]) -> Result<Self> {
+    fn new(syms: &[u32], lens: &[u8]) -> Result<Self> {
         let mut bl_count = [0u64; MAX_LEN as usize + 1];
         for &l in lens {
             if l == 0 || u32::from(l) > MAX_LEN {
@@ -554,13 +554,31 @@ impl DecodeTable {
     }
 }
 
-/// Decodes `count` symbols; see the module doc for the layout.
-pub(crate) fn decode<T: Symbol>(data: &[u8], count: usize) -> Result<Vec<T>> {
+/// A stream's header, read with every check the decoder makes: what `decode`
+/// and the GPU decoder (`gpu_ref::parse`) start from.
+pub(super) enum Header<'a> {
+    /// No symbols.
+    Empty,
+    /// Every symbol is this one.
+    Constant(u32),
+    /// Independent blocks of `1 << block_log2` symbols, `sizes` bytes each,
+    /// one after the other in `payload`.
+    Blocks {
+        dec: Box<DecodeTable>,
+        block_log2: u8,
+        sizes: Vec<usize>,
+        payload: &'a [u8],
+    },
+}
+
+/// Reads the header of a stream of `count` symbols no larger than `max`; see
+/// the module doc for the layout.
+pub(super) fn read_header(data: &[u8], count: usize, max: u32) -> Result<Header<'_>> {
     let mut pos = 0usize;
     let n = get_uvarint_max(
         data,
         &mut pos,
-        u64::from(T::MAX) + 1,
+        u64::from(max) + 1,
         "huffman: distinct symbols",
     )?;
     if n == 0 {
@@ -570,7 +588,7 @@ pub(crate) fn decode<T: Symbol>(data: &[u8], count: usize) -> Result<Vec<T>> {
         if pos != data.len() {
             return Err(Error::corrupt("huffman: trailing bytes"));
         }
-        return Ok(Vec::new());
+        return Ok(Header::Empty);
     }
     // Each distinct symbol costs at least 5 bits of code-length table when n >= 2.
     if n >= 2 && n > data.len().saturating_sub(pos).saturating_mul(8) / 5 {
@@ -585,10 +603,10 @@ pub(crate) fn decode<T: Symbol>(data: &[u8], count: usize) -> Result<Vec<T>> {
         let run = get_uvarint_max(data, &mut pos, (n - syms.len() - 1) as u64, "huffman: run")? + 1;
         let start = prev_end
             .checked_add(gap)
-            .filter(|&s| s <= u64::from(T::MAX))
+            .filter(|&s| s <= u64::from(max))
             .ok_or_else(|| Error::corrupt("huffman: symbol value out of range"))?;
         let end = start + run as u64;
-        if end - 1 > u64::from(T::MAX) {
+        if end - 1 > u64::from(max) {
             return Err(Error::corrupt("huffman: symbol value out of range"));
         }
         syms.extend((start..end).map(|s| s as u32));
@@ -598,7 +616,7 @@ pub(crate) fn decode<T: Symbol>(data: &[u8], count: usize) -> Result<Vec<T>> {
         if pos != data.len() {
             return Err(Error::corrupt("huffman: trailing bytes"));
         }
-        return Ok(vec![T::from_u32(syms[0]); count]);
+        return Ok(Header::Constant(syms[0]));
     }
     let table_bytes = (n * 5).div_ceil(8);
     let table = data
@@ -612,10 +630,9 @@ pub(crate) fn decode<T: Symbol>(data: &[u8], count: usize) -> Result<Vec<T>> {
     if !(MIN_BLOCK_LOG2..=MAX_BLOCK_LOG2).contains(&block_log2) {
         return Err(Error::corrupt("huffman: block size out of range"));
     }
-    let dec = DecodeTable::new(&syms, &lens)?;
+    let dec = Box::new(DecodeTable::new(&syms, &lens)?);
     drop(syms);
-    let block = 1usize << block_log2;
-    let n_blocks = count.div_ceil(block);
+    let n_blocks = count.div_ceil(1usize << block_log2);
     if n_blocks > data.len() - pos {
         return Err(Error::corrupt("huffman: block count exceeds stream size"));
     }
@@ -637,9 +654,31 @@ pub(crate) fn decode<T: Symbol>(data: &[u8], count: usize) -> Result<Vec<T>> {
     if count / 8 > total {
         return Err(Error::corrupt("huffman: symbol count exceeds stream size"));
     }
-    let mut slices = Vec::with_capacity(n_blocks);
+    Ok(Header::Blocks {
+        dec,
+        block_log2,
+        sizes,
+        payload: &data[pos..],
+    })
+}
+
+/// Decodes `count` symbols; see the module doc for the layout.
+pub(crate) fn decode<T: Symbol>(data: &[u8], count: usize) -> Result<Vec<T>> {
+    let (dec, block_log2, sizes, payload) = match read_header(data, count, T::MAX)? {
+        Header::Empty => return Ok(Vec::new()),
+        Header::Constant(s) => return Ok(vec![T::from_u32(s); count]),
+        Header::Blocks {
+            dec,
+            block_log2,
+            sizes,
+            payload,
+        } => (dec, block_log2, sizes, payload),
+    };
+    let block = 1usize << block_log2;
+    let mut slices = Vec::with_capacity(sizes.len());
+    let mut pos = 0usize;
     for len in sizes {
-        slices.push(&data[pos..pos + len]);
+        slices.push(&payload[pos..pos + len]);
         pos += len;
     }
     let mut out = vec![T::default(); count];
