@@ -4,7 +4,7 @@
 //! the bytes equal `codec::encode_u32(Coder::Huffman, ..)`'s. The same source
 //! runs on the host in CI through `kernels/shim` (tests/gpu_huffman.rs).
 
-use super::driver;
+use super::{driver, zeros};
 use crate::codec::gpu_ref::{self, Parsed};
 use crate::error::{Error, Result};
 use cudarc::driver::{
@@ -48,13 +48,6 @@ fn grid(blocks: u64, threads: u32) -> Result<LaunchConfig> {
         block_dim: (threads, 1, 1),
         shared_mem_bytes: 0,
     })
-}
-
-fn zeros<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
-    stream: &Arc<CudaStream>,
-    len: usize,
-) -> Result<CudaSlice<T>> {
-    stream.alloc_zeros::<T>(len.max(1)).map_err(driver)
 }
 
 impl HuffmanKernels {

@@ -3,8 +3,8 @@
 //! `field::blockwise::encode` / `decode`'s bit for bit; the same sources run
 //! on the host in CI through `kernels/shim` (tests/gpu_mode_b_codec.rs).
 
-use super::driver;
 use super::mode_b;
+use super::{driver, upload, zeros};
 use crate::error::{Error, Result};
 use crate::field::parts::Parts;
 use crate::field::quantize::NUM_IDS;
@@ -60,26 +60,6 @@ const SCAN: LaunchConfig = LaunchConfig {
     block_dim: (SCAN_THREADS, 1, 1),
     shared_mem_bytes: 0,
 };
-
-/// A zeroed device buffer of at least one element (a zero-length allocation
-/// is not a valid kernel argument).
-fn zeros<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
-    stream: &Arc<CudaStream>,
-    len: usize,
-) -> Result<CudaSlice<T>> {
-    stream.alloc_zeros::<T>(len.max(1)).map_err(driver)
-}
-
-fn upload<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
-    stream: &Arc<CudaStream>,
-    data: &[T],
-) -> Result<CudaSlice<T>> {
-    if data.is_empty() {
-        zeros(stream, 1)
-    } else {
-        stream.clone_htod(data).map_err(driver)
-    }
-}
 
 /// The exact-vertex mask in the kernels' layout: word `j * tiles_x + t`, bit x
 /// = vertex `32 t + x` of row j.

@@ -5,13 +5,12 @@
 //! kernels/shim/mode_s_host.cpp runs in CI; `field::gpu_ref_s` writes the
 //! per-vertex decisions into Parts in the CPU's order.
 
-use super::driver;
+use super::{driver, upload, zeros};
 use crate::error::{Error, Result};
 use crate::field::gpu_ref_s::{self, PHASES};
 use crate::field::parts::Parts;
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
-    ValidAsZeroBits,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
 use std::sync::Arc;
 
@@ -81,26 +80,6 @@ pub struct ModeSKernels {
     apply: CudaFunction,
     decode_anchors: CudaFunction,
     decode_phase: CudaFunction,
-}
-
-/// A zeroed device buffer of `len` (at least one element).
-fn zeros<T: DeviceRepr + ValidAsZeroBits>(
-    stream: &Arc<CudaStream>,
-    len: usize,
-) -> Result<CudaSlice<T>> {
-    stream.alloc_zeros::<T>(len.max(1)).map_err(driver)
-}
-
-/// A device copy of `a` (at least one element).
-fn upload<T: DeviceRepr + Default + Clone>(
-    stream: &Arc<CudaStream>,
-    a: &[T],
-) -> Result<CudaSlice<T>> {
-    if a.is_empty() {
-        stream.clone_htod(&[T::default()]).map_err(driver)
-    } else {
-        stream.clone_htod(a).map_err(driver)
-    }
 }
 
 impl ModeSKernels {

@@ -5,7 +5,7 @@
 //! on the host in CI through `kernels/shim` (kernels/shim/particles_host.cpp
 //! runs the same launch sequence as this file).
 
-use super::driver;
+use super::{driver, zeros};
 use crate::error::{Error, Result};
 use crate::particles::geometry::Space;
 use crate::particles::gpu_ref::{self, Bins, GridGeometry};
@@ -99,14 +99,6 @@ impl ParticleKernels {
         })
     }
 
-    /// A zeroed buffer of `len` (at least one element: CUDA has no empty allocation).
-    fn zeros<T: DeviceRepr + cudarc::driver::ValidAsZeroBits>(
-        stream: &Arc<CudaStream>,
-        len: usize,
-    ) -> Result<CudaSlice<T>> {
-        stream.alloc_zeros::<T>(len.max(1)).map_err(driver)
-    }
-
     /// Exclusive scan of `input[0..n)` into a new buffer of n + 1; returns it and the total.
     fn scan(
         &self,
@@ -114,7 +106,7 @@ impl ParticleKernels {
         input: &CudaSlice<u64>,
         n: usize,
     ) -> Result<(CudaSlice<u64>, u64)> {
-        let mut out = Self::zeros::<u64>(stream, n + 1)?;
+        let mut out = zeros::<u64>(stream, n + 1)?;
         let n64 = n as u64;
         let mut l = stream.launch_builder(&self.scan);
         l.arg(input).arg(&n64).arg(&mut out);
@@ -137,8 +129,8 @@ impl ParticleKernels {
         g: &GridGeometry,
     ) -> Result<DeviceBins> {
         let n64 = n as u64;
-        let mut key = Self::zeros::<u64>(stream, n)?;
-        let mut finite = Self::zeros::<u64>(stream, n)?;
+        let mut key = zeros::<u64>(stream, n)?;
+        let mut finite = zeros::<u64>(stream, n)?;
         if n > 0 {
             let mut l = stream.launch_builder(&self.cell_keys);
             l.arg(pos).arg(&n64).arg(g).arg(&mut key).arg(&mut finite);
@@ -148,8 +140,8 @@ impl ParticleKernels {
         let (slot, m) = self.scan(stream, &finite, n)?;
         let m = m as usize;
         let m64 = m as u64;
-        let mut k0 = Self::zeros::<u64>(stream, m)?;
-        let mut i0 = Self::zeros::<u32>(stream, m)?;
+        let mut k0 = zeros::<u64>(stream, m)?;
+        let mut i0 = zeros::<u32>(stream, m)?;
         if n > 0 {
             let mut l = stream.launch_builder(&self.compact_finite);
             l.arg(&key)
@@ -165,9 +157,9 @@ impl ParticleKernels {
         let top = g.dims[0] * g.dims[1] * g.dims[2] - 1;
         let bits = 64 - top.leading_zeros();
         let blocks = m.div_ceil(BLOCK as usize);
-        let mut k1 = Self::zeros::<u64>(stream, m)?;
-        let mut i1 = Self::zeros::<u32>(stream, m)?;
-        let mut counts = Self::zeros::<u64>(stream, blocks * DIGITS)?;
+        let mut k1 = zeros::<u64>(stream, m)?;
+        let mut i1 = zeros::<u32>(stream, m)?;
+        let mut counts = zeros::<u64>(stream, blocks * DIGITS)?;
         let mut shift = 0u32;
         while shift < bits && m > 0 {
             let mut l = stream.launch_builder(&self.radix_count);
@@ -189,7 +181,7 @@ impl ParticleKernels {
             std::mem::swap(&mut i0, &mut i1);
             shift += 8;
         }
-        let mut head = Self::zeros::<u64>(stream, m)?;
+        let mut head = zeros::<u64>(stream, m)?;
         if m > 0 {
             let mut l = stream.launch_builder(&self.cell_heads);
             l.arg(&k0).arg(&m64).arg(&mut head);
@@ -198,8 +190,8 @@ impl ParticleKernels {
         }
         let (hslot, ncell) = self.scan(stream, &head, m)?;
         let ncell = ncell as usize;
-        let mut cell_key = Self::zeros::<u64>(stream, ncell)?;
-        let mut cell_start = Self::zeros::<u64>(stream, ncell + 1)?;
+        let mut cell_key = zeros::<u64>(stream, ncell)?;
+        let mut cell_start = zeros::<u64>(stream, ncell + 1)?;
         if m > 0 {
             let mut l = stream.launch_builder(&self.cells);
             l.arg(&k0)
@@ -232,7 +224,7 @@ impl ParticleKernels {
             return Ok(None);
         }
         let blocks = n.div_ceil(BLOCK as usize);
-        let mut part = Self::zeros::<f32>(stream, 6 * blocks)?;
+        let mut part = zeros::<f32>(stream, 6 * blocks)?;
         let n64 = n as u64;
         let mut l = stream.launch_builder(&self.bbox);
         l.arg(pos).arg(&n64).arg(&mut part);
@@ -285,9 +277,9 @@ impl ParticleKernels {
             return Ok(Vec::new());
         }
         let nc64 = ncell as u64;
-        let mut nb = Self::zeros::<u32>(&stream, ncell * MAX_NB)?;
-        let mut nb_count = Self::zeros::<u32>(&stream, ncell)?;
-        let mut units = Self::zeros::<u64>(&stream, ncell)?;
+        let mut nb = zeros::<u32>(&stream, ncell * MAX_NB)?;
+        let mut nb_count = zeros::<u32>(&stream, ncell)?;
+        let mut units = zeros::<u64>(&stream, ncell)?;
         let mut l = stream.launch_builder(&self.cell_units);
         l.arg(&bins.cell_key)
             .arg(&bins.cell_start)
@@ -301,7 +293,7 @@ impl ParticleKernels {
         let (unit_start, nunits) = self.scan(&stream, &units, ncell)?;
         let nunits_us =
             usize::try_from(nunits).map_err(|_| Error::unsupported("too many units"))?;
-        let mut count = Self::zeros::<u64>(&stream, nunits_us)?;
+        let mut count = zeros::<u64>(&stream, nunits_us)?;
         let period = g.period;
         let mut l = stream.launch_builder(&self.pair_count);
         l.arg(&dpos)
@@ -320,9 +312,9 @@ impl ParticleKernels {
         unsafe { l.launch(cfg(nunits_us)?) }.map_err(driver)?;
         let (pair_start, total) = self.scan(&stream, &count, nunits_us)?;
         let total = usize::try_from(total).map_err(|_| Error::unsupported("too many pairs"))?;
-        let mut pi = Self::zeros::<u32>(&stream, total)?;
-        let mut pj = Self::zeros::<u32>(&stream, total)?;
-        let mut pl = Self::zeros::<u8>(&stream, total)?;
+        let mut pi = zeros::<u32>(&stream, total)?;
+        let mut pj = zeros::<u32>(&stream, total)?;
+        let mut pl = zeros::<u8>(&stream, total)?;
         let mut l = stream.launch_builder(&self.pair_fill);
         l.arg(&dpos)
             .arg(&bins.order)
@@ -371,8 +363,8 @@ impl ParticleKernels {
         let ex: Vec<u8> = exact.iter().map(|&e| e as u8).collect();
         let dcodes = stream.clone_htod(codes).map_err(driver)?;
         let dex = stream.clone_htod(&ex).map_err(driver)?;
-        let mut flag = Self::zeros::<u64>(&stream, nc)?;
-        let mut mask = Self::zeros::<u32>(&stream, words)?;
+        let mut flag = zeros::<u64>(&stream, nc)?;
+        let mut mask = zeros::<u32>(&stream, words)?;
         if nc > 0 {
             let mut l = stream.launch_builder(&self.edit_flags);
             l.arg(&dcodes)
@@ -385,8 +377,8 @@ impl ParticleKernels {
         }
         let (slot, kept) = self.scan(&stream, &flag, nc)?;
         let kept = kept as usize;
-        let mut coord = Self::zeros::<u64>(&stream, kept)?;
-        let mut zz = Self::zeros::<u32>(&stream, kept)?;
+        let mut coord = zeros::<u64>(&stream, kept)?;
+        let mut zz = zeros::<u32>(&stream, kept)?;
         if nc > 0 {
             let mut l = stream.launch_builder(&self.edit_scatter);
             l.arg(&dcodes)
