@@ -46,16 +46,10 @@ fn cuts(ny: usize, nx: usize) -> Vec<(&'static str, Vec<[usize; 4]>)> {
     ]
 }
 
-fn take(c: &[f32], nx: usize, [y0, x0, h, w]: [usize; 4]) -> Vec<f32> {
-    (y0..y0 + h)
-        .flat_map(|j| c[j * nx + x0..j * nx + x0 + w].to_vec())
-        .collect()
-}
-
 /// The block with its ring taken from the whole field.
 fn ringed(f: &Field, [y0, x0, h, w]: [usize; 4]) -> Ringed {
-    let b = [y0, x0, h, w];
-    let mut r = Ringed::new(&take(&f.u, f.nx, b), &take(&f.v, f.nx, b), h, w).unwrap();
+    let own = fields::window(f, y0, x0, h, w);
+    let mut r = Ringed::new(&own.u, &own.v, h, w).unwrap();
     for gj in 0..h + 2 {
         for gi in 0..w + 2 {
             let inside = (1..=w).contains(&gi) && (1..=h).contains(&gj);
@@ -82,11 +76,11 @@ fn blocks(
     let mut bytes = 0;
     for &b in cut {
         let [y0, x0, h, w] = b;
-        let (bu, bv) = (take(&f.u, f.nx, b), take(&f.v, f.nx, b));
+        let own = fields::window(f, y0, x0, h, w);
         let c = if capped {
-            compress_capped(&bu, &bv, h, w, cfg, &ringed(f, b).caps())
+            compress_capped(&own.u, &own.v, h, w, cfg, &ringed(f, b).caps())
         } else {
-            compress(&bu, &bv, h, w, cfg)
+            compress(&own.u, &own.v, h, w, cfg)
         }
         .unwrap_or_else(|e| panic!("{}: block {b:?}: {e}", f.name));
         bytes += c.bytes.len();

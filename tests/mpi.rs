@@ -221,45 +221,57 @@ fn fortran_program() -> Vec<String> {
             .arg(&exe),
         "compiling tests/fortran/mpi_roundtrip.f90 with mpifort",
     );
-    let dir = cbuild::work_dir("mpi_particles");
+    let (args, check) = particle_program_case();
+    let mut failed = run_program("fortran", Command::new(&exe), &["particles"], &args, check);
+    let (args, check) = field_program_case();
+    failed.extend(run_program(
+        "fortran",
+        Command::new(&exe),
+        &["field", "field-at"],
+        &args,
+        check,
+    ));
+    failed
+}
+
+/// The particle case of the C and Fortran programs: their arguments after the
+/// variant (RAW N B BOX XI; the output path follows) and the all-pairs FoF
+/// oracle on the union rank 0 writes.
+fn particle_program_case() -> (Vec<String>, impl Fn(&[f32]) -> bool) {
     let (all, l) = data();
-    let raw = dir.join("sorted.f32");
+    let raw = cbuild::work_dir("mpi_particles").join("sorted.f32");
     write_f32(&raw, &all);
     let n = all.len() / 3;
     let (b, xi) = (po::fof_b(n, l), 1e-2);
     let links = po::brute_links(&all, Some(l), b);
-    let args = [
+    let args = vec![
         raw.display().to_string(),
         n.to_string(),
         b.to_string(),
         l.to_string(),
         xi.to_string(),
     ];
-    let mut failed = run_program(
-        "fortran",
-        Command::new(&exe),
-        &["particles"],
-        &args,
-        |union| union.len() == all.len() && po::check(&all, union, Some(l), b, xi, &links).clean(),
-    );
+    let check = move |union: &[f32]| {
+        union.len() == all.len() && po::check(&all, union, Some(l), b, xi, &links).clean()
+    };
+    (args, check)
+}
+
+/// The field case of the C and Fortran programs: their arguments after the
+/// variant (RAW NY NX REL; the output path follows) and the critical-point
+/// oracle on the field rank 0 assembles.
+fn field_program_case() -> (Vec<String>, impl Fn(&[f32]) -> bool) {
     let f = field();
-    let raw = dir.join("field.f32");
+    let raw = cbuild::work_dir("mpi_particles").join("field.f32");
     write_f32(&raw, &[f.u.as_slice(), &f.v].concat());
     let rel = 1e-2;
-    let args = [
+    let args = vec![
         raw.display().to_string(),
         f.ny.to_string(),
         f.nx.to_string(),
         rel.to_string(),
     ];
-    failed.extend(run_program(
-        "fortran",
-        Command::new(&exe),
-        &["field", "field-at"],
-        &args,
-        |dec| field_is_clean(&f, dec, rel),
-    ));
-    failed
+    (args, move |dec: &[f32]| field_is_clean(&f, dec, rel))
 }
 
 /// Whether `dec` (u then v) keeps every critical point of `f` and every value
@@ -359,22 +371,13 @@ fn parallel_hdf5() -> Vec<String> {
 /// assembled field checked by the brute-force critical-point oracle.
 fn c_field_program() -> Vec<String> {
     let exe = cbuild::build_shared_with("mpicc", "mpi_particles", "field_mpi.c", "field_mpi");
-    let f = field();
-    let raw = cbuild::work_dir("mpi_particles").join("field.f32");
-    write_f32(&raw, &[f.u.as_slice(), &f.v].concat());
-    let rel = 1e-2;
-    let args = [
-        raw.display().to_string(),
-        f.ny.to_string(),
-        f.nx.to_string(),
-        rel.to_string(),
-    ];
+    let (args, check) = field_program_case();
     run_program(
         "C-field",
         Command::new(&exe),
         &["c", "f", "bad", "at", "at-f", "at-bad"],
         &args,
-        |dec| field_is_clean(&f, dec, rel),
+        check,
     )
 }
 
@@ -383,22 +386,8 @@ fn c_field_program() -> Vec<String> {
 fn c_program() -> Vec<String> {
     let exe =
         cbuild::build_shared_with("mpicc", "mpi_particles", "particles_mpi.c", "particles_mpi");
-    let (all, l) = data();
-    let raw = cbuild::work_dir("mpi_particles").join("sorted.f32");
-    write_f32(&raw, &all);
-    let n = all.len() / 3;
-    let (b, xi) = (po::fof_b(n, l), 1e-2);
-    let links = po::brute_links(&all, Some(l), b);
-    let args = [
-        raw.display().to_string(),
-        n.to_string(),
-        b.to_string(),
-        l.to_string(),
-        xi.to_string(),
-    ];
-    run_c_program("particles", &exe, &args, |union| {
-        union.len() == all.len() && po::check(&all, union, Some(l), b, xi, &links).clean()
-    })
+    let (args, check) = particle_program_case();
+    run_c_program("particles", &exe, &args, check)
 }
 
 /// The particle set (sorted by x so that consecutive slabs are spatially
@@ -488,13 +477,9 @@ fn field_child<C: Communicator>(world: &C, rank: usize, size: usize, how: &str) 
     if how == "overlap-fails" {
         // Rank 1 claims rank 0's block: every rank must get an error.
         let [y0, x0, h, w] = block(f.ny, f.nx, size, rank.min(size - 2), "rows");
-        let take = |c: &[f32]| -> Vec<f32> {
-            (y0..y0 + h)
-                .flat_map(|j| c[j * f.nx + x0..j * f.nx + x0 + w].to_vec())
-                .collect()
-        };
+        let own = fields::window(&f, y0, x0, h, w);
         let cfg = FieldConfig::default();
-        let err = compress_field_at(world, &take(&f.u), &take(&f.v), h, w, (y0, x0), &cfg)
+        let err = compress_field_at(world, &own.u, &own.v, h, w, (y0, x0), &cfg)
             .expect_err("overlapping blocks must fail");
         assert!(err.to_string().contains("overlap"), "{err}");
         let failed = 1i32;
@@ -507,11 +492,7 @@ fn field_child<C: Communicator>(world: &C, rank: usize, size: usize, how: &str) 
         return;
     }
     let [y0, x0, h, w] = block(f.ny, f.nx, size, rank, how);
-    let take = |c: &[f32]| -> Vec<f32> {
-        (y0..y0 + h)
-            .flat_map(|j| c[j * f.nx + x0..j * f.nx + x0 + w].to_vec())
-            .collect()
-    };
+    let own = fields::window(&f, y0, x0, h, w);
     let cfg = FieldConfig {
         mode,
         bound: factz::field::Bound::Rel(1e-2),
@@ -525,12 +506,11 @@ fn field_child<C: Communicator>(world: &C, rank: usize, size: usize, how: &str) 
             bound: factz::field::Bound::Abs(xi),
             ..cfg
         };
-        factz::field::compress(&take(&f.u), &take(&f.v), h, w, &alone).expect("compress")
+        factz::field::compress(&own.u, &own.v, h, w, &alone).expect("compress")
     } else if halo {
-        compress_field_at(world, &take(&f.u), &take(&f.v), h, w, (y0, x0), &cfg)
-            .expect("compress_field_at")
+        compress_field_at(world, &own.u, &own.v, h, w, (y0, x0), &cfg).expect("compress_field_at")
     } else {
-        compress_field(world, &take(&f.u), &take(&f.v), h, w, &cfg).expect("compress_field")
+        compress_field(world, &own.u, &own.v, h, w, &cfg).expect("compress_field")
     };
     let d = factz::field::decompress(&c.bytes).expect("decompress");
     let mut mine: Vec<f32> = vec![y0 as f32, x0 as f32, h as f32, w as f32];
