@@ -409,29 +409,10 @@ fn corrupt_streams_decode_as_on_the_cpu() {
 mod cuda {
     use super::*;
     use factz::gpu;
-    use std::sync::OnceLock;
-
-    /// Makes the wheel's NVRTC the one cudarc finds (same soname, loaded first).
-    fn preload_nvrtc() -> Result<(), String> {
-        static LIB: OnceLock<Result<libloading::Library, String>> = OnceLock::new();
-        LIB.get_or_init(|| {
-            let path = nvrtc::locate()?;
-            // SAFETY: loading NVRTC runs only its own initialisers.
-            unsafe { libloading::Library::new(&path) }.map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map(|_| ())
-        .map_err(Clone::clone)
-    }
 
     #[test]
     fn cudarc_compiles_the_kernels_with_nvrtc() {
-        if let Err(why) = preload_nvrtc() {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI=true and NVRTC is missing: {why}"
-            );
-            eprintln!("skipping: {why}");
+        if !nvrtc::preloaded_or_skip() {
             return;
         }
         let ptx = gpu::huffman::compile("compute_80").unwrap().to_src();
@@ -443,7 +424,7 @@ mod cuda {
     #[test]
     #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
     fn device_matches_the_cpu() {
-        let _ = preload_nvrtc();
+        let _ = nvrtc::preload();
         let ctx = gpu::device().unwrap_or_else(|e| panic!("{e}"));
         let k = gpu::huffman::HuffmanKernels::new(ctx).unwrap();
         let turb = fields::turbulence(512, 3);

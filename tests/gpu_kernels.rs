@@ -355,21 +355,6 @@ fn adversarial_fields_match_the_cpu() {
 mod cuda {
     use super::*;
     use factz::gpu;
-    use std::sync::OnceLock;
-
-    /// Makes the wheel's NVRTC the one cudarc finds: loaded by its path first,
-    /// cudarc's dlopen of `libnvrtc.so.12` gets the same library (same soname).
-    fn preload_nvrtc() -> Result<(), String> {
-        static LIB: OnceLock<Result<libloading::Library, String>> = OnceLock::new();
-        LIB.get_or_init(|| {
-            let path = nvrtc::locate()?;
-            // SAFETY: loading NVRTC runs only its own initialisers.
-            unsafe { libloading::Library::new(&path) }.map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map(|_| ())
-        .map_err(Clone::clone)
-    }
 
     #[test]
     fn no_driver_means_a_clear_cpu_fallback() {
@@ -389,12 +374,7 @@ mod cuda {
 
     #[test]
     fn cudarc_compiles_the_kernel_with_nvrtc() {
-        if let Err(why) = preload_nvrtc() {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI=true and NVRTC is missing: {why}"
-            );
-            eprintln!("skipping: {why}");
+        if !nvrtc::preloaded_or_skip() {
             return;
         }
         let ptx = gpu::mode_b::compile("compute_80").unwrap().to_src();
@@ -406,7 +386,7 @@ mod cuda {
     #[test]
     #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
     fn device_ids_match_the_cpu() {
-        let _ = preload_nvrtc();
+        let _ = nvrtc::preload();
         let ctx = gpu::device().unwrap_or_else(|e| panic!("{e}"));
         let kernel = gpu::mode_b::BoundKernel::new(ctx).unwrap();
         let run = |f: &Field, xi: f64, chunk: bool| {

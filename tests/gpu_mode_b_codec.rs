@@ -464,28 +464,9 @@ mod cuda {
     use factz::gpu;
     use factz::gpu::mode_b_codec::CodecKernels;
 
-    /// Makes the wheel's NVRTC the one cudarc finds (as tests/gpu_kernels.rs).
-    fn preload_nvrtc() -> Result<(), String> {
-        static LIB: std::sync::OnceLock<Result<libloading::Library, String>> =
-            std::sync::OnceLock::new();
-        LIB.get_or_init(|| {
-            let path = nvrtc::locate()?;
-            // SAFETY: loading NVRTC runs only its own initialisers.
-            unsafe { libloading::Library::new(&path) }.map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map(|_| ())
-        .map_err(Clone::clone)
-    }
-
     #[test]
     fn cudarc_compiles_the_codec_with_nvrtc() {
-        if let Err(why) = preload_nvrtc() {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI=true and NVRTC is missing: {why}"
-            );
-            eprintln!("skipping: {why}");
+        if !nvrtc::preloaded_or_skip() {
             return;
         }
         let ptx = gpu::mode_b_codec::compile("compute_80").unwrap().to_src();
@@ -527,7 +508,7 @@ mod cuda {
     #[test]
     #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
     fn device_codec_matches_the_cpu() {
-        let _ = preload_nvrtc();
+        let _ = nvrtc::preload();
         let ctx = gpu::device().unwrap_or_else(|e| panic!("{e}"));
         let k = CodecKernels::new(ctx).unwrap();
         let turb = fields::turbulence(512, 3);

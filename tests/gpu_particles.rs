@@ -548,30 +548,10 @@ mod cuda {
     use super::nvrtc;
     use super::*;
     use factz::gpu;
-    use std::sync::OnceLock;
-
-    /// Makes the wheel's NVRTC the one cudarc finds (loaded by path first,
-    /// cudarc's dlopen of `libnvrtc.so.12` gets the same library).
-    fn preload_nvrtc() -> Result<(), String> {
-        static LIB: OnceLock<Result<libloading::Library, String>> = OnceLock::new();
-        LIB.get_or_init(|| {
-            let path = nvrtc::locate()?;
-            // SAFETY: loading NVRTC runs only its own initialisers.
-            unsafe { libloading::Library::new(&path) }.map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map(|_| ())
-        .map_err(Clone::clone)
-    }
 
     #[test]
     fn cudarc_compiles_the_particle_kernels() {
-        if let Err(why) = preload_nvrtc() {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI=true and NVRTC is missing: {why}"
-            );
-            eprintln!("skipping: {why}");
+        if !nvrtc::preloaded_or_skip() {
             return;
         }
         let ptx = gpu::particles::compile("compute_80").unwrap().to_src();
@@ -588,7 +568,7 @@ mod cuda {
     #[test]
     #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
     fn device_bins_pairs_and_edits_match_the_cpu() {
-        let _ = preload_nvrtc();
+        let _ = nvrtc::preload();
         let ctx = gpu::device().unwrap_or_else(|e| panic!("{e}"));
         let k = gpu::particles::ParticleKernels::new(ctx).unwrap();
         let mut sets = sets();

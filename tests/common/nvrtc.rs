@@ -165,3 +165,35 @@ impl Nvrtc {
         Some(buf)
     }
 }
+
+/// Makes the wheel's NVRTC the one cudarc finds (feature `cuda` tests): loaded
+/// by its path first, cudarc's dlopen of `libnvrtc.so.12` gets the same
+/// library (same soname). Loaded once per test binary.
+pub fn preload() -> Result<(), String> {
+    static LIB: std::sync::OnceLock<Result<libloading::Library, String>> =
+        std::sync::OnceLock::new();
+    LIB.get_or_init(|| {
+        let path = locate()?;
+        // SAFETY: loading NVRTC runs only its own initialisers.
+        unsafe { libloading::Library::new(&path) }.map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map(|_| ())
+    .map_err(Clone::clone)
+}
+
+/// [`preload`] for a test of cudarc's NVRTC path: false (after saying why)
+/// when NVRTC is missing, which fails the test under `CI=true`.
+pub fn preloaded_or_skip() -> bool {
+    match preload() {
+        Ok(()) => true,
+        Err(why) => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true and NVRTC is missing: {why}"
+            );
+            eprintln!("skipping: {why}");
+            false
+        }
+    }
+}
