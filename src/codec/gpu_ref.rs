@@ -5,10 +5,9 @@
 //! through `kernels/shim`) with `huffman.rs` through these.
 #![doc(hidden)]
 
-use super::bits::BitWriter;
 use super::huffman::{
-    canonical_codes, code_lengths, histogram, read_header, Header, BLOCK_LOG2 as BLOCK_LOG2_U8,
-    MAX_LEN,
+    canonical_codes, code_lengths, histogram, read_header, write_header, Header,
+    BLOCK_LOG2 as BLOCK_LOG2_U8, MAX_LEN,
 };
 use super::varint::put_uvarint;
 use crate::error::{Error, Result};
@@ -77,31 +76,11 @@ pub fn lookup(code: &Code) -> Option<Vec<u64>> {
 /// The stream from a code, the blocks' byte lengths and their concatenated
 /// bytes, laid out as `huffman::encode` does (see its module doc).
 pub fn assemble(code: &Code, block_bytes: &[u64], payload: &[u8]) -> Vec<u8> {
-    let syms = &code.syms;
-    let n = syms.len();
     let mut out = Vec::new();
-    put_uvarint(&mut out, n as u64);
-    let mut prev_end = 0u64;
-    let mut i = 0;
-    while i < n {
-        let mut j = i + 1;
-        while j < n && u64::from(syms[j]) == u64::from(syms[j - 1]) + 1 {
-            j += 1;
-        }
-        put_uvarint(&mut out, u64::from(syms[i]) - prev_end);
-        put_uvarint(&mut out, (j - i - 1) as u64);
-        prev_end = u64::from(syms[j - 1]) + 1;
-        i = j;
-    }
-    if n <= 1 {
+    write_header(&mut out, &code.syms, &code.lens);
+    if code.syms.len() <= 1 {
         return out;
     }
-    let mut w = BitWriter::with_capacity(n * 5 / 8 + 8);
-    for &l in &code.lens {
-        w.put(u64::from(l - 1), 5);
-    }
-    out.extend_from_slice(&w.finish());
-    out.push(BLOCK_LOG2_U8);
     for &b in block_bytes {
         put_uvarint(&mut out, b);
     }

@@ -322,12 +322,12 @@ fn encode_block<T: Symbol>(block: &[T], lookup: &Lookup, max_len: u32) -> Vec<u8
     w.finish()
 }
 
-/// Encodes `symbols`; see the module doc for the layout.
-pub(crate) fn encode<T: Symbol>(symbols: &[T]) -> Vec<u8> {
-    let (syms, counts) = histogram(symbols);
+/// Writes the header up to the block lengths: the distinct symbols `syms`
+/// (ascending) as runs and, when there are two or more, their code lengths
+/// `lens` and the block size. See the module doc for the layout.
+pub(super) fn write_header(out: &mut Vec<u8>, syms: &[u32], lens: &[u8]) {
     let n = syms.len();
-    let mut out = Vec::new();
-    put_uvarint(&mut out, n as u64);
+    put_uvarint(out, n as u64);
     // Runs of consecutive symbol values.
     let mut prev_end = 0u64;
     let mut i = 0;
@@ -336,21 +336,36 @@ pub(crate) fn encode<T: Symbol>(symbols: &[T]) -> Vec<u8> {
         while j < n && u64::from(syms[j]) == u64::from(syms[j - 1]) + 1 {
             j += 1;
         }
-        put_uvarint(&mut out, u64::from(syms[i]) - prev_end);
-        put_uvarint(&mut out, (j - i - 1) as u64);
+        put_uvarint(out, u64::from(syms[i]) - prev_end);
+        put_uvarint(out, (j - i - 1) as u64);
         prev_end = u64::from(syms[j - 1]) + 1;
         i = j;
     }
     if n <= 1 {
-        return out;
+        return;
     }
-    let lens = code_lengths(&counts);
     let mut w = BitWriter::with_capacity(n * 5 / 8 + 8);
-    for &l in &lens {
+    for &l in lens {
         w.put(u64::from(l - 1), 5);
     }
     out.extend_from_slice(&w.finish());
     out.push(BLOCK_LOG2);
+}
+
+/// Encodes `symbols`; see the module doc for the layout.
+pub(crate) fn encode<T: Symbol>(symbols: &[T]) -> Vec<u8> {
+    let (syms, counts) = histogram(symbols);
+    let n = syms.len();
+    let lens = if n <= 1 {
+        Vec::new()
+    } else {
+        code_lengths(&counts)
+    };
+    let mut out = Vec::new();
+    write_header(&mut out, &syms, &lens);
+    if n <= 1 {
+        return out;
+    }
 
     let codes = canonical_codes(&lens);
     let max_len = lens.iter().copied().max().map_or(1, u32::from);
