@@ -493,6 +493,7 @@ fn edit_compaction_equals_the_correction() {
         .map(|&x| (x as f64 + rng.range(-0.999, 0.999) * xi) as f32)
         .collect();
     let out = correct::correct(
+        &correct::Cpu,
         &orig,
         recon,
         vec![false; n],
@@ -500,7 +501,8 @@ fn edit_compaction_equals_the_correction() {
         b,
         xi,
         &Options::default(),
-    );
+    )
+    .unwrap();
     assert!(!out.edits.is_empty(), "the correction edited nothing");
     // The per-coordinate code table the correction compacts, with stray codes
     // on exact particles (dropped) as the correction's table can hold.

@@ -131,6 +131,36 @@ fn adversarial_sets_keep_every_link() {
     }
 }
 
+/// The narrowest and widest edit lattices (2 and 24 bits): at 2 bits an edit
+/// can barely move a particle, so the fallback stores most fixes exactly; the
+/// guarantee holds either way.
+#[test]
+fn extreme_edit_widths_keep_every_link() {
+    let pos = datagen_particles(12, 4, 10.0, &[]);
+    let b = fof_b(pos.len() / 3, 10.0);
+    for period in [None, Some(10.0)] {
+        let links = brute_links(&pos, period, b);
+        let case = Case {
+            name: format!("datagen 12^3 period {period:?}"),
+            pos: pos.clone(),
+            b,
+            period,
+        };
+        for bits in [2, 3, 24] {
+            for xi in [0.05 * b, 0.3 * b] {
+                let mut cfg = config(Base::Builtin, Bound::Abs(xi), b, period);
+                cfg.correction.edit_bits = bits;
+                let rep = roundtrip(&case, &cfg, &links);
+                assert!(
+                    rep.correction.violated_before > 0,
+                    "{}: nothing to fix",
+                    case.name
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn empty_set_round_trips() {
     let c = particles::compress(&[], &ParticleConfig::default()).unwrap();

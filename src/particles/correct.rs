@@ -54,9 +54,6 @@ impl Default for Options {
 /// Default Adam step, in units of xi (the paper's 1e-3 is in the data's units, which
 /// makes convergence depend on the data's scale; 0.1 xi measured best on datagen sets).
 pub const LEARNING_RATE: f64 = 0.1;
-const BETA1: f64 = 0.9;
-const BETA2: f64 = 0.999;
-const ADAM_EPS: f64 = 1e-8;
 /// The optimiser stops when the loss has not dropped below 99.9% of its best for
 /// this many iterations: past that point the fallback is cheaper than waiting.
 const STALL_ITERS: u32 = 100;
@@ -122,7 +119,10 @@ const NO_EDIT: i32 = i32::MIN;
 
 /// Correct `recon` (the base output, AoS) so every link of `orig` keeps its status.
 /// Particles marked in `exact` are reset to their original values and never moved.
+/// `descent` runs the optimiser ([`Cpu`], or the GPU's); only it can fail.
+#[allow(clippy::too_many_arguments)]
 pub fn correct(
+    descent: &dyn Descent,
     orig: &[f32],
     mut recon: Vec<f32>,
     mut exact: Vec<bool>,
@@ -130,7 +130,7 @@ pub fn correct(
     b: f64,
     xi: f64,
     opts: &Options,
-) -> Outcome {
+) -> crate::error::Result<Outcome> {
     let t0 = Instant::now();
     let n = orig.len() / 3;
     for k in (0..n).filter(|&k| exact[k]) {
@@ -174,7 +174,9 @@ pub fn correct(
         }
         if round < ROUNDS {
             let t = Instant::now();
-            let moved = optimise(orig, &recon, &exact, &pairs, space, b, xi, opts, &mut stats);
+            let moved = optimise(
+                descent, orig, &recon, &exact, &pairs, space, b, xi, opts, &mut stats,
+            )?;
             stats.optimise_s += t.elapsed().as_secs_f64();
             let t = Instant::now();
             quantize_edits(
@@ -199,19 +201,36 @@ pub fn correct(
         .map(|(c, &q)| (c as u64, q))
         .collect();
     stats.edited_coords = edits.len();
-    Outcome {
+    Ok(Outcome {
         recon,
         exact,
         edits,
         stats,
-    }
+    })
 }
 
-/// Per-particle adjacency over the vulnerable pairs, in pair order.
-struct Adjacency {
-    start: Vec<usize>,
-    /// (other particle, originally linked)
-    nb: Vec<(u32, bool)>,
+/// Per-particle adjacency over the vulnerable pairs, in pair order (CSR).
+pub struct Adjacency {
+    /// Particle k's pairs are `start[k] .. start[k + 1]`.
+    pub start: Vec<usize>,
+    /// The other particle of each pair.
+    pub nb: Vec<u32>,
+    /// Whether that pair is linked in the original.
+    pub linked: Vec<bool>,
+}
+
+impl Adjacency {
+    fn of(&self, k: usize) -> impl Iterator<Item = (u32, bool)> + '_ {
+        let r = self.start[k]..self.start[k + 1];
+        self.nb[r.clone()]
+            .iter()
+            .copied()
+            .zip(self.linked[r].iter().copied())
+    }
+
+    pub fn degree(&self, k: usize) -> u64 {
+        (self.start[k + 1] - self.start[k]) as u64
+    }
 }
 
 fn adjacency(n: usize, pairs: &[Pair]) -> Adjacency {
@@ -229,29 +248,375 @@ fn adjacency_mapped(n: usize, pairs: &[Pair], map: impl Fn(u32) -> u32) -> Adjac
         start[k + 1] += start[k];
     }
     let mut fill = start.clone();
-    let mut nb = vec![(0u32, false); start[n]];
+    let mut nb = vec![0u32; start[n]];
+    let mut linked = vec![false; start[n]];
     for p in pairs {
         let (i, j) = (map(p.i), map(p.j));
-        nb[fill[i as usize]] = (j, p.linked);
-        fill[i as usize] += 1;
-        nb[fill[j as usize]] = (i, p.linked);
-        fill[j as usize] += 1;
+        for (a, b) in [(i, j), (j, i)] {
+            nb[fill[a as usize]] = b;
+            linked[fill[a as usize]] = p.linked;
+            fill[a as usize] += 1;
+        }
     }
-    Adjacency { start, nb }
+    Adjacency { start, nb, linked }
 }
 
-/// Adam moment state of one active particle.
-#[derive(Clone, Copy, Default)]
+/// The optimiser's input, in units of xi over the vulnerable particles
+/// renumbered in order of first appearance in the pair list (grid order, so
+/// neighbours sit close in memory: the loop is bound by fetching their
+/// positions). The CPU's [`descend`] and the GPU's (`gpu::descent`) start here.
+pub struct Problem {
+    /// Local particle k is particle `glob[k]`.
+    pub glob: Vec<u32>,
+    pub adj: Adjacency,
+    /// Starting positions (the current decoded ones), 3 per local particle.
+    pub pos: Vec<f64>,
+    /// Original positions, 3 per local particle: each target stays within
+    /// `half` of them.
+    pub orig: Vec<f64>,
+    pub half: f64,
+    /// Loss thresholds: a linked pair pays beyond `t_link`, an unlinked one below `t_free`.
+    pub t_link: f64,
+    pub t_free: f64,
+    /// Box period, in units of xi.
+    pub period: Option<f64>,
+    /// Not stored exactly: the optimiser may move it.
+    pub editable: Vec<bool>,
+    /// The first active set: editable particles of violated pairs, in pair order.
+    pub active: Vec<u32>,
+    /// Work cap in pair-term evaluations.
+    pub budget: u64,
+}
+
+impl Problem {
+    /// The problem `correct` hands its descent: `recon` the current decoded
+    /// positions, `pairs` the vulnerable pairs of `orig` (`vulnerable::pairs`),
+    /// `m` the edit bits.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        orig: &[f32],
+        recon: &[f32],
+        exact: &[bool],
+        pairs: &[Pair],
+        space: Space,
+        b: f64,
+        xi: f64,
+        m: u32,
+    ) -> Problem {
+        let n = orig.len() / 3;
+        let mut loc = vec![u32::MAX; n];
+        let mut glob: Vec<u32> = Vec::new();
+        for p in pairs {
+            for k in [p.i, p.j] {
+                if loc[k as usize] == u32::MAX {
+                    loc[k as usize] = glob.len() as u32;
+                    glob.push(k);
+                }
+            }
+        }
+        let adj = adjacency_mapped(glob.len(), pairs, |k| loc[k as usize]);
+        // A decoded coordinate lands within eps_q (edit quantization) plus half an f32
+        // ulp (the final rounding) of the optimiser's target; both in units of xi.
+        let max_abs = orig
+            .iter()
+            .filter(|c| c.is_finite())
+            .fold(0f32, |a, &c| a.max(c.abs()));
+        let half_ulp = (f32::from_bits(max_abs.to_bits() + 1) - max_abs) as f64 / 2.0;
+        let eps_q = 2.0 / ((1u64 << m) - 1) as f64 + half_ulp / xi;
+        let margin = 2.0 * 3f64.sqrt() * eps_q;
+        let scaled = |v: &[f32]| -> Vec<f64> {
+            glob.iter()
+                .flat_map(|&g| {
+                    v[3 * g as usize..3 * g as usize + 3]
+                        .iter()
+                        .map(|&c| c as f64 / xi)
+                })
+                .collect()
+        };
+        let editable: Vec<bool> = glob.iter().map(|&g| !exact[g as usize]).collect();
+        let mut active = Vec::new();
+        let mut seen = vec![false; glob.len()];
+        for p in vulnerable::violated(pairs, recon, space, b) {
+            for k in [loc[p.i as usize], loc[p.j as usize]] {
+                if !seen[k as usize] && editable[k as usize] {
+                    seen[k as usize] = true;
+                    active.push(k);
+                }
+            }
+        }
+        Problem {
+            pos: scaled(recon),
+            orig: scaled(orig),
+            // Targets stay this far inside the bound, so their quantized values stay
+            // within it (the 2^-m of the paper's box is smaller than eps_q). At 2 edit
+            // bits eps_q is 2/3: no room, targets stay on the originals.
+            half: (1.0 - 2.0 * eps_q).max(0.0),
+            t_link: (b / xi - margin).max(0.0),
+            t_free: b / xi + margin,
+            period: space.period.map(|l| l / xi),
+            editable,
+            active,
+            budget: WORK_PER_PAIR
+                .saturating_mul(pairs.len() as u64)
+                .max(MIN_WORK),
+            glob,
+            adj,
+        }
+    }
+
+    /// Coordinate difference a - b; positions stay within the box +- 2 xi, so
+    /// one conditional wrap is the minimum image. (The optimiser only steers;
+    /// the exact link rule decides afterwards.)
+    #[inline]
+    fn delta(&self, a: f64, b: f64) -> f64 {
+        let d = a - b;
+        match self.period {
+            Some(l) if d > 0.5 * l => d - l,
+            Some(l) if d < -0.5 * l => d + l,
+            _ => d,
+        }
+    }
+
+    /// Loss of pair (k, q) and its gradient with respect to k.
+    #[inline]
+    fn term(&self, pos: &[f64], k: usize, q: usize, linked: bool) -> (f64, [f64; 3]) {
+        let d3 = [0, 1, 2].map(|a| self.delta(pos[3 * k + a], pos[3 * q + a]));
+        let d = (d3[0] * d3[0] + d3[1] * d3[1] + d3[2] * d3[2]).sqrt();
+        let r = if linked {
+            d - self.t_link
+        } else {
+            self.t_free - d
+        };
+        if r <= 0.0 || d == 0.0 || !d.is_finite() {
+            return (0.0, [0.0; 3]);
+        }
+        let s = if linked { 2.0 * r / d } else { -2.0 * r / d };
+        (r * r, d3.map(|c| s * c))
+    }
+}
+
+/// The summation order of the optimiser's loss, shared with the GPU's
+/// `factz_p_loss_sum` (kernels/particles.cu): blocks of `LOSS_BLOCK`
+/// per-particle losses, each summed by a halving tree (`s[t] += s[t + h]`,
+/// h = 128, 64, .., 1, missing entries 0), then the block sums in order
+/// ([`sum_blocks`]). The loss decides when the optimiser stops, so its bits
+/// decide the stream's.
+pub const LOSS_BLOCK: usize = 256;
+
+pub fn block_sum(v: &[f64]) -> f64 {
+    let mut s = [0.0; LOSS_BLOCK];
+    s[..v.len()].copy_from_slice(v);
+    let mut h = LOSS_BLOCK / 2;
+    while h > 0 {
+        for t in 0..h {
+            s[t] += s[t + h];
+        }
+        h /= 2;
+    }
+    s[0]
+}
+
+pub fn sum_blocks(sums: impl IntoIterator<Item = f64>) -> f64 {
+    sums.into_iter().fold(0.0, |a, x| a + x)
+}
+
+/// When the optimiser stops: the loss at or below the tolerance, no 0.1% gain
+/// on the best loss for `STALL_ITERS` iterations, or the work cap passed. One
+/// rule for the CPU's and the GPU's loops.
+pub struct Stopping {
+    best: f64,
+    best_at: u32,
+    work: u64,
+    budget: u64,
+    tolerance: f64,
+}
+
+impl Stopping {
+    pub fn new(p: &Problem, opts: &Options) -> Stopping {
+        Stopping {
+            best: f64::INFINITY,
+            best_at: 0,
+            work: 0,
+            budget: p.budget,
+            tolerance: opts.tolerance,
+        }
+    }
+
+    /// Iteration `it` costs `work` pair terms and measured `loss`: stop before its step?
+    pub fn stop(&mut self, it: u32, loss: f64, work: u64) -> bool {
+        self.work += work;
+        if loss <= self.tolerance {
+            return true;
+        }
+        if loss < 0.999 * self.best {
+            (self.best, self.best_at) = (loss, it);
+        } else if it - self.best_at >= STALL_ITERS {
+            return true;
+        }
+        self.work > self.budget
+    }
+}
+
+/// Adam's constants, shared with the GPU (FZP_BETA1 .. in kernels/particles.cu).
+pub const BETA1: f64 = 0.9;
+pub const BETA2: f64 = 0.999;
+pub const ADAM_EPS: f64 = 1e-8;
+
+/// One Adam step of one coordinate: moments `m`, `v` and the bias corrections
+/// `c1 = 1 - beta1^t`, `c2 = 1 - beta2^t`; returns the clamped new position.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn adam_step(
+    m: &mut f64,
+    v: &mut f64,
+    g: f64,
+    c1: f64,
+    c2: f64,
+    lr: f64,
+    x: f64,
+    o: f64,
+    half: f64,
+) -> f64 {
+    *m = BETA1 * *m + (1.0 - BETA1) * g;
+    *v = BETA2 * *v + (1.0 - BETA2) * g * g;
+    let step = lr * (*m / c1) / ((*v / c2).sqrt() + ADAM_EPS);
+    (x - step).clamp(o - half, o + half)
+}
+
+/// Adam moment state of one active particle; `p` holds beta1^t and beta2^t,
+/// kept as running products (the GPU's too: `powi` has no fixed rounding).
+#[derive(Clone, Copy)]
 struct Adam {
     m: [f64; 3],
     v: [f64; 3],
-    t: i32,
+    p: [f64; 2],
+}
+
+impl Default for Adam {
+    fn default() -> Self {
+        Adam {
+            m: [0.0; 3],
+            v: [0.0; 3],
+            p: [1.0; 2],
+        }
+    }
+}
+
+/// What a descent leaves: the active set (local numbering, in activation
+/// order), the final positions (units of xi, 3 per local particle) and the
+/// iterations run.
+pub struct Descended {
+    pub active: Vec<u32>,
+    pub pos: Vec<f64>,
+    pub iterations: u32,
+}
+
+/// Runs the optimiser on a [`Problem`]: [`Cpu`] here, the GPU's in `gpu::descent`.
+pub trait Descent {
+    fn descend(&self, p: &Problem, opts: &Options) -> crate::error::Result<Descended>;
+}
+
+/// The reference descent (rayon).
+pub struct Cpu;
+
+impl Descent for Cpu {
+    fn descend(&self, p: &Problem, opts: &Options) -> crate::error::Result<Descended> {
+        Ok(descend(p, opts))
+    }
+}
+
+/// Projected gradient descent with Adam. Each iteration: per active particle,
+/// its loss and gradient over its pairs in adjacency order, and the neighbours
+/// its violated pairs disturb; the loss ([`block_sum`] order) decides whether
+/// to stop ([`Stopping`]); then every active particle steps; then the disturbed
+/// editable neighbours join the active set in ascending local index.
+pub fn descend(p: &Problem, opts: &Options) -> Descended {
+    let nl = p.glob.len();
+    let mut pos = p.pos.clone();
+    let mut slot = vec![u32::MAX; nl];
+    let mut active: Vec<u32> = Vec::new();
+    for &k in &p.active {
+        slot[k as usize] = active.len() as u32;
+        active.push(k);
+    }
+    let mut adam: Vec<Adam> = vec![Adam::default(); active.len()];
+    let mut stopping = Stopping::new(p, opts);
+    let mut iterations = 0;
+    for it in 0..opts.max_iters {
+        let work = active.iter().map(|&k| p.adj.degree(k as usize)).sum();
+        let per: Vec<(f64, [f64; 3], Vec<u32>)> = active
+            .par_iter()
+            .map(|&k| {
+                let k = k as usize;
+                let (mut loss, mut g) = (0.0, [0.0; 3]);
+                let mut grow = Vec::new();
+                for (q, linked) in p.adj.of(k) {
+                    let (l, gk) = p.term(&pos, k, q as usize, linked);
+                    if l > 0.0 {
+                        loss += l;
+                        g = [g[0] + gk[0], g[1] + gk[1], g[2] + gk[2]];
+                        if slot[q as usize] == u32::MAX && p.editable[q as usize] {
+                            grow.push(q);
+                        }
+                    }
+                }
+                (loss, g, grow)
+            })
+            .collect();
+        let losses: Vec<f64> = per.iter().map(|e| e.0).collect();
+        let loss = sum_blocks(losses.chunks(LOSS_BLOCK).map(block_sum)) / 2.0;
+        if stopping.stop(it, loss, work) {
+            break;
+        }
+        iterations += 1;
+        let steps: Vec<[f64; 3]> = per
+            .par_iter()
+            .zip(adam.par_iter_mut())
+            .zip(active.par_iter())
+            .map(|((e, st), &k)| {
+                let k = k as usize;
+                st.p = [st.p[0] * BETA1, st.p[1] * BETA2];
+                let (c1, c2) = (1.0 - st.p[0], 1.0 - st.p[1]);
+                [0, 1, 2].map(|a| {
+                    let (m, v) = (&mut st.m[a], &mut st.v[a]);
+                    adam_step(
+                        m,
+                        v,
+                        e.1[a],
+                        c1,
+                        c2,
+                        opts.learning_rate,
+                        pos[3 * k + a],
+                        p.orig[3 * k + a],
+                        p.half,
+                    )
+                })
+            })
+            .collect();
+        for (&k, s) in active.iter().zip(&steps) {
+            pos[3 * k as usize..3 * k as usize + 3].copy_from_slice(s);
+        }
+        let mut grown: Vec<u32> = per.into_iter().flat_map(|e| e.2).collect();
+        grown.sort_unstable();
+        grown.dedup();
+        for q in grown {
+            slot[q as usize] = active.len() as u32;
+            active.push(q);
+        }
+        adam.resize(active.len(), Adam::default());
+    }
+    Descended {
+        active,
+        pos,
+        iterations,
+    }
 }
 
 /// Run the optimiser; returns the active particles with their target coordinates
 /// (f64; NaN where a coordinate did not move).
 #[allow(clippy::too_many_arguments)]
 fn optimise(
+    descent: &dyn Descent,
     orig: &[f32],
     recon: &[f32],
     exact: &[bool],
@@ -261,175 +626,27 @@ fn optimise(
     xi: f64,
     opts: &Options,
     stats: &mut Stats,
-) -> Vec<(u32, [f64; 3])> {
-    let n = orig.len() / 3;
-    let m = opts.edit_bits;
-    // Work on the vulnerable particles renumbered in order of first appearance in
-    // the pair list (grid order), so neighbours sit close in memory: the loop is
-    // bound by fetching neighbours' positions.
-    let mut loc = vec![u32::MAX; n];
-    let mut glob: Vec<u32> = Vec::new();
-    for p in pairs {
-        for k in [p.i, p.j] {
-            if loc[k as usize] == u32::MAX {
-                loc[k as usize] = glob.len() as u32;
-                glob.push(k);
-            }
-        }
-    }
-    let nl = glob.len();
-    let adj = adjacency_mapped(nl, pairs, |k| loc[k as usize]);
-    // A decoded coordinate lands within eps_q (edit quantization) plus half an f32
-    // ulp (the final rounding) of the optimiser's target; both in units of xi.
-    let max_abs = orig
-        .iter()
-        .filter(|c| c.is_finite())
-        .fold(0f32, |a, &c| a.max(c.abs()));
-    let half_ulp = (f32::from_bits(max_abs.to_bits() + 1) - max_abs) as f64 / 2.0;
-    let eps_q = 2.0 / ((1u64 << m) - 1) as f64 + half_ulp / xi;
-    let margin = 2.0 * 3f64.sqrt() * eps_q;
-    // Targets stay this far inside the bound, so their quantized values stay within it
-    // (the 2^-m of the paper's box is smaller than eps_q; this keeps the bound).
-    let half = 1.0 - 2.0 * eps_q;
-    let (t_link, t_free) = ((b / xi - margin).max(0.0), b / xi + margin);
-    // Working positions in units of xi, local numbering.
-    let mut pos: Vec<f64> = glob
-        .iter()
-        .flat_map(|&g| {
-            recon[3 * g as usize..3 * g as usize + 3]
-                .iter()
-                .map(|&c| c as f64 / xi)
-        })
-        .collect();
-    // The optimiser only steers; the exact link rule decides afterwards. Positions
-    // stay within the box +- 2 xi, so one conditional wrap is the minimum image.
-    let period = space.period.map(|l| l / xi);
-    let delta = |a: f64, b: f64| -> f64 {
-        let d = a - b;
-        match period {
-            Some(l) if d > 0.5 * l => d - l,
-            Some(l) if d < -0.5 * l => d + l,
-            _ => d,
-        }
-    };
-    // Loss term of pair (k, q) and its gradient with respect to k.
-    let term = |pos: &[f64], k: usize, q: usize, linked: bool| -> (f64, [f64; 3]) {
-        let d3 = [0, 1, 2].map(|a| delta(pos[3 * k + a], pos[3 * q + a]));
-        let d = (d3[0] * d3[0] + d3[1] * d3[1] + d3[2] * d3[2]).sqrt();
-        let r = if linked { d - t_link } else { t_free - d };
-        if r <= 0.0 || d == 0.0 || !d.is_finite() {
-            return (0.0, [0.0; 3]);
-        }
-        let s = if linked { 2.0 * r / d } else { -2.0 * r / d };
-        (r * r, d3.map(|c| s * c))
-    };
-    let editable = |k: usize| !exact[glob[k] as usize];
-    let mut slot = vec![u32::MAX; nl];
-    let mut active: Vec<u32> = Vec::new();
-    let add = |k: u32, active: &mut Vec<u32>, slot: &mut Vec<u32>| {
-        if slot[k as usize] == u32::MAX && editable(k as usize) {
-            slot[k as usize] = active.len() as u32;
-            active.push(k);
-        }
-    };
-    for p in vulnerable::violated(pairs, recon, space, b) {
-        add(loc[p.i as usize], &mut active, &mut slot);
-        add(loc[p.j as usize], &mut active, &mut slot);
-    }
-    let mut adam: Vec<Adam> = vec![Adam::default(); active.len()];
-    let lr = opts.learning_rate;
-    let (mut best, mut best_at) = (f64::INFINITY, 0);
-    let budget = WORK_PER_PAIR
-        .saturating_mul(pairs.len() as u64)
-        .max(MIN_WORK);
-    let mut work = 0u64;
-    for it in 0..opts.max_iters {
-        work += active
-            .iter()
-            .map(|&k| (adj.start[k as usize + 1] - adj.start[k as usize]) as u64)
-            .sum::<u64>();
-        // Gradients, losses, and disturbed neighbours, per active particle in order.
-        let per: Vec<(f64, [f64; 3], Vec<u32>)> = active
-            .par_iter()
-            .map(|&k| {
-                let k = k as usize;
-                let (mut loss, mut g) = (0.0, [0.0; 3]);
-                let mut grow = Vec::new();
-                for &(q, linked) in &adj.nb[adj.start[k]..adj.start[k + 1]] {
-                    let (l, gk) = term(&pos, k, q as usize, linked);
-                    if l > 0.0 {
-                        loss += l;
-                        g = [g[0] + gk[0], g[1] + gk[1], g[2] + gk[2]];
-                        if slot[q as usize] == u32::MAX {
-                            grow.push(q);
-                        }
-                    }
-                }
-                (loss, g, grow)
-            })
-            .collect();
-        let loss: f64 = per.iter().map(|p| p.0).sum::<f64>() / 2.0;
-        if loss <= opts.tolerance {
-            break;
-        }
-        if loss < 0.999 * best {
-            (best, best_at) = (loss, it);
-        } else if it - best_at >= STALL_ITERS {
-            break;
-        }
-        if work > budget {
-            break;
-        }
-        stats.iterations += 1;
-        let steps: Vec<[f64; 3]> = per
-            .par_iter()
-            .zip(adam.par_iter_mut())
-            .zip(active.par_iter())
-            .map(|((p, st), &k)| {
-                let k = k as usize;
-                st.t += 1;
-                let (c1, c2) = (1.0 - BETA1.powi(st.t), 1.0 - BETA2.powi(st.t));
-                [0, 1, 2].map(|a| {
-                    let g = p.1[a];
-                    st.m[a] = BETA1 * st.m[a] + (1.0 - BETA1) * g;
-                    st.v[a] = BETA2 * st.v[a] + (1.0 - BETA2) * g * g;
-                    let step = lr * (st.m[a] / c1) / ((st.v[a] / c2).sqrt() + ADAM_EPS);
-                    let o = orig[3 * glob[k] as usize + a] as f64 / xi;
-                    (pos[3 * k + a] - step).clamp(o - half, o + half)
-                })
-            })
-            .collect();
-        for (&k, s) in active.iter().zip(&steps) {
-            pos[3 * k as usize..3 * k as usize + 3].copy_from_slice(s);
-        }
-        let mut grown: Vec<u32> = per.into_iter().flat_map(|p| p.2).collect();
-        grown.sort_unstable();
-        grown.dedup();
-        for q in grown {
-            add(q, &mut active, &mut slot);
-        }
-        adam.resize(active.len(), Adam::default());
-    }
-    stats.active_particles += active.len();
-    active
+) -> crate::error::Result<Vec<(u32, [f64; 3])>> {
+    let p = Problem::new(orig, recon, exact, pairs, space, b, xi, opts.edit_bits);
+    let d = descent.descend(&p, opts)?;
+    stats.iterations += d.iterations;
+    stats.active_particles += d.active.len();
+    Ok(d.active
         .iter()
         .map(|&k| {
             let k = k as usize;
             // NaN marks a coordinate the optimiser left where it started.
-            let g = glob[k] as usize;
-            let start = |a: usize| recon[3 * g + a] as f64 / xi;
-            (
-                g as u32,
-                [0, 1, 2].map(|a| {
-                    if pos[3 * k + a] == start(a) {
-                        f64::NAN
-                    } else {
-                        pos[3 * k + a] * xi
-                    }
-                }),
-            )
+            [0, 1, 2].map(|a| {
+                if d.pos[3 * k + a] == p.pos[3 * k + a] {
+                    f64::NAN
+                } else {
+                    d.pos[3 * k + a] * xi
+                }
+            })
         })
-        .collect()
+        .zip(&d.active)
+        .map(|(t, &k)| (p.glob[k as usize], t))
+        .collect())
 }
 
 /// Quantize the optimiser's moves into m-bit edits of the base values, recorded in
@@ -513,12 +730,10 @@ fn prune(
 ) {
     let b2 = b * b;
     let keeps = |recon: &[f32], k: usize, at: &[f32; 3]| {
-        adj.nb[adj.start[k]..adj.start[k + 1]]
-            .iter()
-            .all(|&(q, was)| {
-                let q = q as usize;
-                linked(space.dist2(at, &recon[3 * q..3 * q + 3]), b2) == was
-            })
+        adj.of(k).all(|(q, was)| {
+            let q = q as usize;
+            linked(space.dist2(at, &recon[3 * q..3 * q + 3]), b2) == was
+        })
     };
     for &(k, _) in moved {
         let k = k as usize;

@@ -355,6 +355,18 @@ pub fn finish(
     prepared: Prepared,
     forced: Option<&[bool]>,
 ) -> Result<Compressed> {
+    finish_with(pos, cfg, prepared, forced, &correct::Cpu)
+}
+
+/// [`finish`] with the correction's optimiser run by `descent` (the GPU's:
+/// `gpu::descent`); the stream is the same whichever runs it.
+pub fn finish_with(
+    pos: &[f32],
+    cfg: &ParticleConfig,
+    prepared: Prepared,
+    forced: Option<&[bool]>,
+    descent: &dyn correct::Descent,
+) -> Result<Compressed> {
     let n = particle_count(pos.len())?;
     if forced.is_some_and(|f| f.len() != n) {
         return Err(Error::invalid(format!(
@@ -400,7 +412,7 @@ pub fn finish(
     if let Some(forced) = forced {
         exact.iter_mut().zip(forced).for_each(|(e, &f)| *e |= f);
     }
-    let out = correct::correct(pos, base_pos, exact, space, b, xi, &cfg.correction);
+    let out = correct::correct(descent, pos, base_pos, exact, space, b, xi, &cfg.correction)?;
     let corr = Correction::new(pos, out.exact, out.edits);
     let corr_sections = corr.sections(n, cfg.coder);
     report.source = Source::Base(cfg.base);
@@ -492,6 +504,7 @@ pub fn correct_external(orig: &[f32], decoded: &[f32], cfg: &ParticleConfig) -> 
     if xi > 0.0 && n > 0 {
         let exact = initial_exact(orig, decoded, xi, b, cfg.chunk_of_larger);
         let out = correct::correct(
+            &correct::Cpu,
             orig,
             decoded.to_vec(),
             exact,
@@ -499,7 +512,7 @@ pub fn correct_external(orig: &[f32], decoded: &[f32], cfg: &ParticleConfig) -> 
             b,
             xi,
             &cfg.correction,
-        );
+        )?;
         let corr = Correction::new(orig, out.exact, out.edits);
         sections = corr.sections(n, cfg.coder);
         report.exact_particles = corr.exact_count();
