@@ -465,3 +465,143 @@ extern "C" __global__ void factz_p_edit_scatter(const int* codes, const fzp_u64*
     coord_out[slot[c]] = c;
     zz_out[slot[c]] = ((fzp_u32)q << 1) ^ (fzp_u32)(q >> 31);
 }
+
+// ------------------------------------------------------------ descent
+
+// The correction's optimiser, PGD with Adam (correct.rs `descend`), in units
+// of xi over the vulnerable particles in local numbering (correct.rs
+// `Problem`). Per iteration the host (src/gpu/descent.rs) launches
+// factz_p_descent_grad, factz_p_loss_sum (reading the block sums back: the
+// stopping rule is the host's, correct.rs `Stopping`), factz_p_descent_step,
+// then grows the active set with factz_p_scan over `grow` and
+// factz_p_descent_grow. Each particle's arithmetic is correct.rs's in its
+// order; the loss's order is the fixed tree of correct.rs `block_sum`, not
+// float atomics, so the stopping point never varies from run to run.
+
+// correct.rs BETA1, BETA2, ADAM_EPS.
+#define FZP_BETA1 0.9
+#define FZP_BETA2 0.999
+#define FZP_ADAM_EPS 1e-8
+// correct.rs LOSS_BLOCK: factz_p_loss_sum's blockDim.
+#define FZP_LOSS_BLOCK 256
+
+__device__ __forceinline__ bool fzp_finite64(double x) {
+    return (__double_as_longlong(x) & 0x7ff0000000000000LL) != 0x7ff0000000000000LL;
+}
+
+// correct.rs `Problem::delta`: one conditional wrap (`period` 0: open box).
+__device__ __forceinline__ double fzp_wrap(double a, double b, double period) {
+    double d = a - b;
+    if (period > 0.0) {
+        if (d > 0.5 * period) return d - period;
+        if (d < -0.5 * period) return d + period;
+    }
+    return d;
+}
+
+// Per active slot s (particle k = active[s]): its loss and gradient over its
+// pairs in adjacency order (correct.rs `Problem::term`), and grow[q] = 1 for
+// each editable neighbour q outside the active set that a violated pair
+// disturbs (every writer writes 1).
+extern "C" __global__ void factz_p_descent_grad(const double* pos, const fzp_u64* adj_start,
+                                                const fzp_u32* adj_nb,
+                                                const unsigned char* adj_linked,
+                                                const fzp_u32* active, fzp_u64 na,
+                                                const fzp_u32* slot, const unsigned char* editable,
+                                                double t_link, double t_free, double period,
+                                                double* loss, double* grad, fzp_u64* grow) {
+    fzp_u64 s = fzp_tid();
+    if (s >= na) return;
+    fzp_u64 k = active[s];
+    double sum = 0.0, g0 = 0.0, g1 = 0.0, g2 = 0.0;
+    for (fzp_u64 e = adj_start[k]; e < adj_start[k + 1]; e++) {
+        fzp_u64 q = adj_nb[e];
+        bool linked = adj_linked[e] != 0;
+        double d0 = fzp_wrap(pos[3 * k], pos[3 * q], period);
+        double d1 = fzp_wrap(pos[3 * k + 1], pos[3 * q + 1], period);
+        double d2 = fzp_wrap(pos[3 * k + 2], pos[3 * q + 2], period);
+        double d = sqrt(d0 * d0 + d1 * d1 + d2 * d2);
+        double r = linked ? d - t_link : t_free - d;
+        if (r <= 0.0 || d == 0.0 || !fzp_finite64(d)) continue;
+        double l = r * r;
+        if (!(l > 0.0)) continue;
+        double sc = linked ? 2.0 * r / d : -2.0 * r / d;
+        sum += l;
+        g0 = g0 + sc * d0;
+        g1 = g1 + sc * d1;
+        g2 = g2 + sc * d2;
+        if (slot[q] == FZP_NONE && editable[q]) grow[q] = 1;
+    }
+    loss[s] = sum;
+    grad[3 * s] = g0;
+    grad[3 * s + 1] = g1;
+    grad[3 * s + 2] = g2;
+}
+
+// correct.rs `block_sum`: block b sums loss[256 b ..] by a halving tree into
+// sums[b]. blockDim must be FZP_LOSS_BLOCK.
+extern "C" __global__ void factz_p_loss_sum(const double* loss, fzp_u64 n, double* sums) {
+    __shared__ double s[FZP_LOSS_BLOCK];
+    fzp_u64 i = fzp_tid();
+    s[threadIdx.x] = i < n ? loss[i] : 0.0;
+    __syncthreads();
+    for (fzp_u32 h = FZP_LOSS_BLOCK / 2; h > 0; h >>= 1) {
+        if (threadIdx.x < h) s[threadIdx.x] += s[threadIdx.x + h];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) sums[blockIdx.x] = s[0];
+}
+
+// One Adam step per active slot (correct.rs `adam_step`): pw holds beta1^t,
+// beta2^t per slot as running products; each coordinate ends clamped to
+// within `half` of the original (f64::clamp: below min gives min, then above
+// max gives max).
+extern "C" __global__ void factz_p_descent_step(double* pos, const double* orig,
+                                                const fzp_u32* active, fzp_u64 na,
+                                                const double* grad, double* m, double* v,
+                                                double* pw, double lr, double half) {
+    fzp_u64 s = fzp_tid();
+    if (s >= na) return;
+    fzp_u64 k = active[s];
+    double p1 = pw[2 * s] * FZP_BETA1, p2 = pw[2 * s + 1] * FZP_BETA2;
+    pw[2 * s] = p1;
+    pw[2 * s + 1] = p2;
+    double c1 = 1.0 - p1, c2 = 1.0 - p2;
+    for (int a = 0; a < 3; a++) {
+        double g = grad[3 * s + a];
+        double mm = FZP_BETA1 * m[3 * s + a] + (1.0 - FZP_BETA1) * g;
+        double vv = FZP_BETA2 * v[3 * s + a] + (1.0 - FZP_BETA2) * g * g;
+        m[3 * s + a] = mm;
+        v[3 * s + a] = vv;
+        double step = lr * (mm / c1) / (sqrt(vv / c2) + FZP_ADAM_EPS);
+        double o = orig[3 * k + a];
+        double lo = o - half, hi = o + half;
+        double x = pos[3 * k + a] - step;
+        if (x < lo) x = lo;
+        if (x > hi) x = hi;
+        pos[3 * k + a] = x;
+    }
+}
+
+// The grown particles join the active set in ascending local index (correct.rs
+// sorts and dedups them): slot na + rank[q], rank the exclusive scan of grow.
+extern "C" __global__ void factz_p_descent_grow(fzp_u64* grow, const fzp_u64* rank, fzp_u64 nl,
+                                                fzp_u64 na, fzp_u32* active, fzp_u32* slot) {
+    fzp_u64 q = fzp_tid();
+    if (q >= nl || !grow[q]) return;
+    fzp_u64 s = na + rank[q];
+    active[s] = (fzp_u32)q;
+    slot[q] = (fzp_u32)s;
+    grow[q] = 0;
+}
+
+// The host build's launch-by-name entry points (kernels/shim/cuda_host.hpp);
+// nothing under NVRTC.
+#ifndef FZSHIM_EXPORT
+#define FZSHIM_EXPORT(kernel)
+#endif
+FZSHIM_EXPORT(factz_p_scan)
+FZSHIM_EXPORT(factz_p_descent_grad)
+FZSHIM_EXPORT(factz_p_loss_sum)
+FZSHIM_EXPORT(factz_p_descent_step)
+FZSHIM_EXPORT(factz_p_descent_grow)

@@ -296,3 +296,45 @@ inline double __longlong_as_double(long long b) {
     std::memcpy(&x, &b, sizeof x);
     return x;
 }
+
+// ---------------------------------------------------------------- launch by name
+
+// `FZSHIM_EXPORT(k)` at the end of a .cu file (empty under NVRTC) defines
+// `extern "C" int fzshim_k_k(mode, blocks, threads, args)`: a launch of kernel
+// k with its arguments passed as cuLaunchKernel's kernelParams (one pointer
+// per parameter, to a value of that parameter's type). Host code written once
+// against src/gpu/exec.rs's `Exec` runs on a GPU through cudarc and in tests
+// through these (tests/common/shim_exec.rs). Returns 0, or -1 when the launch
+// throws (its message on stderr).
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace fzshim {
+
+template <class... P, std::size_t... I>
+void launch_params(Mode m, dim3 grid, dim3 block, void (*kernel)(P...), void* const* a,
+                   std::index_sequence<I...>) {
+    launch(m, grid, block, kernel, *static_cast<std::remove_cv_t<P>*>(a[I])...);
+}
+
+template <class... P>
+int launch_by_params(int mode, unsigned int blocks, unsigned int threads, void (*kernel)(P...),
+                     void* const* args) {
+    try {
+        launch_params(mode ? Mode::Threads : Mode::Fibers, dim3(blocks), dim3(threads), kernel, args,
+                      std::index_sequence_for<P...>{});
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "fzshim: %s\n", e.what());
+        return -1;
+    }
+}
+
+}  // namespace fzshim
+
+#define FZSHIM_EXPORT(kernel)                                                                    \
+    extern "C" int fzshim_k_##kernel(int mode, unsigned int blocks, unsigned int threads,        \
+                                     void* const* args) {                                        \
+        return fzshim::launch_by_params(mode, blocks, threads, kernel, args);                    \
+    }

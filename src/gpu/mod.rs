@@ -6,6 +6,8 @@
 //! So far it holds mode B's bound derivation ([`mode_b`]); it is not wired
 //! into the compressors yet (issue 6).
 
+pub mod descent;
+pub mod exec;
 pub mod field;
 pub mod huffman;
 pub mod mode_b;

@@ -1,0 +1,175 @@
+//! The correction's optimiser (PGD with Adam) on an [`Exec`]: the kernels
+//! `factz_p_descent_*` of kernels/particles.cu, driven iteration by iteration
+//! as `particles::correct::descend` runs on the CPU, with the same stopping
+//! rule on the same loss bits, so the result (and the stream) is the CPU's.
+//!
+//! Per iteration the host reads back one f64 per 256 active particles (the
+//! loss's block sums) and the particles that joined the active set (it keeps
+//! the active list, to count the work cap in pair terms as the CPU does).
+
+use super::exec::{launch_items, Arg, Buf, Exec};
+use crate::error::{Error, Result};
+use crate::particles::correct::{self, Descended, Descent, Options, Problem, Stopping, LOSS_BLOCK};
+
+/// Threads per block (any multiple of 32 up to 1024; the loss sum's is fixed).
+const BLOCK: u32 = 256;
+/// factz_p_scan's threads (one block).
+const SCAN_BLOCK: u32 = 256;
+/// FZP_NONE: a local particle not (yet) active.
+const NONE: u32 = u32::MAX;
+
+/// Runs `correct::descend` on `exec` (a device, or the host build in tests).
+pub struct GpuDescent<'e, E: Exec> {
+    pub exec: &'e E,
+}
+
+impl<E: Exec> Descent for GpuDescent<'_, E> {
+    fn descend(&self, p: &Problem, opts: &Options) -> Result<Descended> {
+        descend(self.exec, p, opts)
+    }
+}
+
+fn flags(v: &[bool]) -> Vec<u8> {
+    v.iter().map(|&b| b as u8).collect()
+}
+
+fn descend<E: Exec>(e: &E, p: &Problem, opts: &Options) -> Result<Descended> {
+    let nl = p.glob.len();
+    if nl >= NONE as usize {
+        return Err(Error::unsupported(format!(
+            "{nl} vulnerable particles: the GPU optimiser numbers them in 32 bits"
+        )));
+    }
+    let start: Vec<u64> = p.adj.start.iter().map(|&s| s as u64).collect();
+    let adj_start = Buf::from(e, &start)?;
+    let adj_nb = Buf::from(e, &p.adj.nb)?;
+    let adj_linked = Buf::from(e, &flags(&p.adj.linked))?;
+    let editable = Buf::from(e, &flags(&p.editable))?;
+    let orig = Buf::from(e, &p.orig)?;
+    let pos = Buf::from(e, &p.pos)?;
+    let mut active_d = Buf::<E, u32>::zeros(e, nl)?;
+    active_d.write(e, 0, &p.active)?;
+    let mut slot_h = vec![NONE; nl];
+    for (s, &k) in p.active.iter().enumerate() {
+        slot_h[k as usize] = s as u32;
+    }
+    let slot = Buf::from(e, &slot_h)?;
+    drop(slot_h);
+    let m = Buf::<E, f64>::zeros(e, 3 * nl)?;
+    let v = Buf::<E, f64>::zeros(e, 3 * nl)?;
+    let pw = Buf::from(e, &vec![1.0f64; 2 * nl])?;
+    let grad = Buf::<E, f64>::zeros(e, 3 * nl)?;
+    let loss = Buf::<E, f64>::zeros(e, nl)?;
+    let sums = Buf::<E, f64>::zeros(e, nl.div_ceil(LOSS_BLOCK))?;
+    let grow = Buf::<E, u64>::zeros(e, nl)?;
+    let rank = Buf::<E, u64>::zeros(e, nl + 1)?;
+
+    let mut active = p.active.clone();
+    // Pair terms per iteration (the work cap counts them as the CPU does).
+    let mut degree: u64 = active.iter().map(|&k| p.adj.degree(k as usize)).sum();
+    let mut stopping = Stopping::new(p, opts);
+    let mut iterations = 0;
+    let (period, nl64) = (p.period.unwrap_or(0.0), nl as u64);
+    for it in 0..opts.max_iters {
+        let na = active.len();
+        let na64 = na as u64;
+        // SAFETY (every launch below): the arguments follow the kernels'
+        // parameter lists in kernels/particles.cu; buffers hold nl particles
+        // (3 nl coordinates, nl + 1 adjacency starts, one sum per 256).
+        unsafe {
+            launch_items(
+                e,
+                "factz_p_descent_grad",
+                na,
+                BLOCK,
+                &[
+                    pos.arg(e),
+                    adj_start.arg(e),
+                    adj_nb.arg(e),
+                    adj_linked.arg(e),
+                    active_d.arg(e),
+                    Arg::U64(na64),
+                    slot.arg(e),
+                    editable.arg(e),
+                    Arg::F64(p.t_link),
+                    Arg::F64(p.t_free),
+                    Arg::F64(period),
+                    loss.arg(e),
+                    grad.arg(e),
+                    grow.arg(e),
+                ],
+            )?;
+            launch_items(
+                e,
+                "factz_p_loss_sum",
+                na,
+                LOSS_BLOCK as u32,
+                &[loss.arg(e), Arg::U64(na64), sums.arg(e)],
+            )?;
+        }
+        let block_sums = sums.read(e, 0..na.div_ceil(LOSS_BLOCK))?;
+        let total = correct::sum_blocks(block_sums) / 2.0;
+        if stopping.stop(it, total, degree) {
+            break;
+        }
+        iterations += 1;
+        // SAFETY: as above; rank holds nl + 1 entries, active nl.
+        let grown = unsafe {
+            launch_items(
+                e,
+                "factz_p_descent_step",
+                na,
+                BLOCK,
+                &[
+                    pos.arg(e),
+                    orig.arg(e),
+                    active_d.arg(e),
+                    Arg::U64(na64),
+                    grad.arg(e),
+                    m.arg(e),
+                    v.arg(e),
+                    pw.arg(e),
+                    Arg::F64(opts.learning_rate),
+                    Arg::F64(p.half),
+                ],
+            )?;
+            e.launch(
+                "factz_p_scan",
+                1,
+                SCAN_BLOCK,
+                &[grow.arg(e), Arg::U64(nl64), rank.arg(e)],
+            )?;
+            let grown = rank.read(e, nl..nl + 1)?[0] as usize;
+            if grown > 0 {
+                launch_items(
+                    e,
+                    "factz_p_descent_grow",
+                    nl,
+                    BLOCK,
+                    &[
+                        grow.arg(e),
+                        rank.arg(e),
+                        Arg::U64(nl64),
+                        Arg::U64(na64),
+                        active_d.arg(e),
+                        slot.arg(e),
+                    ],
+                )?;
+            }
+            grown
+        };
+        if grown > 0 {
+            let joined = active_d.read(e, na..na + grown)?;
+            degree += joined
+                .iter()
+                .map(|&k| p.adj.degree(k as usize))
+                .sum::<u64>();
+            active.extend(joined);
+        }
+    }
+    Ok(Descended {
+        active,
+        pos: pos.read(e, 0..3 * nl)?,
+        iterations,
+    })
+}

@@ -1,0 +1,241 @@
+//! The correction's optimiser on the GPU (`gpu::descent`, kernels
+//! `factz_p_descent_*` of kernels/particles.cu, issue 6) without a GPU: the
+//! same host code, launch by launch, runs on the host build of the kernels
+//! (`tests/common/shim_exec.rs`), and the whole compression must give the CPU
+//! optimiser's stream byte for byte, with the same iterations and active set.
+//!
+//! Inputs: datagen's clustered particles, open and periodic, at bounds from
+//! 1% to 40% of b (from a few violated pairs to an optimiser that grows its
+//! active set for hundreds of iterations and stops on its work cap or stall
+//! rule), and the shared adversarial sets (pairs at exactly b, duplicates, one
+//! cell, NaN and Inf, periodic faces).
+#![cfg(feature = "cuda")]
+
+mod common;
+#[path = "common/kernels_host.rs"]
+mod kernels_host;
+#[path = "common/nvrtc.rs"]
+mod nvrtc;
+#[path = "common/shim_exec.rs"]
+mod shim_exec;
+
+use common::fields::Rng;
+use common::particles::{adversarial, datagen_particles, fof_b};
+use factz::field::quantize::within;
+use factz::gpu::descent::GpuDescent;
+use factz::gpu::exec::Exec;
+use factz::particles::correct::{Descent, Problem};
+use factz::particles::geometry::Space;
+use factz::particles::vulnerable;
+use factz::particles::{self, correct, Bound, Linking, ParticleConfig};
+use kernels_host::Threads;
+use shim_exec::Shim;
+
+struct Case {
+    name: String,
+    pos: Vec<f32>,
+    cfg: ParticleConfig,
+}
+
+fn cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    let l = 1.0;
+    let clustered = datagen_particles(16, 3, l, &[]);
+    let b = fof_b(clustered.len() / 3, l);
+    for period in [Some(l), None] {
+        for frac in [0.01, 0.1, 0.4] {
+            out.push(Case {
+                name: format!("datagen 16^3 {period:?} xi {frac} b"),
+                pos: clustered.clone(),
+                cfg: ParticleConfig {
+                    bound: Bound::Abs(frac * b),
+                    linking: Linking::Length(b),
+                    period,
+                    ..ParticleConfig::default()
+                },
+            });
+        }
+    }
+    // Fewer iterations and coarser edits: the stall rule, the iteration cap
+    // and the fallback rounds all take part.
+    out.push(Case {
+        name: "datagen 16^3 periodic, 30 iterations, 6-bit edits".into(),
+        pos: clustered,
+        cfg: ParticleConfig {
+            bound: Bound::Abs(0.2 * b),
+            linking: Linking::Length(b),
+            period: Some(l),
+            correction: correct::Options {
+                edit_bits: 6,
+                max_iters: 30,
+                ..correct::Options::default()
+            },
+            ..ParticleConfig::default()
+        },
+    });
+    for c in adversarial(5) {
+        for frac in [1e-3, 0.2] {
+            out.push(Case {
+                name: format!("{} xi {frac} b", c.name),
+                pos: c.pos.clone(),
+                cfg: ParticleConfig {
+                    bound: Bound::Abs(frac * c.b),
+                    linking: Linking::Length(c.b),
+                    period: c.period,
+                    ..ParticleConfig::default()
+                },
+            });
+        }
+    }
+    out
+}
+
+/// Compress on the CPU and with the optimiser on `exec`; the same bytes and
+/// the same optimiser statistics. Returns the CPU's statistics.
+fn same_stream<E: Exec>(exec: &E, c: &Case) -> correct::Stats {
+    let want = particles::compress(&c.pos, &c.cfg).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+    let prepared = particles::prepare(&c.pos, &c.cfg).unwrap();
+    let got = particles::finish_with(&c.pos, &c.cfg, prepared, None, &GpuDescent { exec })
+        .unwrap_or_else(|e| panic!("{}: {e}", c.name));
+    let (w, g) = (&want.report.correction, &got.report.correction);
+    assert_eq!(
+        (
+            w.iterations,
+            w.active_particles,
+            w.fallback_particles,
+            w.edited_coords
+        ),
+        (
+            g.iterations,
+            g.active_particles,
+            g.fallback_particles,
+            g.edited_coords
+        ),
+        "{}: iterations, active, fallback, edited",
+        c.name
+    );
+    assert!(want.bytes == got.bytes, "{}: the streams differ", c.name);
+    w.clone()
+}
+
+/// A base compressor's output: every coordinate moved by up to xi (uniform),
+/// non-finite ones kept.
+fn perturbed(pos: &[f32], xi: f64, seed: u64) -> Vec<f32> {
+    let mut rng = Rng::new(seed);
+    pos.iter()
+        .map(|&x| {
+            let y = (x as f64 + rng.range(-xi, xi)) as f32;
+            if x.is_finite() && within(y, x, xi) {
+                y
+            } else {
+                x
+            }
+        })
+        .collect()
+}
+
+/// The optimiser alone, on problems from perturbed positions: the same
+/// active set in the same order, the same iterations and the same final
+/// positions to the bit.
+#[test]
+fn shim_descent_equals_the_cpu_descent() {
+    let shim = Shim {
+        threads: Threads::Fibers,
+    };
+    let mut longest = 0;
+    for c in cases() {
+        let b = particles::linking_length(&c.pos, c.cfg.linking, c.cfg.period).unwrap();
+        let xi = particles::absolute_bound(&c.pos, c.cfg.bound);
+        let space = Space {
+            period: c.cfg.period,
+        };
+        let recon = perturbed(&c.pos, xi, 7);
+        let exact: Vec<bool> = (0..c.pos.len() / 3).map(|k| k % 13 == 0).collect();
+        let pairs = vulnerable::pairs(&c.pos, space, b, xi);
+        let opts = &c.cfg.correction;
+        let p = Problem::new(&c.pos, &recon, &exact, &pairs, space, b, xi, opts.edit_bits);
+        let want = correct::descend(&p, opts);
+        let got = GpuDescent { exec: &shim }.descend(&p, opts).unwrap();
+        assert_eq!(want.iterations, got.iterations, "{}: iterations", c.name);
+        assert!(want.active == got.active, "{}: active sets differ", c.name);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert!(
+            bits(&want.pos) == bits(&got.pos),
+            "{}: positions differ",
+            c.name
+        );
+        longest = longest.max(want.iterations);
+    }
+    assert!(longest >= 100, "longest descent {longest} iterations");
+}
+
+#[test]
+fn shim_descent_gives_the_cpu_stream() {
+    let shim = Shim {
+        threads: Threads::Fibers,
+    };
+    let (mut iterations, mut grown) = (0, 0);
+    for c in cases() {
+        let s = same_stream(&shim, &c);
+        iterations = iterations.max(s.iterations);
+        grown += (s.active_particles > 0) as usize;
+    }
+    // The comparison covered real descents, not only empty ones.
+    assert!(iterations >= 30, "longest descent {iterations} iterations");
+    assert!(grown >= 5, "{grown} cases moved particles");
+}
+
+#[test]
+fn os_threads_give_the_same_descent() {
+    let shim = Shim {
+        threads: Threads::Os,
+    };
+    let c = cases().swap_remove(1);
+    assert!(same_stream(&shim, &c).iterations > 0, "{}", c.name);
+}
+
+#[test]
+fn cudarc_compiles_the_descent_kernels() {
+    if !nvrtc::preloaded_or_skip() {
+        return;
+    }
+    let ptx = factz::gpu::particles::compile("compute_80")
+        .unwrap()
+        .to_src();
+    for entry in [
+        "factz_p_descent_grad",
+        "factz_p_loss_sum",
+        "factz_p_descent_step",
+        "factz_p_descent_grow",
+    ] {
+        assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
+    }
+    assert!(!ptx.contains("fma."), "--fmad=false leaves no fma");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: scripts/gpu-check"]
+fn device_descent_gives_the_cpu_stream() {
+    let _ = nvrtc::preload();
+    let ctx = factz::gpu::device().unwrap_or_else(|e| panic!("{e}"));
+    let cuda =
+        factz::gpu::exec::Cuda::new(&ctx, &[(factz::gpu::particles::SOURCE, "particles.cu")])
+            .unwrap();
+    let mut cases = cases();
+    // One set at a size the shim is too slow for.
+    let big = datagen_particles(64, 2, 1.0, &[]);
+    let b = fof_b(big.len() / 3, 1.0);
+    cases.push(Case {
+        name: "datagen 64^3 periodic xi 0.2 b".into(),
+        pos: big,
+        cfg: ParticleConfig {
+            bound: Bound::Abs(0.2 * b),
+            linking: Linking::Length(b),
+            period: Some(1.0),
+            ..ParticleConfig::default()
+        },
+    });
+    for c in &cases {
+        same_stream(&cuda, c);
+    }
+}
