@@ -56,7 +56,8 @@ __device__ __forceinline__ bool fzp_finite32(float x) {
 }
 
 // The grid's geometry as grid.rs computed it (`Grid::dims`, `lo`, `scale`);
-// `period` > 0 for a periodic box, 0 for an open one.
+// `period` > 0 for a periodic box, 0 for an open one. Kernels take it by
+// pointer (a one-element buffer), as every argument of src/gpu/exec.rs.
 struct FzpGrid {
     fzp_u64 nx, ny, nz;
     double lox, loy, loz;
@@ -184,10 +185,11 @@ extern "C" __global__ void factz_p_bbox(const float* pos, fzp_u64 n, float* part
 
 // Per particle: its cell key and whether it is finite (the CPU grids finite
 // particles only).
-extern "C" __global__ void factz_p_cell_keys(const float* pos, fzp_u64 n, FzpGrid g, fzp_u64* key,
-                                             fzp_u64* finite) {
+extern "C" __global__ void factz_p_cell_keys(const float* pos, fzp_u64 n, const FzpGrid* grid,
+                                             fzp_u64* key, fzp_u64* finite) {
     fzp_u64 k = fzp_tid();
     if (k >= n) return;
+    FzpGrid g = *grid;
     const float* p = pos + 3 * k;
     bool f = fzp_finite32(p[0]) && fzp_finite32(p[1]) && fzp_finite32(p[2]);
     finite[k] = f ? 1 : 0;
@@ -291,10 +293,11 @@ __device__ __forceinline__ bool fzp_step(fzp_u64 x, int d, fzp_u64 n, bool perio
 // nb[c * 26 ..], their number, and its units: one per particle of the cell
 // (its row of pairs inside the cell) plus one per particle of each neighbour.
 extern "C" __global__ void factz_p_cell_units(const fzp_u64* cell_key, const fzp_u64* cell_start,
-                                              fzp_u64 ncell, FzpGrid g, fzp_u32* nb,
+                                              fzp_u64 ncell, const FzpGrid* grid, fzp_u32* nb,
                                               fzp_u32* nb_count, fzp_u64* units) {
     fzp_u64 c = fzp_tid();
     if (c >= ncell) return;
+    FzpGrid g = *grid;
     fzp_u64 key = cell_key[c];
     fzp_u64 cx = key % g.nx, cy = (key / g.nx) % g.ny, cz = key / (g.nx * g.ny);
     bool periodic = g.period > 0.0;
@@ -601,6 +604,18 @@ extern "C" __global__ void factz_p_descent_grow(fzp_u64* grow, const fzp_u64* ra
 #define FZSHIM_EXPORT(kernel)
 #endif
 FZSHIM_EXPORT(factz_p_scan)
+FZSHIM_EXPORT(factz_p_bbox)
+FZSHIM_EXPORT(factz_p_cell_keys)
+FZSHIM_EXPORT(factz_p_compact_finite)
+FZSHIM_EXPORT(factz_p_radix_count)
+FZSHIM_EXPORT(factz_p_radix_scatter)
+FZSHIM_EXPORT(factz_p_cell_heads)
+FZSHIM_EXPORT(factz_p_cells)
+FZSHIM_EXPORT(factz_p_cell_units)
+FZSHIM_EXPORT(factz_p_pair_count)
+FZSHIM_EXPORT(factz_p_pair_fill)
+FZSHIM_EXPORT(factz_p_edit_flags)
+FZSHIM_EXPORT(factz_p_edit_scatter)
 FZSHIM_EXPORT(factz_p_descent_grad)
 FZSHIM_EXPORT(factz_p_loss_sum)
 FZSHIM_EXPORT(factz_p_descent_step)

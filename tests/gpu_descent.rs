@@ -1,8 +1,10 @@
 //! The correction's optimiser on the GPU (`gpu::descent`, kernels
 //! `factz_p_descent_*` of kernels/particles.cu, issue 6) without a GPU: the
 //! same host code, launch by launch, runs on the host build of the kernels
-//! (`tests/common/shim_exec.rs`), and the whole compression must give the CPU
-//! optimiser's stream byte for byte, with the same iterations and active set.
+//! (`tests/common/shim_exec.rs`). The descent alone must equal the CPU's to
+//! the bit (positions, active set and its order, iterations), and a whole
+//! compression with the GPU's pair search and optimiser
+//! (`gpu::particles::GpuCorrection`) must give the CPU's stream byte for byte.
 //!
 //! Inputs: datagen's clustered particles, open and periodic, at bounds from
 //! 1% to 40% of b (from a few violated pairs to an optimiser that grows its
@@ -22,9 +24,10 @@ mod shim_exec;
 use common::fields::Rng;
 use common::particles::{adversarial, datagen_particles, fof_b};
 use factz::field::quantize::within;
-use factz::gpu::descent::GpuDescent;
+use factz::gpu::descent;
 use factz::gpu::exec::Exec;
-use factz::particles::correct::{Descent, Problem};
+use factz::gpu::particles::GpuCorrection;
+use factz::particles::correct::Problem;
 use factz::particles::geometry::Space;
 use factz::particles::vulnerable;
 use factz::particles::{self, correct, Bound, Linking, ParticleConfig};
@@ -40,12 +43,14 @@ struct Case {
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     let l = 1.0;
-    let clustered = datagen_particles(16, 3, l, &[]);
+    // Small enough for the shim (a few ms per iteration), large enough for
+    // hundreds of iterations and a growing active set.
+    let clustered = datagen_particles(10, 3, l, &[]);
     let b = fof_b(clustered.len() / 3, l);
     for period in [Some(l), None] {
         for frac in [0.01, 0.1, 0.4] {
             out.push(Case {
-                name: format!("datagen 16^3 {period:?} xi {frac} b"),
+                name: format!("datagen 10^3 {period:?} xi {frac} b"),
                 pos: clustered.clone(),
                 cfg: ParticleConfig {
                     bound: Bound::Abs(frac * b),
@@ -59,7 +64,7 @@ fn cases() -> Vec<Case> {
     // Fewer iterations and coarser edits: the stall rule, the iteration cap
     // and the fallback rounds all take part.
     out.push(Case {
-        name: "datagen 16^3 periodic, 30 iterations, 6-bit edits".into(),
+        name: "datagen 10^3 periodic, 30 iterations, 6-bit edits".into(),
         pos: clustered,
         cfg: ParticleConfig {
             bound: Bound::Abs(0.2 * b),
@@ -73,8 +78,10 @@ fn cases() -> Vec<Case> {
             ..ParticleConfig::default()
         },
     });
+    // At the larger bound, capped at 200 iterations (the cap's stop, and
+    // time for the shim).
     for c in adversarial(5) {
-        for frac in [1e-3, 0.2] {
+        for (frac, max_iters) in [(1e-3, 1000), (0.2, 200)] {
             out.push(Case {
                 name: format!("{} xi {frac} b", c.name),
                 pos: c.pos.clone(),
@@ -82,6 +89,10 @@ fn cases() -> Vec<Case> {
                     bound: Bound::Abs(frac * c.b),
                     linking: Linking::Length(c.b),
                     period: c.period,
+                    correction: correct::Options {
+                        max_iters,
+                        ..correct::Options::default()
+                    },
                     ..ParticleConfig::default()
                 },
             });
@@ -95,7 +106,7 @@ fn cases() -> Vec<Case> {
 fn same_stream<E: Exec>(exec: &E, c: &Case) -> correct::Stats {
     let want = particles::compress(&c.pos, &c.cfg).unwrap_or_else(|e| panic!("{}: {e}", c.name));
     let prepared = particles::prepare(&c.pos, &c.cfg).unwrap();
-    let got = particles::finish_with(&c.pos, &c.cfg, prepared, None, &GpuDescent { exec })
+    let got = particles::finish_with(&c.pos, &c.cfg, prepared, None, &GpuCorrection { exec })
         .unwrap_or_else(|e| panic!("{}: {e}", c.name));
     let (w, g) = (&want.report.correction, &got.report.correction);
     assert_eq!(
@@ -154,8 +165,18 @@ fn shim_descent_equals_the_cpu_descent() {
         let pairs = vulnerable::pairs(&c.pos, space, b, xi);
         let opts = &c.cfg.correction;
         let p = Problem::new(&c.pos, &recon, &exact, &pairs, space, b, xi, opts.edit_bits);
+        let t = std::time::Instant::now();
         let want = correct::descend(&p, opts);
-        let got = GpuDescent { exec: &shim }.descend(&p, opts).unwrap();
+        let t1 = t.elapsed();
+        let got = descent::descend(&shim, &p, opts).unwrap();
+        eprintln!(
+            "{}: {} it, {} active, cpu {:?} shim {:?}",
+            c.name,
+            want.iterations,
+            want.active.len(),
+            t1,
+            t.elapsed() - t1
+        );
         assert_eq!(want.iterations, got.iterations, "{}: iterations", c.name);
         assert!(want.active == got.active, "{}: active sets differ", c.name);
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -222,7 +243,21 @@ fn device_descent_gives_the_cpu_stream() {
         factz::gpu::exec::Cuda::new(&ctx, &[(factz::gpu::particles::SOURCE, "particles.cu")])
             .unwrap();
     let mut cases = cases();
-    // One set at a size the shim is too slow for.
+    // Sets at sizes the shim is too slow for.
+    for frac in [0.1, 0.4] {
+        let pos = datagen_particles(16, 3, 1.0, &[]);
+        let b = fof_b(pos.len() / 3, 1.0);
+        cases.push(Case {
+            name: format!("datagen 16^3 periodic xi {frac} b"),
+            pos,
+            cfg: ParticleConfig {
+                bound: Bound::Abs(frac * b),
+                linking: Linking::Length(b),
+                period: Some(1.0),
+                ..ParticleConfig::default()
+            },
+        });
+    }
     let big = datagen_particles(64, 2, 1.0, &[]);
     let b = fof_b(big.len() / 3, 1.0);
     cases.push(Case {

@@ -1,7 +1,8 @@
-//! The particle kernels (`kernels/particles.cu`, issue 6) without a GPU: run as
-//! host C++ through `kernels/shim` (a block's threads as fibers, or as real
-//! std::threads), they must give the CPU reference's results bit for bit and in
-//! the CPU's order:
+//! The particle kernels (`kernels/particles.cu`, issue 6) without a GPU: the
+//! library's own host code (`gpu::particles`) drives them as host C++ through
+//! `kernels/shim` (tests/common/shim_exec.rs; a block's threads as fibers, or
+//! as real std::threads), and they must give the CPU reference's results bit
+//! for bit and in the CPU's order:
 //!
 //! - binning: the finite particles' bounding box (`geometry::bounding_box`),
 //!   the finite particles by cell (ascending index within a cell), the
@@ -18,181 +19,62 @@
 //! the periodic box (fewer than 3 cells per axis), b far beyond the box (one
 //! cell), and xi from tiny to larger than b (a window reaching distance 0).
 
+#![cfg(feature = "cuda")]
+
 mod common;
 #[path = "common/kernels_host.rs"]
 mod kernels_host;
 #[path = "common/nvrtc.rs"]
 mod nvrtc;
+#[path = "common/shim_exec.rs"]
+mod shim_exec;
 
 use common::fields::Rng;
 use common::particles::{adversarial, datagen_particles, fof_b};
 use factz::codec::planes::pack_bits;
 use factz::codec::zigzag;
+use factz::gpu::particles::ParticleKernels;
 use factz::particles::correct::{self, Options};
 use factz::particles::geometry::Space;
 use factz::particles::gpu_ref::{self, Bins, GridGeometry};
 use factz::particles::vulnerable::{self, Pair};
 use kernels_host::Threads;
-
-type BinFn = unsafe extern "C" fn(
-    *const f32,
-    u64,
-    *const GridGeometry,
-    *mut u32,
-    *mut u64,
-    *mut u64,
-    *mut u64,
-    i32,
-) -> i64;
-type VulnerableFn = unsafe extern "C" fn(
-    *const f32,
-    u64,
-    *const GridGeometry,
-    f64,
-    f64,
-    f64,
-    *mut u32,
-    *mut u32,
-    *mut u8,
-    u64,
-    i32,
-) -> i64;
-type BboxFn = unsafe extern "C" fn(*const f32, u64, *mut f32, i32) -> i32;
-type EditsFn =
-    unsafe extern "C" fn(*const i32, *const u8, u64, *mut u64, *mut u32, *mut u32, i32) -> i64;
-
-fn symbol<T>(name: &[u8]) -> libloading::Symbol<'static, T> {
-    // SAFETY: the caller names a symbol of kernels/shim/particles_host.cpp
-    // with the signature T declared above.
-    unsafe { kernels_host::library().get(name) }.unwrap_or_else(|e| {
-        panic!(
-            "{} in the host kernel library: {e}",
-            String::from_utf8_lossy(name)
-        )
-    })
-}
+use shim_exec::Shim;
 
 /// The kernels' bounding box of the finite particles.
 fn gpu_bbox(pos: &[f32], threads: Threads) -> Option<([f32; 3], [f32; 3])> {
-    let mut b = [f32::NAN; 6];
-    let f = symbol::<BboxFn>(b"factz_host_p_bbox\0");
-    // SAFETY: pos holds 3n floats, b six.
-    let any = unsafe {
-        f(
-            pos.as_ptr(),
-            (pos.len() / 3) as u64,
-            b.as_mut_ptr(),
-            (threads == Threads::Os) as i32,
-        )
-    };
-    assert!(
-        any >= 0,
-        "the shim could not launch the bounding-box kernel"
-    );
-    (any == 1).then_some(([b[0], b[1], b[2]], [b[3], b[4], b[5]]))
+    ParticleKernels {
+        exec: &Shim { threads },
+    }
+    .bounding_box(pos)
+    .unwrap()
 }
 
 /// The kernels' grid for `pos` on geometry `g`.
 fn gpu_bins(pos: &[f32], g: &GridGeometry, threads: Threads) -> Bins {
-    let n = pos.len() / 3;
-    // Filled with values the kernels never write, so a skipped slot shows.
-    let mut order = vec![u32::MAX; n];
-    let mut keys = vec![u64::MAX; n];
-    let mut start = vec![u64::MAX; n + 1];
-    let mut ncell = u64::MAX;
-    let f = symbol::<BinFn>(b"factz_host_p_bin\0");
-    // SAFETY: buffers of n, n and n + 1 entries, as factz_host_p_bin writes.
-    let m = unsafe {
-        f(
-            pos.as_ptr(),
-            n as u64,
-            g,
-            order.as_mut_ptr(),
-            keys.as_mut_ptr(),
-            start.as_mut_ptr(),
-            &mut ncell,
-            (threads == Threads::Os) as i32,
-        )
-    };
-    assert!(m >= 0, "the shim could not launch the binning kernels");
-    order.truncate(m as usize);
-    keys.truncate(ncell as usize);
-    start.truncate(ncell as usize + 1);
-    Bins { order, keys, start }
+    ParticleKernels {
+        exec: &Shim { threads },
+    }
+    .bins(pos, g)
+    .unwrap()
 }
 
 /// The kernels' vulnerable pairs.
 fn gpu_pairs(pos: &[f32], space: Space, b: f64, xi: f64, threads: Threads) -> Vec<Pair> {
-    let n = pos.len() / 3;
-    let (r, lo2, hi2, b2) = gpu_ref::vulnerable_search(b, xi);
-    let g = gpu_ref::grid_geometry(gpu_bbox(pos, threads), space, r);
-    let f = symbol::<VulnerableFn>(b"factz_host_p_vulnerable\0");
-    let mut cap = 0u64;
-    loop {
-        let mut pi = vec![u32::MAX; cap as usize];
-        let mut pj = vec![u32::MAX; cap as usize];
-        let mut pl = vec![0xAAu8; cap as usize];
-        // SAFETY: three buffers of `cap` entries; the call writes only when
-        // the pairs fit.
-        let total = unsafe {
-            f(
-                pos.as_ptr(),
-                n as u64,
-                &g,
-                lo2,
-                hi2,
-                b2,
-                pi.as_mut_ptr(),
-                pj.as_mut_ptr(),
-                pl.as_mut_ptr(),
-                cap,
-                (threads == Threads::Os) as i32,
-            )
-        };
-        assert!(total >= 0, "the shim could not launch the pair kernels");
-        if total as u64 <= cap {
-            assert_eq!(total as u64, cap);
-            return (0..cap as usize)
-                .map(|k| {
-                    assert!(pl[k] <= 1, "pair {k}: linked flag {} never written", pl[k]);
-                    Pair {
-                        i: pi[k],
-                        j: pj[k],
-                        linked: pl[k] == 1,
-                    }
-                })
-                .collect();
-        }
-        cap = total as u64;
+    ParticleKernels {
+        exec: &Shim { threads },
     }
+    .vulnerable_pairs(pos, space, b, xi)
+    .unwrap()
 }
 
 /// The kernels' edit compaction: kept (coordinate, zig-zag code) and the mask bytes.
 fn gpu_edits(codes: &[i32], exact: &[bool], threads: Threads) -> (Vec<(u64, u32)>, Vec<u8>) {
-    let n = exact.len();
-    assert_eq!(codes.len(), 3 * n);
-    let ex: Vec<u8> = exact.iter().map(|&e| e as u8).collect();
-    let mut coord = vec![u64::MAX; 3 * n];
-    let mut zz = vec![0xDEAD_BEEFu32; 3 * n];
-    let mut mask = vec![0xDEAD_BEEFu32; (3 * n).div_ceil(32)];
-    let f = symbol::<EditsFn>(b"factz_host_p_edits\0");
-    // SAFETY: buffers of 3n, 3n and ceil(3n / 32) entries, as the entry writes.
-    let kept = unsafe {
-        f(
-            codes.as_ptr(),
-            ex.as_ptr(),
-            n as u64,
-            coord.as_mut_ptr(),
-            zz.as_mut_ptr(),
-            mask.as_mut_ptr(),
-            (threads == Threads::Os) as i32,
-        )
-    };
-    assert!(kept >= 0, "the shim could not launch the edit kernels");
-    let edits = (0..kept as usize).map(|k| (coord[k], zz[k])).collect();
-    let mut bytes: Vec<u8> = mask.iter().flat_map(|w| w.to_le_bytes()).collect();
-    bytes.truncate((3 * n).div_ceil(8));
-    (edits, bytes)
+    ParticleKernels {
+        exec: &Shim { threads },
+    }
+    .edits(codes, exact)
+    .unwrap()
 }
 
 struct Set {
@@ -545,7 +427,6 @@ fn edit_compaction_equals_the_correction() {
 
 /// The CUDA runtime side (feature `cuda`): cudarc's NVRTC path, and (on a GPU
 /// machine, `scripts/gpu-check`) the device against the CPU.
-#[cfg(feature = "cuda")]
 mod cuda {
     use super::nvrtc;
     use super::*;
@@ -572,7 +453,8 @@ mod cuda {
     fn device_bins_pairs_and_edits_match_the_cpu() {
         let _ = nvrtc::preload();
         let ctx = gpu::device().unwrap_or_else(|e| panic!("{e}"));
-        let k = gpu::particles::ParticleKernels::new(ctx).unwrap();
+        let cuda = gpu::particles::cuda(&ctx).unwrap();
+        let k = ParticleKernels { exec: &cuda };
         let mut sets = sets();
         // One set at a size the shim is too slow for.
         let big = datagen_particles(64, 2, 1.0, &[]);

@@ -1,13 +1,20 @@
 //! Field compression throughput on a GPU machine (issue 6): modes B and S,
 //! input resident on the device, against the CPU path on the same machine.
 //!
-//! `factz-gpu-bench [--sizes 4096,16384] [--reps 3] [--cpu-max 16384] [--rel 1e-3]`
+//! `factz-gpu-bench [--sizes 4096,16384] [--reps 3] [--cpu-max 16384] [--rel 1e-3]
+//! [--particles 4000000] [--prel 1e-3]`
 //!
 //! The field is synthetic and smooth (a few Fourier modes, many critical
 //! points), n x n. GB/s counts the field's 8 bytes per vertex. GPU compress
 //! time runs from device-resident u, v to the stream on the host (the kernels,
 //! Parts back, entropy coding on the host); GPU decompress from host bytes to
 //! the field in device memory. Every GPU stream is checked against the CPU's.
+//!
+//! Then the particle correction (`--particles N`, 0 to skip): a clustered
+//! snapshot in a periodic unit box, b from eta 0.2, compressed on the CPU and
+//! with the pair search and optimiser on the GPU (`gpu::particles::GpuCorrection`);
+//! the table gives the correction's seconds (pair search, optimiser, checks)
+//! and the whole compression's, and whether the streams are the same.
 
 use cudarc::driver::CudaSlice;
 use factz::field::{self, Bound, FieldConfig, Mode};
@@ -50,6 +57,73 @@ fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
+/// `n` particles in a periodic unit box: 60% in Gaussian clumps, the rest uniform.
+fn clustered(n: usize) -> Vec<f32> {
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    let mut unit = move || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    };
+    let centres: Vec<[f64; 3]> = (0..(n / 2000).max(1))
+        .map(|_| [unit(), unit(), unit()])
+        .collect();
+    let mut out = Vec::with_capacity(3 * n);
+    for k in 0..n {
+        let p = if k % 5 < 3 {
+            let c = centres[(unit() * centres.len() as f64) as usize % centres.len()];
+            // Box-Muller, sigma 0.004.
+            c.map(|x| {
+                let g = (-2.0 * unit().ln()).sqrt() * (std::f64::consts::TAU * unit()).cos();
+                (x + 0.004 * g).rem_euclid(1.0)
+            })
+        } else {
+            [unit(), unit(), unit()]
+        };
+        out.extend(p.map(|x| x as f32));
+    }
+    out
+}
+
+fn particles(n: usize, rel: f64, reps: usize, exec: &factz::gpu::exec::Cuda) {
+    use factz::particles::{self, Bound, Linking, ParticleConfig};
+    let pos = clustered(n);
+    let cfg = ParticleConfig {
+        bound: Bound::Rel(rel),
+        linking: Linking::Eta(particles::DEFAULT_ETA),
+        period: Some(1.0),
+        ..ParticleConfig::default()
+    };
+    println!(
+        "particles backend compress_s correction_s pair_search_s optimise_s iterations same_stream"
+    );
+    let (tc, cpu) = best(reps, || particles::compress(&pos, &cfg).expect("CPU"));
+    let (tg, gpu) = best(reps, || {
+        let prepared = particles::prepare(&pos, &cfg).expect("prepare");
+        particles::finish_with(
+            &pos,
+            &cfg,
+            prepared,
+            None,
+            &factz::gpu::particles::GpuCorrection { exec },
+        )
+        .expect("GPU correction")
+    });
+    let same = if cpu.bytes == gpu.bytes { "yes" } else { "NO" };
+    for (name, t, c) in [("cpu", tc, &cpu), ("cuda", tg, &gpu)] {
+        let st = &c.report.correction;
+        println!(
+            "{n} {name} {t:.3} {:.3} {:.3} {:.3} {} {same}",
+            st.setup_s + st.optimise_s + st.check_s,
+            st.setup_s,
+            st.optimise_s,
+            st.iterations
+        );
+    }
+    assert_eq!(same, "yes", "GPU particle stream differs from the CPU's");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let sizes: Vec<usize> = arg(&args, "--sizes", "4096,16384".to_string())
@@ -59,6 +133,8 @@ fn main() {
     let reps: usize = arg(&args, "--reps", 3);
     let cpu_max: usize = arg(&args, "--cpu-max", usize::MAX);
     let rel: f64 = arg(&args, "--rel", 1e-3);
+    let np: usize = arg(&args, "--particles", 4_000_000);
+    let prel: f64 = arg(&args, "--prel", 1e-3);
     let d = match gf::shared() {
         Ok(d) => d,
         Err(e) => {
@@ -123,5 +199,9 @@ fn main() {
             );
             assert_ne!(same, "NO", "GPU stream differs from the CPU's");
         }
+    }
+    if np > 0 {
+        let exec = factz::gpu::particles::cuda(&ctx).expect("particle kernels");
+        particles(np, prel, reps, &exec);
     }
 }

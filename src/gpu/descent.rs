@@ -9,7 +9,7 @@
 
 use super::exec::{launch_items, Arg, Buf, Exec};
 use crate::error::{Error, Result};
-use crate::particles::correct::{self, Descended, Descent, Options, Problem, Stopping, LOSS_BLOCK};
+use crate::particles::correct::{self, Descended, Options, Problem, Stopping, LOSS_BLOCK};
 
 /// Threads per block (any multiple of 32 up to 1024; the loss sum's is fixed).
 const BLOCK: u32 = 256;
@@ -18,22 +18,12 @@ const SCAN_BLOCK: u32 = 256;
 /// FZP_NONE: a local particle not (yet) active.
 const NONE: u32 = u32::MAX;
 
-/// Runs `correct::descend` on `exec` (a device, or the host build in tests).
-pub struct GpuDescent<'e, E: Exec> {
-    pub exec: &'e E,
-}
-
-impl<E: Exec> Descent for GpuDescent<'_, E> {
-    fn descend(&self, p: &Problem, opts: &Options) -> Result<Descended> {
-        descend(self.exec, p, opts)
-    }
-}
-
 fn flags(v: &[bool]) -> Vec<u8> {
     v.iter().map(|&b| b as u8).collect()
 }
 
-fn descend<E: Exec>(e: &E, p: &Problem, opts: &Options) -> Result<Descended> {
+/// `correct::descend` on `e`.
+pub fn descend<E: Exec>(e: &E, p: &Problem, opts: &Options) -> Result<Descended> {
     let nl = p.glob.len();
     if nl >= NONE as usize {
         return Err(Error::unsupported(format!(

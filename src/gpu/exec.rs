@@ -52,6 +52,8 @@ pub unsafe trait Plain: Copy + Default + 'static {}
 // SAFETY: primitive numbers.
 unsafe impl Plain for u8 {}
 unsafe impl Plain for u32 {}
+unsafe impl Plain for i32 {}
+unsafe impl Plain for f32 {}
 unsafe impl Plain for u64 {}
 unsafe impl Plain for f64 {}
 

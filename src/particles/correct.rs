@@ -119,10 +119,11 @@ const NO_EDIT: i32 = i32::MIN;
 
 /// Correct `recon` (the base output, AoS) so every link of `orig` keeps its status.
 /// Particles marked in `exact` are reset to their original values and never moved.
-/// `descent` runs the optimiser ([`Cpu`], or the GPU's); only it can fail.
+/// `corrector` runs the pair search and the optimiser ([`Cpu`], or the GPU's);
+/// only it can fail.
 #[allow(clippy::too_many_arguments)]
 pub fn correct(
-    descent: &dyn Descent,
+    corrector: &dyn Corrector,
     orig: &[f32],
     mut recon: Vec<f32>,
     mut exact: Vec<bool>,
@@ -137,7 +138,7 @@ pub fn correct(
         recon[3 * k..3 * k + 3].copy_from_slice(&orig[3 * k..3 * k + 3]);
     }
     let base = recon.clone();
-    let pairs = vulnerable::pairs(orig, space, b, xi);
+    let pairs = corrector.pairs(orig, space, b, xi)?;
     let adj = adjacency(n, &pairs);
     let mut stats = Stats {
         vulnerable_pairs: pairs.len(),
@@ -175,7 +176,7 @@ pub fn correct(
         if round < ROUNDS {
             let t = Instant::now();
             let moved = optimise(
-                descent, orig, &recon, &exact, &pairs, space, b, xi, opts, &mut stats,
+                corrector, orig, &recon, &exact, &pairs, space, b, xi, opts, &mut stats,
             )?;
             stats.optimise_s += t.elapsed().as_secs_f64();
             let t = Instant::now();
@@ -511,15 +512,31 @@ pub struct Descended {
     pub iterations: u32,
 }
 
-/// Runs the optimiser on a [`Problem`]: [`Cpu`] here, the GPU's in `gpu::descent`.
-pub trait Descent {
+/// Who runs the correction's two heavy parts: the vulnerable-pair search and
+/// the optimiser. [`Cpu`] here; the GPU's is `gpu::particles::GpuCorrection`.
+/// Both must give the CPU's results exactly (the stream depends on them).
+pub trait Corrector {
+    /// `vulnerable::pairs`, in its order.
+    fn pairs(&self, orig: &[f32], space: Space, b: f64, xi: f64)
+        -> crate::error::Result<Vec<Pair>>;
+    /// [`descend`].
     fn descend(&self, p: &Problem, opts: &Options) -> crate::error::Result<Descended>;
 }
 
-/// The reference descent (rayon).
+/// The reference (rayon).
 pub struct Cpu;
 
-impl Descent for Cpu {
+impl Corrector for Cpu {
+    fn pairs(
+        &self,
+        orig: &[f32],
+        space: Space,
+        b: f64,
+        xi: f64,
+    ) -> crate::error::Result<Vec<Pair>> {
+        Ok(vulnerable::pairs(orig, space, b, xi))
+    }
+
     fn descend(&self, p: &Problem, opts: &Options) -> crate::error::Result<Descended> {
         Ok(descend(p, opts))
     }
@@ -616,7 +633,7 @@ pub fn descend(p: &Problem, opts: &Options) -> Descended {
 /// (f64; NaN where a coordinate did not move).
 #[allow(clippy::too_many_arguments)]
 fn optimise(
-    descent: &dyn Descent,
+    corrector: &dyn Corrector,
     orig: &[f32],
     recon: &[f32],
     exact: &[bool],
@@ -628,7 +645,7 @@ fn optimise(
     stats: &mut Stats,
 ) -> crate::error::Result<Vec<(u32, [f64; 3])>> {
     let p = Problem::new(orig, recon, exact, pairs, space, b, xi, opts.edit_bits);
-    let d = descent.descend(&p, opts)?;
+    let d = corrector.descend(&p, opts)?;
     stats.iterations += d.iterations;
     stats.active_particles += d.active.len();
     Ok(d.active

@@ -12,7 +12,7 @@ use super::vulnerable;
 /// kernels/particles.cu, same layout): cells per axis, origin, cells per unit
 /// length, and the periodic box's side (0 for an open box).
 #[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct GridGeometry {
     pub dims: [u64; 3],
     pub lo: [f64; 3],

@@ -358,14 +358,15 @@ pub fn finish(
     finish_with(pos, cfg, prepared, forced, &correct::Cpu)
 }
 
-/// [`finish`] with the correction's optimiser run by `descent` (the GPU's:
-/// `gpu::descent`); the stream is the same whichever runs it.
+/// [`finish`] with the correction's pair search and optimiser run by
+/// `corrector` (the GPU's: `gpu::particles::GpuCorrection`); the stream is the
+/// same whichever runs them.
 pub fn finish_with(
     pos: &[f32],
     cfg: &ParticleConfig,
     prepared: Prepared,
     forced: Option<&[bool]>,
-    descent: &dyn correct::Descent,
+    corrector: &dyn correct::Corrector,
 ) -> Result<Compressed> {
     let n = particle_count(pos.len())?;
     if forced.is_some_and(|f| f.len() != n) {
@@ -412,7 +413,16 @@ pub fn finish_with(
     if let Some(forced) = forced {
         exact.iter_mut().zip(forced).for_each(|(e, &f)| *e |= f);
     }
-    let out = correct::correct(descent, pos, base_pos, exact, space, b, xi, &cfg.correction)?;
+    let out = correct::correct(
+        corrector,
+        pos,
+        base_pos,
+        exact,
+        space,
+        b,
+        xi,
+        &cfg.correction,
+    )?;
     let corr = Correction::new(pos, out.exact, out.edits);
     let corr_sections = corr.sections(n, cfg.coder);
     report.source = Source::Base(cfg.base);
