@@ -10,20 +10,22 @@
 
 use super::driver;
 use crate::error::{Error, Result};
+use cudarc::driver::{result, LaunchConfig, PushKernelArg};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr};
-use cudarc::driver::{LaunchConfig, PushKernelArg};
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 /// One kernel parameter, by value. A pointer parameter takes [`Arg::U64`]
-/// holding the buffer's address.
+/// holding the address ([`Buf::arg`], [`View::arg`]).
 #[derive(Debug, Clone, Copy)]
 pub enum Arg {
     U64(u64),
     U32(u32),
+    I32(i32),
     F64(f64),
+    F32(f32),
 }
 
 /// Memory and launches on one executor, in issue order (one stream).
@@ -32,10 +34,19 @@ pub trait Exec {
     type Mem;
     /// `bytes` zeroed bytes (at least one: a kernel argument needs an address).
     fn alloc(&self, bytes: usize) -> Result<Self::Mem>;
-    fn write(&self, mem: &mut Self::Mem, offset: usize, data: &[u8]) -> Result<()>;
-    fn read(&self, mem: &Self::Mem, offset: usize, out: &mut [u8]) -> Result<()>;
     /// The address kernels see.
     fn addr(&self, mem: &Self::Mem) -> u64;
+    /// Copy host bytes to executor memory at `addr`.
+    ///
+    /// # Safety
+    /// `addr .. addr + data.len()` must be live executor memory.
+    unsafe fn write_at(&self, addr: u64, data: &[u8]) -> Result<()>;
+    /// Copy executor memory at `addr` to the host, once the work issued
+    /// before has finished.
+    ///
+    /// # Safety
+    /// `addr .. addr + out.len()` must be live executor memory.
+    unsafe fn read_at(&self, addr: u64, out: &mut [u8]) -> Result<()>;
     /// Launch `kernel` over `blocks` x `threads`.
     ///
     /// # Safety
@@ -51,10 +62,11 @@ pub trait Exec {
 pub unsafe trait Plain: Copy + Default + 'static {}
 // SAFETY: primitive numbers.
 unsafe impl Plain for u8 {}
+unsafe impl Plain for u16 {}
 unsafe impl Plain for u32 {}
 unsafe impl Plain for i32 {}
-unsafe impl Plain for f32 {}
 unsafe impl Plain for u64 {}
+unsafe impl Plain for f32 {}
 unsafe impl Plain for f64 {}
 
 fn as_bytes<T: Plain>(v: &[T]) -> &[u8] {
@@ -67,57 +79,42 @@ fn as_bytes_mut<T: Plain>(v: &mut [T]) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), std::mem::size_of_val(v)) }
 }
 
-/// A typed buffer of `len` elements on an executor.
-pub struct Buf<E: Exec, T> {
-    mem: E::Mem,
+fn check(r: &Range<usize>, len: usize) -> Result<()> {
+    if r.start > r.end || r.end > len {
+        return Err(Error::internal(format!(
+            "elements {r:?} of a device array of {len}"
+        )));
+    }
+    Ok(())
+}
+
+/// An array on an executor that something else owns: a [`Buf`]'s elements
+/// ([`Buf::view`]) or a caller's device pointer ([`View::from_raw`]).
+#[derive(Debug)]
+pub struct View<T> {
+    addr: u64,
     len: usize,
     _t: PhantomData<T>,
 }
 
-impl<E: Exec, T: Plain> Buf<E, T> {
-    pub fn zeros(e: &E, len: usize) -> Result<Self> {
-        let bytes = len
-            .checked_mul(std::mem::size_of::<T>())
-            .ok_or_else(|| Error::unsupported("buffer too large"))?;
-        Ok(Buf {
-            mem: e.alloc(bytes)?,
+impl<T> Clone for View<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for View<T> {}
+
+impl<T: Plain> View<T> {
+    /// # Safety
+    /// `addr` must hold `len` elements of T on the executor it is used with,
+    /// live for as long as the view is used.
+    pub unsafe fn from_raw(addr: u64, len: usize) -> View<T> {
+        View {
+            addr,
             len,
             _t: PhantomData,
-        })
-    }
-
-    pub fn from(e: &E, data: &[T]) -> Result<Self> {
-        let mut b = Self::zeros(e, data.len())?;
-        if !data.is_empty() {
-            e.write(&mut b.mem, 0, as_bytes(data))?;
         }
-        Ok(b)
-    }
-
-    /// Overwrite elements from `at` on.
-    pub fn write(&mut self, e: &E, at: usize, data: &[T]) -> Result<()> {
-        self.check(at..at + data.len())?;
-        if data.is_empty() {
-            return Ok(());
-        }
-        e.write(&mut self.mem, at * std::mem::size_of::<T>(), as_bytes(data))
-    }
-
-    pub fn read(&self, e: &E, range: Range<usize>) -> Result<Vec<T>> {
-        self.check(range.clone())?;
-        let mut out = vec![T::default(); range.len()];
-        if !out.is_empty() {
-            e.read(
-                &self.mem,
-                range.start * std::mem::size_of::<T>(),
-                as_bytes_mut(&mut out),
-            )?;
-        }
-        Ok(out)
-    }
-
-    pub fn arg(&self, e: &E) -> Arg {
-        Arg::U64(e.addr(&self.mem))
     }
 
     pub fn len(&self) -> usize {
@@ -128,14 +125,97 @@ impl<E: Exec, T: Plain> Buf<E, T> {
         self.len == 0
     }
 
-    fn check(&self, r: Range<usize>) -> Result<()> {
-        if r.start > r.end || r.end > self.len {
-            return Err(Error::internal(format!(
-                "elements {r:?} of a device buffer of {}",
-                self.len
-            )));
+    pub fn arg(&self) -> Arg {
+        Arg::U64(self.addr)
+    }
+
+    /// Elements from `at` on (`at <= len`).
+    pub fn offset(&self, at: usize) -> View<T> {
+        let at = at.min(self.len);
+        View {
+            addr: self.addr + (at * std::mem::size_of::<T>()) as u64,
+            len: self.len - at,
+            _t: PhantomData,
         }
-        Ok(())
+    }
+
+    pub fn read<E: Exec>(&self, e: &E, range: Range<usize>) -> Result<Vec<T>> {
+        check(&range, self.len)?;
+        let mut out = vec![T::default(); range.len()];
+        if !out.is_empty() {
+            let at = self.addr + (range.start * std::mem::size_of::<T>()) as u64;
+            // SAFETY: within the view, which from_raw / Buf::view vouch for.
+            unsafe { e.read_at(at, as_bytes_mut(&mut out))? };
+        }
+        Ok(out)
+    }
+
+    pub fn write<E: Exec>(&self, e: &E, at: usize, data: &[T]) -> Result<()> {
+        check(&(at..at + data.len()), self.len)?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        let addr = self.addr + (at * std::mem::size_of::<T>()) as u64;
+        // SAFETY: within the view.
+        unsafe { e.write_at(addr, as_bytes(data)) }
+    }
+}
+
+/// A typed buffer of `len` elements that owns its executor memory.
+pub struct Buf<E: Exec, T> {
+    mem: E::Mem,
+    view: View<T>,
+}
+
+impl<E: Exec, T: Plain> Buf<E, T> {
+    pub fn zeros(e: &E, len: usize) -> Result<Self> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| Error::unsupported("buffer too large"))?;
+        let mem = e.alloc(bytes)?;
+        let view = View {
+            addr: e.addr(&mem),
+            len,
+            _t: PhantomData,
+        };
+        Ok(Buf { mem, view })
+    }
+
+    pub fn from(e: &E, data: &[T]) -> Result<Self> {
+        let b = Self::zeros(e, data.len())?;
+        b.view.write(e, 0, data)?;
+        Ok(b)
+    }
+
+    /// Overwrite elements from `at` on.
+    pub fn write(&mut self, e: &E, at: usize, data: &[T]) -> Result<()> {
+        self.view.write(e, at, data)
+    }
+
+    pub fn read(&self, e: &E, range: Range<usize>) -> Result<Vec<T>> {
+        self.view.read(e, range)
+    }
+
+    /// The elements, borrowed (valid while the buffer lives).
+    pub fn view(&self) -> View<T> {
+        self.view
+    }
+
+    pub fn arg(&self, _e: &E) -> Arg {
+        self.view.arg()
+    }
+
+    pub fn len(&self) -> usize {
+        self.view.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.view.len == 0
+    }
+
+    /// The executor's allocation (to hand it back to a caller).
+    pub fn into_mem(self) -> E::Mem {
+        self.mem
     }
 }
 
@@ -160,16 +240,34 @@ pub unsafe fn launch_items<E: Exec>(
     unsafe { e.launch(kernel, blocks, threads, args) }
 }
 
-/// A CUDA device with the kernels of some `kernels/*.cu` sources, on one stream.
-pub struct Cuda {
-    stream: Arc<CudaStream>,
+/// Every `kernels/*.cu` source, with its name for NVRTC's messages.
+pub fn sources() -> [(&'static str, &'static str); 5] {
+    [
+        (super::mode_b::SOURCE, "mode_b_bounds.cu"),
+        (super::mode_b_codec::SOURCE, "mode_b_codec.cu"),
+        (super::mode_s::SOURCE, "mode_s.cu"),
+        (super::huffman::SOURCE, "huffman.cu"),
+        (super::particles::SOURCE, "particles.cu"),
+    ]
+}
+
+/// Compiled modules and their functions, looked up by name once.
+struct Loaded {
     modules: Vec<Arc<CudaModule>>,
     functions: Mutex<HashMap<String, CudaFunction>>,
 }
 
+/// A CUDA device with the kernels of some `kernels/*.cu` sources, launching
+/// on one stream ([`Cuda::on`] gives the same kernels on another).
+#[derive(Clone)]
+pub struct Cuda {
+    pub stream: Arc<CudaStream>,
+    loaded: Arc<Loaded>,
+}
+
 impl Cuda {
     /// Compile `sources` ((text, name) pairs) for compute_80 and load them on
-    /// `ctx`'s default stream.
+    /// `ctx`; launches go on its default stream.
     pub fn new(ctx: &Arc<CudaContext>, sources: &[(&str, &str)]) -> Result<Cuda> {
         let modules = sources
             .iter()
@@ -180,17 +278,37 @@ impl Cuda {
             .collect::<Result<Vec<_>>>()?;
         Ok(Cuda {
             stream: ctx.default_stream(),
-            modules,
-            functions: Mutex::new(HashMap::new()),
+            loaded: Arc::new(Loaded {
+                modules,
+                functions: Mutex::new(HashMap::new()),
+            }),
         })
     }
 
+    /// Every kernel of [`sources`].
+    pub fn all(ctx: &Arc<CudaContext>) -> Result<Cuda> {
+        Cuda::new(ctx, &sources())
+    }
+
+    /// The same kernels launching on `stream` (of the same context).
+    pub fn on(&self, stream: Arc<CudaStream>) -> Cuda {
+        Cuda {
+            stream,
+            loaded: self.loaded.clone(),
+        }
+    }
+
     fn function(&self, name: &str) -> Result<CudaFunction> {
-        let mut f = self.functions.lock().unwrap_or_else(|p| p.into_inner());
+        let mut f = self
+            .loaded
+            .functions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if let Some(k) = f.get(name) {
             return Ok(k.clone());
         }
         let k = self
+            .loaded
             .modules
             .iter()
             .find_map(|m| m.load_function(name).ok())
@@ -207,20 +325,21 @@ impl Exec for Cuda {
         self.stream.alloc_zeros::<u8>(bytes.max(1)).map_err(driver)
     }
 
-    fn write(&self, mem: &mut CudaSlice<u8>, offset: usize, data: &[u8]) -> Result<()> {
-        let mut view = mem.slice_mut(offset..offset + data.len());
-        self.stream.memcpy_htod(data, &mut view).map_err(driver)
-    }
-
-    fn read(&self, mem: &CudaSlice<u8>, offset: usize, out: &mut [u8]) -> Result<()> {
-        let view = mem.slice(offset..offset + out.len());
-        self.stream.memcpy_dtoh(&view, out).map_err(driver)?;
-        self.stream.synchronize().map_err(driver)
-    }
-
     fn addr(&self, mem: &CudaSlice<u8>) -> u64 {
         let (ptr, _sync) = mem.device_ptr(&self.stream);
         ptr
+    }
+
+    unsafe fn write_at(&self, addr: u64, data: &[u8]) -> Result<()> {
+        // SAFETY: the caller's; pageable host memory is staged before this
+        // returns, so `data` may go right after.
+        unsafe { result::memcpy_htod_async(addr, data, self.stream.cu_stream()) }.map_err(driver)
+    }
+
+    unsafe fn read_at(&self, addr: u64, out: &mut [u8]) -> Result<()> {
+        // SAFETY: the caller's; the synchronize keeps `out` borrowed until written.
+        unsafe { result::memcpy_dtoh_async(out, addr, self.stream.cu_stream()) }.map_err(driver)?;
+        self.stream.synchronize().map_err(driver)
     }
 
     unsafe fn launch(&self, kernel: &str, blocks: u32, threads: u32, args: &[Arg]) -> Result<()> {
@@ -230,7 +349,9 @@ impl Exec for Cuda {
             match a {
                 Arg::U64(x) => l.arg(x),
                 Arg::U32(x) => l.arg(x),
+                Arg::I32(x) => l.arg(x),
                 Arg::F64(x) => l.arg(x),
+                Arg::F32(x) => l.arg(x),
             };
         }
         let cfg = LaunchConfig {

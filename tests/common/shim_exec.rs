@@ -1,5 +1,6 @@
 //! `factz::gpu::exec::Exec` on the host build of `kernels/*.cu`
-//! (tests/common/kernels_host.rs): memory is host memory, a launch calls the
+//! (tests/common/kernels_host.rs): memory is host memory (an address is a
+//! host pointer, so `View::from_raw` of a host slice works too), a launch calls the
 //! kernel's `fzshim_k_<name>` entry point (kernels/shim/cuda_host.hpp), so host
 //! code written for the GPU runs here unchanged. Include it after
 //! `kernels_host` with `#[path = "common/shim_exec.rs"] mod shim_exec;`.
@@ -25,21 +26,20 @@ impl Exec for Shim {
         Ok(vec![0u64; bytes.div_ceil(8).max(1)])
     }
 
-    fn write(&self, mem: &mut Vec<u64>, offset: usize, data: &[u8]) -> Result<()> {
-        let bytes = as_bytes_mut(mem);
-        bytes[offset..offset + data.len()].copy_from_slice(data);
-        Ok(())
-    }
-
-    fn read(&self, mem: &Vec<u64>, offset: usize, out: &mut [u8]) -> Result<()> {
-        // SAFETY: u64 words viewed as bytes.
-        let bytes = unsafe { std::slice::from_raw_parts(mem.as_ptr().cast::<u8>(), mem.len() * 8) };
-        out.copy_from_slice(&bytes[offset..offset + out.len()]);
-        Ok(())
-    }
-
     fn addr(&self, mem: &Vec<u64>) -> u64 {
         mem.as_ptr() as u64
+    }
+
+    unsafe fn write_at(&self, addr: u64, data: &[u8]) -> Result<()> {
+        // SAFETY: the caller's: addr holds data.len() bytes of host memory.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), addr as *mut u8, data.len()) };
+        Ok(())
+    }
+
+    unsafe fn read_at(&self, addr: u64, out: &mut [u8]) -> Result<()> {
+        // SAFETY: the caller's: addr holds out.len() bytes of host memory.
+        unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, out.as_mut_ptr(), out.len()) };
+        Ok(())
     }
 
     unsafe fn launch(&self, kernel: &str, blocks: u32, threads: u32, args: &[Arg]) -> Result<()> {
@@ -53,7 +53,9 @@ impl Exec for Shim {
             .map(|a| match a {
                 Arg::U64(x) => x as *const u64 as *const c_void,
                 Arg::U32(x) => x as *const u32 as *const c_void,
+                Arg::I32(x) => x as *const i32 as *const c_void,
                 Arg::F64(x) => x as *const f64 as *const c_void,
+                Arg::F32(x) => x as *const f32 as *const c_void,
             })
             .collect();
         // SAFETY: the caller's (arguments match the kernel); params outlive the call.
@@ -72,9 +74,4 @@ impl Exec for Shim {
         }
         Ok(())
     }
-}
-
-fn as_bytes_mut(mem: &mut [u64]) -> &mut [u8] {
-    // SAFETY: u64 words viewed as bytes; every byte pattern is a valid u64.
-    unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) }
 }
