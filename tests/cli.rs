@@ -356,6 +356,102 @@ fn round_trips_in_both_modes_and_layouts() {
     }
 }
 
+/// `--backend`: cpu and auto give the default's bytes and say which backend
+/// ran; cuda either runs on a GPU (same bytes) or fails on one line with the
+/// reason (no GPU, driver or NVRTC, or a build without CUDA); anything else
+/// is a usage error.
+#[test]
+fn backend_choice_keeps_the_stream() {
+    let s = Scratch::new("backend");
+    let field_in = s.path("field.f32");
+    write(&field_in, &raw("soa"));
+    // A small particle set: a jittered lattice, spacing 0.1, b 0.11.
+    let mut pos = Vec::new();
+    for k in 0..512u32 {
+        let (x, y, z) = (k % 8, k / 8 % 8, k / 64);
+        let j = (k.wrapping_mul(2_654_435_761) % 1000) as f32 * 1e-5;
+        pos.extend([
+            x as f32 * 0.1 + j,
+            y as f32 * 0.1 - j,
+            z as f32 * 0.1 + 0.5 * j,
+        ]);
+    }
+    let part_in = s.path("particles.f32");
+    write(&part_in, &bytes_of(pos));
+    let field_args = [
+        "compress", "--kind", "field2d", "--shape", SHAPE, "--rel", "1e-3",
+    ];
+    let part_args = [
+        "compress",
+        "--kind",
+        "particles",
+        "--b",
+        "0.11",
+        "--rel",
+        "1e-3",
+    ];
+    for (name, args, input) in [
+        (
+            "field b",
+            [&field_args[..], &["--mode", "b"]].concat(),
+            &field_in,
+        ),
+        (
+            "field s",
+            [&field_args[..], &["--mode", "s"]].concat(),
+            &field_in,
+        ),
+        ("particles", part_args.to_vec(), &part_in),
+    ] {
+        let with = |extra: &[&str], out: &str| -> Vec<String> {
+            let mut v: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            v.extend(extra.iter().map(|a| a.to_string()));
+            v.push(input.clone());
+            v.push(out.to_string());
+            v
+        };
+        let call = |v: &[String]| run(factz().args(v));
+        let want_path = s.path(&format!("{name}-default.fz"));
+        let out = call(&with(&[], &want_path));
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let want = read(&want_path);
+        for choice in ["cpu", "auto", "cuda"] {
+            let path = s.path(&format!("{name}-{choice}.fz"));
+            let argv = with(&["--backend", choice, "-v"], &path);
+            let out = call(&argv);
+            let err = String::from_utf8_lossy(&out.stderr).to_string();
+            if choice == "cuda" && !out.status.success() {
+                let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+                check_err(&out, &argv, "cuda");
+                continue;
+            }
+            assert!(out.status.success(), "{name} --backend {choice}: {err}");
+            assert!(
+                read(&path) == want,
+                "{name} --backend {choice}: other bytes"
+            );
+            let ran = err.rsplit("; backend ").next().unwrap_or("").trim();
+            match choice {
+                "cpu" => assert_eq!(ran, "cpu", "{name}: {err}"),
+                "cuda" => assert_eq!(ran, "cuda", "{name}: {err}"),
+                _ => assert!(
+                    ran == "cuda" || ran.starts_with("cpu (auto: "),
+                    "{name}: {err}"
+                ),
+            }
+        }
+        let bad = with(&["--backend", "gpu"], &s.path("bad.fz"));
+        let out = call(&bad);
+        assert_eq!(out.status.code(), Some(2), "{name}: --backend gpu");
+        let argv: Vec<&str> = bad.iter().map(String::as_str).collect();
+        check_err(&out, &argv, "--backend");
+    }
+}
+
 #[test]
 fn zstd_chunk_verify_and_abs_bound() {
     let s = Scratch::new("options");

@@ -7,6 +7,8 @@
 
 #[path = "factz/args.rs"]
 mod args;
+#[path = "factz/backend.rs"]
+mod backend;
 #[path = "factz/bench.rs"]
 mod bench;
 #[path = "factz/commands.rs"]

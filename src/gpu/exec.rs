@@ -363,3 +363,13 @@ impl Exec for Cuda {
         unsafe { l.launch(cfg) }.map(|_| ()).map_err(driver)
     }
 }
+
+/// The process's device with every kernel compiled, set up once (NVRTC takes
+/// seconds), or why there is none (Unsupported when there is no driver,
+/// device or NVRTC).
+pub fn shared() -> std::result::Result<&'static Cuda, Error> {
+    static CUDA: std::sync::OnceLock<std::result::Result<Cuda, Error>> = std::sync::OnceLock::new();
+    CUDA.get_or_init(|| Cuda::all(&super::device()?))
+        .as_ref()
+        .map_err(Clone::clone)
+}

@@ -7,7 +7,9 @@
 
 use super::descent;
 use super::exec::{launch_items, Arg, Buf, Cuda, Exec, Plain};
-use crate::error::{Error, Result};
+use super::field::{Backend, Ran};
+use crate::error::{Error, ErrorKind, Result};
+use crate::particles;
 use crate::particles::correct::{Corrector, Descended, Options, Problem};
 use crate::particles::geometry::Space;
 use crate::particles::gpu_ref::{self, Bins, GridGeometry};
@@ -423,4 +425,33 @@ impl<E: Exec> Corrector for GpuCorrection<'_, E> {
     fn descend(&self, p: &Problem, opts: &Options) -> Result<Descended> {
         descent::descend(self.exec, p, opts)
     }
+}
+
+/// `particles::compress` on the chosen backend: with `Cuda` the vulnerable
+/// pairs and the optimiser run on the device ([`GpuCorrection`]); `Cuda`
+/// fails (Unsupported, with the reason) without a usable device, `Auto` then
+/// runs the CPU and says why. Both give the same bytes.
+pub fn compress_host(
+    backend: Backend,
+    pos: &[f32],
+    cfg: &particles::ParticleConfig,
+) -> Result<(particles::Compressed, Ran)> {
+    let ran = |backend, fallback_reason| Ran {
+        backend,
+        fallback_reason,
+    };
+    let exec = match (backend, super::exec::shared()) {
+        (Backend::Cpu, _) => return Ok((particles::compress(pos, cfg)?, ran(Backend::Cpu, None))),
+        (Backend::Auto, Err(e)) if e.kind == ErrorKind::Unsupported => {
+            return Ok((
+                particles::compress(pos, cfg)?,
+                ran(Backend::Cpu, Some(e.message)),
+            ))
+        }
+        (_, Err(e)) => return Err(e),
+        (_, Ok(exec)) => exec,
+    };
+    let prepared = particles::prepare(pos, cfg)?;
+    let c = particles::finish_with(pos, cfg, prepared, None, &GpuCorrection { exec })?;
+    Ok((c, ran(Backend::Cuda, None)))
 }

@@ -1,6 +1,7 @@
 //! `compress`, `decompress`, `verify` and `inspect`.
 
 use crate::args::{self, switch, val, Args, FlagSpec};
+use crate::backend;
 use crate::fileio::{self, shown, Progress};
 use crate::json::{Json, Obj};
 use crate::particle_commands::{self, PARTICLE_ONLY};
@@ -38,6 +39,7 @@ pub fn compress(argv: Vec<OsString>) -> CliResult<u8> {
         val("base"),
         val("edit-bits"),
         val("max-iters"),
+        val("backend"),
     ];
     let a = args::parse("compress", argv, SPECS)?;
     if print_help_if(&a, help::COMPRESS)? {
@@ -73,6 +75,7 @@ pub fn compress(argv: Vec<OsString>) -> CliResult<u8> {
         layout,
     };
     field::check_config(&cfg)?;
+    let backend = backend::choice(&a)?;
     a.positionals_exact(&["IN.f32", "OUT.fz"])?;
     let (inp, out) = (&a.positionals[0], &a.positionals[1]);
 
@@ -86,8 +89,7 @@ pub fn compress(argv: Vec<OsString>) -> CliResult<u8> {
     } else {
         "compressing"
     });
-    let c = field::compress(&u, &v, ny, nx, &cfg)
-        .map_err(|e| CliError::fail(format!("compress: {e}")))?;
+    let (c, ran) = backend::compress_field(backend, &u, &v, ny, nx, &cfg)?;
     progress.phase("writing");
     fileio::write_all(out, &c.bytes)?;
     progress.done();
@@ -95,7 +97,7 @@ pub fn compress(argv: Vec<OsString>) -> CliResult<u8> {
         let raw = 8 * u.len();
         let r = &c.report;
         eprintln!(
-            "factz: {} -> {}: {ny}x{nx} {} mode {} {}, abs bound {}, {} -> {} bytes (ratio {}, {} bits/value), {} exact vertices{}{}",
+            "factz: {} -> {}: {ny}x{nx} {} mode {} {}, abs bound {}, {} -> {} bytes (ratio {}, {} bits/value), {} exact vertices{}{}; backend {ran}",
             shown(inp),
             if out == "-" { "<stdout>" } else { out },
             layout.name(),

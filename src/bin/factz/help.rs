@@ -7,11 +7,12 @@ field and every friends-of-friends link (so every halo) of a particle set
 Usage:
   factz compress   --kind field2d --shape NY,NX [--layout soa|aos] [--mode b|s]
                    (--abs X | --rel X) [--coder huffman|rans] [--zstd LEVEL]
-                   [--chunk] [--verify] IN.f32 OUT.fz
+                   [--chunk] [--verify] [--backend cpu|cuda|auto] IN.f32 OUT.fz
   factz compress   --kind particles [--count N] [--layout aos|soa]
                    (--abs X | --rel X) (--b B | --eta E) [--box L]
                    [--base builtin|sz3|zfp] [--coder huffman|rans] [--zstd LEVEL]
-                   [--chunk] [--verify] [--edit-bits M] [--max-iters K] IN.f32 OUT.fz
+                   [--chunk] [--verify] [--edit-bits M] [--max-iters K]
+                   [--backend cpu|cuda|auto] IN.f32 OUT.fz
   factz decompress IN.fz OUT.f32
   factz verify     ORIG.f32 IN.fz|RECON.f32 [--kind field2d|particles] [shape flags]
                    [--abs X | --rel X] [--json]
@@ -48,7 +49,13 @@ Options (both kinds):
                         border exact; particles keep exact those within
                         b + 2 sqrt(3) xi of the bounding box's faces
   --verify              decode and re-check before writing (fallback: lossless)
-  -v, --verbose         print a summary line on stderr
+  --backend cpu|cuda|auto  where the work runs (default cpu): cuda runs the
+                        kernels on the GPU (fields: both modes; particles: the
+                        pair search and the optimiser) and fails when no GPU,
+                        driver or NVRTC is usable; auto falls back to the CPU.
+                        The stream is the same bytes on either. Needs a factz
+                        built with the cargo feature cuda
+  -v, --verbose         print a summary line on stderr (with the backend that ran)
 
 Field options:
   --shape NY,NX         grid rows (y) and columns (x); required

@@ -2,6 +2,7 @@
 //! bring-your-own-compressor pair `correct` / `apply`.
 
 use crate::args::{self, switch, val, Args, FlagSpec};
+use crate::backend;
 use crate::commands::{crc_failure, flag_names, print_help_if, section_crcs};
 use crate::fileio::{self, shown, Progress};
 use crate::json::{Json, Obj};
@@ -127,6 +128,7 @@ pub fn compress(a: &Args) -> CliResult<u8> {
     a.refuse(&FIELD_ONLY, "--kind field2d")?;
     let cfg = config(a)?;
     let count = a.count()?;
+    let backend = backend::choice(a)?;
     a.positionals_exact(&["IN.f32", "OUT.fz"])?;
     let (inp, out) = (&a.positionals[0], &a.positionals[1]);
 
@@ -140,13 +142,15 @@ pub fn compress(a: &Args) -> CliResult<u8> {
     } else {
         "compressing"
     });
-    let c =
-        particles::compress(&pos, &cfg).map_err(|e| CliError::fail(format!("compress: {e}")))?;
+    let (c, ran) = backend::compress_particles(backend, &pos, &cfg)?;
     progress.phase("writing");
     fileio::write_all(out, &c.bytes)?;
     progress.done();
     if a.has("verbose") {
-        eprintln!("{}", summary(inp, out, pos.len() / 3, &cfg, &c));
+        eprintln!(
+            "{}; backend {ran}",
+            summary(inp, out, pos.len() / 3, &cfg, &c)
+        );
     }
     Ok(0)
 }
