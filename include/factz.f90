@@ -66,6 +66,11 @@ module factz
   integer(c_int32_t), parameter :: FACTZ_CHUNK_OF_LARGER = 1
   integer(c_int32_t), parameter :: FACTZ_VERIFY = 2
   integer(c_int32_t), parameter :: FACTZ_LOSSLESS_FALLBACK = 4
+  integer(c_int32_t), parameter :: FACTZ_RAN_ON_GPU = 8
+  ! factz_backend: where compress runs (config%backend)
+  integer(c_int32_t), parameter :: FACTZ_BACKEND_CPU = 0
+  integer(c_int32_t), parameter :: FACTZ_BACKEND_CUDA = 1
+  integer(c_int32_t), parameter :: FACTZ_BACKEND_AUTO = 2
   ! particles: linking_kind, base, report/info source
   integer(c_int32_t), parameter :: FACTZ_LINK_LENGTH = 1
   integer(c_int32_t), parameter :: FACTZ_LINK_ETA = 2
@@ -101,7 +106,7 @@ module factz
     integer(c_int32_t) :: zstd_level = 0   ! 0 none, 1..22
     integer(c_int32_t) :: flags = 0        ! FACTZ_CHUNK_OF_LARGER, FACTZ_VERIFY
     integer(c_int32_t) :: layout = 0       ! FACTZ_LAYOUT_* the stream records
-    integer(c_int32_t) :: reserved = 0     ! must be 0
+    integer(c_int32_t) :: backend = 0      ! FACTZ_BACKEND_* (0: CPU)
   end type factz_field_config
 
   type, bind(c) :: factz_field_report
@@ -139,7 +144,7 @@ module factz
     integer(c_int32_t) :: edit_bits = 0
     real(c_double) :: learning_rate = 0
     integer(c_int32_t) :: max_iters = 0
-    integer(c_int32_t) :: reserved = 0     ! must be 0
+    integer(c_int32_t) :: backend = 0      ! FACTZ_BACKEND_* (0: CPU)
     real(c_double) :: tolerance = 0
   end type factz_particles_config
 

@@ -31,6 +31,11 @@
 #include <stdint.h>
 
 /*
+ Report flag: the compression ran on the GPU.
+ */
+#define FACTZ_RAN_ON_GPU 8
+
+/*
  Config flag: the field is one chunk of a larger one, so its perimeter
  vertices are stored exactly (critical points in triangles that cross chunk
  edges survive). Info flag: the stream was written so.
@@ -100,6 +105,26 @@
  factz_abi_version() at run time to detect a mismatched library.
  */
 #define FACTZ_ABI_VERSION 1
+
+/*
+ Where a compression of host data runs. The stream is the same bytes on
+ either; only the speed differs.
+ */
+typedef enum factz_backend {
+  /*
+   The CPU (default).
+   */
+  FACTZ_BACKEND_CPU = 0,
+  /*
+   The GPU (a factz built with CUDA, a device, its driver and NVRTC), or
+   FACTZ_UNSUPPORTED with the reason in factz_last_error.
+   */
+  FACTZ_BACKEND_CUDA = 1,
+  /*
+   The GPU when usable, otherwise the CPU.
+   */
+  FACTZ_BACKEND_AUTO = 2,
+} factz_backend;
 
 /*
  How the `bound` of a factz_field_config is read.
@@ -288,9 +313,12 @@ typedef struct factz_field_config {
    */
   uint32_t layout;
   /*
-   Must be 0.
+   A factz_backend: where factz_field_compress* run (default
+   FACTZ_BACKEND_CPU; the stream is the same on every backend). The
+   _device functions always run on the GPU, the MPI ones on the CPU; the
+   report's FACTZ_RAN_ON_GPU flag says where a compression ran.
    */
-  uint32_t reserved;
+  uint32_t backend;
 } factz_field_config;
 
 /*
@@ -302,7 +330,8 @@ typedef struct factz_field_report {
    */
   uint32_t struct_size;
   /*
-   FACTZ_VERIFY (the verify pass ran) | FACTZ_LOSSLESS_FALLBACK, or 0.
+   FACTZ_VERIFY (the verify pass ran) | FACTZ_LOSSLESS_FALLBACK |
+   FACTZ_RAN_ON_GPU, or 0.
    */
   uint32_t flags;
   /*
@@ -506,9 +535,13 @@ typedef struct factz_particles_config {
    */
   uint32_t max_iters;
   /*
-   Must be 0.
+   A factz_backend: where factz_particles_compress* run (default
+   FACTZ_BACKEND_CPU; the stream is the same on every backend: the GPU runs
+   the vulnerable-pair search and the optimiser). factz_particles_correct
+   and the MPI functions run on the CPU; the report's FACTZ_RAN_ON_GPU flag
+   says where a compression ran.
    */
-  uint32_t reserved;
+  uint32_t backend;
   /*
    Stop once the optimiser's loss (in units of the bound squared) is at or
    below this; finite and >= 0 (default 0).

@@ -5,6 +5,7 @@
 //! The CPU path in this crate is the reference; see `DESIGN.md` in the project's
 //! shared folder for the exact conventions every backend follows.
 
+pub mod backend;
 pub mod capi;
 pub mod codec;
 #[cfg(feature = "mpi")]

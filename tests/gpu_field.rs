@@ -607,7 +607,7 @@ mod device {
                         zstd_level: cfg.zstd_level,
                         flags: cfg.chunk_of_larger as u32 | (cfg.verify as u32) << 1,
                         layout: 0,
-                        reserved: 0,
+                        backend: 0,
                     };
                     use cudarc::driver::DevicePtr;
                     let (pu, _g1) = du.device_ptr(&s);

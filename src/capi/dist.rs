@@ -87,7 +87,7 @@ pub unsafe extern "C" fn factz_particles_compress_mpi(
                 out_capacity,
                 out_len,
                 std::ptr::null_mut(),
-                |pos, cfg| crate::dist::compress_particles(&comm, pos, cfg).map(|(c, _)| c),
+                |pos, cfg| crate::dist::compress_particles(&comm, pos, cfg).map(|(c, _)| (c, 0)),
             )
         }
     })
@@ -271,7 +271,7 @@ unsafe fn field_mpi(
                 out_capacity,
                 out_len,
                 std::ptr::null_mut(),
-                run,
+                |u, v, ny, nx, cfg| run(u, v, ny, nx, cfg).map(|c| (c, 0)),
             )
         }
     })

@@ -5,9 +5,11 @@
 //! and v of `ny * nx` floats, `_interleaved` functions one array of `2 * ny * nx`
 //! floats holding (u, v) per vertex. All pointers are host memory.
 
+use super::backend::factz_backend;
 use super::boundary::Failure;
 use super::buffers::{self, check_disjoint, check_output, check_scalar_out, Span};
 use super::status::factz_status;
+use crate::backend::Backend;
 use crate::field::topology::{self, CpType, Half};
 use crate::field::{self, Bound, Coder, FieldConfig, FieldInfo, Layout, Mode};
 use std::mem::size_of;
@@ -127,8 +129,11 @@ pub struct factz_field_config {
     /// records FACTZ_LAYOUT_AOS. The C decompress functions write the layout their
     /// name says, whatever the stream records.
     pub layout: u32,
-    /// Must be 0.
-    pub reserved: u32,
+    /// A factz_backend: where factz_field_compress* run (default
+    /// FACTZ_BACKEND_CPU; the stream is the same on every backend). The
+    /// _device functions always run on the GPU, the MPI ones on the CPU; the
+    /// report's FACTZ_RAN_ON_GPU flag says where a compression ran.
+    pub backend: u32,
 }
 
 /// What a compression did, beside the bytes. Set `struct_size` before the call.
@@ -138,7 +143,8 @@ pub struct factz_field_config {
 pub struct factz_field_report {
     /// sizeof(factz_field_report) as the caller compiled it.
     pub struct_size: u32,
-    /// FACTZ_VERIFY (the verify pass ran) | FACTZ_LOSSLESS_FALLBACK, or 0.
+    /// FACTZ_VERIFY (the verify pass ran) | FACTZ_LOSSLESS_FALLBACK |
+    /// FACTZ_RAN_ON_GPU, or 0.
     pub flags: u32,
     /// The absolute bound used: every finite value is within it (strict `<=`).
     pub abs_bound: f64,
@@ -236,7 +242,7 @@ impl factz_field_config {
                 0
             }) | (if d.verify { FACTZ_VERIFY } else { 0 }),
             layout: d.layout as u32,
-            reserved: 0,
+            backend: factz_backend::FACTZ_BACKEND_CPU as u32,
         }
     }
 
@@ -277,9 +283,7 @@ impl factz_field_config {
                 self.flags & !known
             )));
         }
-        if self.reserved != 0 {
-            return Err(Failure::invalid("config->reserved must be 0"));
-        }
+        super::backend::from_c(self.backend)?;
         let cfg = FieldConfig {
             mode,
             bound,
@@ -310,11 +314,22 @@ fn layout_from(x: u32) -> Result<Layout, Failure> {
 /// # Safety
 /// `cfg` is NULL or points to a factz_field_config of at least its struct_size bytes.
 pub(crate) unsafe fn read_config(cfg: *const factz_field_config) -> Result<FieldConfig, Failure> {
+    // SAFETY: the same contract.
+    unsafe { read_config_backend(cfg) }.map(|(c, _)| c)
+}
+
+/// [`read_config`] and the backend it names.
+///
+/// # Safety
+/// As [`read_config`].
+pub(crate) unsafe fn read_config_backend(
+    cfg: *const factz_field_config,
+) -> Result<(FieldConfig, Backend), Failure> {
     // SAFETY: the caller's contract: at least the 4 bytes of struct_size.
     let size = unsafe { buffers::struct_size(cfg, CONFIG_SIZES, "config", "factz_field_config") }?;
     // SAFETY: struct_size bytes are readable; the struct is integers and floats.
     let c = unsafe { buffers::read_versioned(cfg, size, factz_field_config::defaults()) };
-    c.to_config()
+    Ok((c.to_config()?, super::backend::from_c(c.backend)?))
 }
 
 /// Vertex count of a caller's shape.
@@ -377,7 +392,7 @@ pub unsafe extern "C" fn factz_field_max_compressed_size(
 /// The pointer contracts of factz_field_compress_ex.
 #[allow(clippy::too_many_arguments)]
 unsafe fn compress_into(
-    cfg: FieldConfig,
+    (cfg, backend): (FieldConfig, Backend),
     u: &[f32],
     v: &[f32],
     inputs: &[(Span, &str)],
@@ -401,7 +416,10 @@ unsafe fn compress_into(
             out_capacity,
             out_len,
             report,
-            field::compress,
+            |u, v, ny, nx, cfg| {
+                let (c, ran) = crate::backend::compress_field(backend, u, v, ny, nx, cfg)?;
+                Ok((c, super::backend::ran_flags(&ran)))
+            },
         )
     }
 }
@@ -423,13 +441,14 @@ pub(crate) unsafe fn compress_into_with(
     out_capacity: usize,
     out_len: *mut usize,
     report: *mut factz_field_report,
+    // Returns the stream and report flags of its own (FACTZ_RAN_ON_GPU).
     compressor: impl FnOnce(
         &[f32],
         &[f32],
         usize,
         usize,
         &FieldConfig,
-    ) -> crate::Result<field::Compressed>,
+    ) -> crate::Result<(field::Compressed, u32)>,
 ) -> Result<(), Failure> {
     check_output(out, out_capacity, "out")?;
     for &(span, name) in inputs {
@@ -448,7 +467,7 @@ pub(crate) unsafe fn compress_into_with(
             )
         }?
     };
-    let c = compressor(u, v, ny, nx, &cfg)?;
+    let (c, ran_flags) = compressor(u, v, ny, nx, &cfg)?;
     let len = c.bytes.len();
     // SAFETY: out_len was checked non-NULL and aligned by the caller of this function.
     unsafe { out_len.write(len) };
@@ -460,7 +479,8 @@ pub(crate) unsafe fn compress_into_with(
                     FACTZ_LOSSLESS_FALLBACK
                 } else {
                     0
-                }),
+                })
+                | ran_flags,
             abs_bound: c.report.abs_bound,
             exact_vertices: c.report.exact_vertices as u64,
         };
@@ -546,7 +566,7 @@ pub unsafe extern "C" fn factz_field_compress_ex(
         // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
         unsafe { out_len.write(0) };
         // SAFETY: the caller's contract on cfg.
-        let cfg = unsafe { read_config(cfg) }?;
+        let cfg = unsafe { read_config_backend(cfg) }?;
         let n = vertices(ny, nx)?;
         // SAFETY: u and v hold n readable floats each (the caller's contract).
         let (us, vs) = unsafe { (buffers::input(u, n, "u")?, buffers::input(v, n, "v")?) };
@@ -621,8 +641,8 @@ pub unsafe extern "C" fn factz_field_compress_interleaved_ex(
         // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
         unsafe { out_len.write(0) };
         // SAFETY: the caller's contract on cfg.
-        let mut cfg = unsafe { read_config(cfg) }?;
-        cfg.layout = Layout::Aos;
+        let mut cfg = unsafe { read_config_backend(cfg) }?;
+        cfg.0.layout = Layout::Aos;
         let n = vertices(ny, nx)?;
         // SAFETY: uv holds 2n readable floats (the caller's contract); 2n cannot
         // overflow as n <= field::MAX_VERTICES.

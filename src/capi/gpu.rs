@@ -64,6 +64,7 @@ pub unsafe extern "C" fn factz_field_compress_device(
         let run = |_: &[f32], _: &[f32], ny, nx, cfg: &_| {
             // SAFETY: the caller's contract on u_dev, v_dev and stream.
             unsafe { device::compress(u_dev, v_dev, n, ny, nx, cfg, stream) }
+                .map(|c| (c, super::backend::FACTZ_RAN_ON_GPU))
         };
         // Device memory is not host memory: no host-span checks on the inputs.
         // SAFETY: the caller's contract on out, out_len and report.

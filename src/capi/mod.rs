@@ -45,6 +45,7 @@ macro_rules! check_not_null {
     };
 }
 
+pub mod backend;
 mod boundary;
 mod buffers;
 // The MPI entry points (feature `mpi`); declared in the hand-written

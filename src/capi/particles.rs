@@ -11,12 +11,14 @@
 //! `d` the double difference of the two floats, wrapped to the minimum image
 //! `d - L * round(d / L)` in a periodic box of side L.
 
+use super::backend::factz_backend;
 use super::boundary::Failure;
 use super::buffers::{self, check_disjoint, check_output, check_scalar_out, Span};
 use super::field::{
     factz_bound_kind, FACTZ_CHUNK_OF_LARGER, FACTZ_LOSSLESS_FALLBACK, FACTZ_VERIFY,
 };
 use super::status::factz_status;
+use crate::backend::Backend;
 use crate::codec::Coder;
 use crate::field::{Bound, Layout};
 use crate::particles::{
@@ -114,8 +116,12 @@ pub struct factz_particles_config {
     /// Optimiser iteration cap (default 1000); particles still in violated pairs
     /// afterwards are stored exactly, so the guarantee never depends on it.
     pub max_iters: u32,
-    /// Must be 0.
-    pub reserved: u32,
+    /// A factz_backend: where factz_particles_compress* run (default
+    /// FACTZ_BACKEND_CPU; the stream is the same on every backend: the GPU runs
+    /// the vulnerable-pair search and the optimiser). factz_particles_correct
+    /// and the MPI functions run on the CPU; the report's FACTZ_RAN_ON_GPU flag
+    /// says where a compression ran.
+    pub backend: u32,
     /// Stop once the optimiser's loss (in units of the bound squared) is at or
     /// below this; finite and >= 0 (default 0).
     pub tolerance: f64,
@@ -267,7 +273,7 @@ impl factz_particles_config {
             edit_bits: d.correction.edit_bits,
             learning_rate: d.correction.learning_rate,
             max_iters: d.correction.max_iters,
-            reserved: 0,
+            backend: factz_backend::FACTZ_BACKEND_CPU as u32,
             tolerance: d.correction.tolerance,
         }
     }
@@ -306,9 +312,7 @@ impl factz_particles_config {
                 self.flags & !known
             )));
         }
-        if self.reserved != 0 {
-            return Err(Failure::invalid("config->reserved must be 0"));
-        }
+        super::backend::from_c(self.backend)?;
         let period = period_from(self.box_side, "config->box_side")?;
         let cfg = ParticleConfig {
             bound,
@@ -372,15 +376,27 @@ fn check_half_box(b: f64, l: f64) -> Result<(), Failure> {
 ///
 /// # Safety
 /// `cfg` is NULL or points to a factz_particles_config of at least its struct_size bytes.
+#[cfg(feature = "mpi")]
 pub(crate) unsafe fn read_config(
     cfg: *const factz_particles_config,
 ) -> Result<ParticleConfig, Failure> {
+    // SAFETY: the same contract.
+    unsafe { read_config_backend(cfg) }.map(|(c, _)| c)
+}
+
+/// [`read_config`] and the backend it names.
+///
+/// # Safety
+/// As [`read_config`].
+unsafe fn read_config_backend(
+    cfg: *const factz_particles_config,
+) -> Result<(ParticleConfig, Backend), Failure> {
     // SAFETY: the caller's contract: at least the 4 bytes of struct_size.
     let size =
         unsafe { buffers::struct_size(cfg, CONFIG_SIZES, "config", "factz_particles_config") }?;
     // SAFETY: struct_size bytes are readable; the struct is integers and floats.
     let c = unsafe { buffers::read_versioned(cfg, size, factz_particles_config::defaults()) };
-    c.to_config()
+    Ok((c.to_config()?, super::backend::from_c(c.backend)?))
 }
 
 /// Checks a caller's particle count and returns the number of floats of an AoS
@@ -417,11 +433,14 @@ unsafe fn report_size(report: *mut factz_particles_report) -> Result<usize, Fail
     }
 }
 
-fn report_struct(size: usize, r: &ParticleReport) -> factz_particles_report {
+/// The C report of `r`, with `extra` flags (FACTZ_RAN_ON_GPU).
+fn report_struct(size: usize, r: &ParticleReport, extra: u32) -> factz_particles_report {
     let s = &r.correction;
     factz_particles_report {
         struct_size: size as u32,
-        flags: flag(r.verified, FACTZ_VERIFY) | flag(r.lossless_fallback, FACTZ_LOSSLESS_FALLBACK),
+        flags: flag(r.verified, FACTZ_VERIFY)
+            | flag(r.lossless_fallback, FACTZ_LOSSLESS_FALLBACK)
+            | extra,
         abs_bound: r.abs_bound,
         linking_length: r.linking_length,
         source: source_id(r.source),
@@ -446,7 +465,7 @@ fn report_struct(size: usize, r: &ParticleReport) -> factz_particles_report {
 /// writable bytes disjoint from the inputs; `report` checked by [`report_size`]
 /// (`report_size` is its result).
 unsafe fn deliver(
-    c: &particles::Compressed,
+    (c, extra_flags): (&particles::Compressed, u32),
     out: *mut u8,
     out_capacity: usize,
     out_len: *mut usize,
@@ -460,7 +479,11 @@ unsafe fn deliver(
     if report_size > 0 {
         // SAFETY: report points to report_size (a known size) writable bytes; no padding.
         unsafe {
-            buffers::write_versioned(report, report_size, &report_struct(report_size, &c.report))
+            buffers::write_versioned(
+                report,
+                report_size,
+                &report_struct(report_size, &c.report, extra_flags),
+            )
         };
     }
     if len > out_capacity {
@@ -561,7 +584,7 @@ pub unsafe extern "C" fn factz_particles_max_correction_size(
 /// caller's input buffers for the overlap check).
 #[allow(clippy::too_many_arguments)]
 unsafe fn compress_into(
-    cfg: ParticleConfig,
+    (cfg, backend): (ParticleConfig, Backend),
     layout: Layout,
     pos: &[f32],
     inputs: &[(Span, &str)],
@@ -581,7 +604,10 @@ unsafe fn compress_into(
             out_capacity,
             out_len,
             report,
-            particles::compress,
+            |pos, cfg| {
+                let (c, ran) = crate::backend::compress_particles(backend, pos, cfg)?;
+                Ok((c, super::backend::ran_flags(&ran)))
+            },
         )
     }
 }
@@ -601,7 +627,8 @@ pub(crate) unsafe fn compress_into_with(
     out_capacity: usize,
     out_len: *mut usize,
     report: *mut factz_particles_report,
-    compressor: impl FnOnce(&[f32], &ParticleConfig) -> crate::Result<particles::Compressed>,
+    // Returns the stream and report flags of its own (FACTZ_RAN_ON_GPU).
+    compressor: impl FnOnce(&[f32], &ParticleConfig) -> crate::Result<(particles::Compressed, u32)>,
 ) -> Result<(), Failure> {
     check_output(out, out_capacity, "out")?;
     for &(span, name) in inputs {
@@ -610,11 +637,11 @@ pub(crate) unsafe fn compress_into_with(
     // SAFETY: the caller's contract on report.
     let report_size = unsafe { report_size(report) }?;
     cfg.layout = layout;
-    let c = compressor(pos, &cfg)?;
+    let (c, flags) = compressor(pos, &cfg)?;
     // SAFETY: out_len, out and report checked above and by the caller.
     unsafe {
         deliver(
-            &c,
+            (&c, flags),
             out,
             out_capacity,
             out_len,
@@ -688,7 +715,7 @@ pub unsafe extern "C" fn factz_particles_compress_ex(
         // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
         unsafe { out_len.write(0) };
         // SAFETY: the caller's contract on cfg.
-        let cfg = unsafe { read_config(cfg) }?;
+        let cfg = unsafe { read_config_backend(cfg) }?;
         let len = values(n)?;
         // SAFETY: xyz holds 3n readable floats (the caller's contract).
         let pos = unsafe { buffers::input(xyz, len, "xyz") }?;
@@ -764,7 +791,7 @@ pub unsafe extern "C" fn factz_particles_compress_soa_ex(
         // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
         unsafe { out_len.write(0) };
         // SAFETY: the caller's contract on cfg.
-        let cfg = unsafe { read_config(cfg) }?;
+        let cfg = unsafe { read_config_backend(cfg) }?;
         values(n)?;
         // SAFETY: x, y and z hold n readable floats each (the caller's contract).
         let (xs, ys, zs) = unsafe {
@@ -1053,7 +1080,7 @@ pub unsafe extern "C" fn factz_particles_correct_ex(
         // SAFETY: out_len, out and report checked above.
         unsafe {
             deliver(
-                &c,
+                (&c, 0),
                 out,
                 out_capacity,
                 out_len,

@@ -46,7 +46,7 @@ fn config() -> factz_field_config {
         zstd_level: 0,
         flags: 0,
         layout: 0,
-        reserved: 0,
+        backend: 0,
     };
     // SAFETY: a valid, writable config with its struct_size.
     assert_eq!(unsafe { factz_field_config_default(&mut c) }, FACTZ_OK);
@@ -291,7 +291,7 @@ fn round_trip_and_errors() {
             |c: &mut factz_field_config| c.layout = 2,
             |c: &mut factz_field_config| c.flags = 8,
             |c: &mut factz_field_config| c.zstd_level = 23,
-            |c: &mut factz_field_config| c.reserved = 1,
+            |c: &mut factz_field_config| c.backend = 3,
             |c: &mut factz_field_config| c.struct_size = 12,
         ] {
             let mut bad = cfg;
@@ -459,5 +459,104 @@ fn max_size_always_suffices() {
                 }
             }
         }
+    }
+}
+
+/// `config->backend`: CPU and AUTO give the CPU's bytes, and the report says
+/// whether the GPU ran; CUDA runs on a GPU (same bytes) or is
+/// FACTZ_UNSUPPORTED with the reason; anything else is FACTZ_INVALID_ARGUMENT.
+#[test]
+fn backend_choice_keeps_the_stream() {
+    use super::backend::FACTZ_RAN_ON_GPU;
+    use super::particles::*;
+    let (ny, nx) = (30, 41);
+    let (u, v) = field(ny, nx);
+    let compress_field = |backend: u32| {
+        let mut cfg = config();
+        cfg.backend = backend;
+        let mut out = vec![0u8; 1 << 16];
+        let mut len = 0usize;
+        let mut report = factz_field_report {
+            struct_size: std::mem::size_of::<factz_field_report>() as u32,
+            flags: 0,
+            abs_bound: 0.0,
+            exact_vertices: 0,
+        };
+        // SAFETY: valid arrays of ny * nx floats, out of its capacity, a report.
+        let st = unsafe {
+            factz_field_compress_ex(
+                &cfg,
+                u.as_ptr(),
+                v.as_ptr(),
+                ny,
+                nx,
+                out.as_mut_ptr(),
+                out.len(),
+                &mut len,
+                &mut report,
+            )
+        };
+        out.truncate(len);
+        (st, out, report.flags & FACTZ_RAN_ON_GPU != 0)
+    };
+    let pos: Vec<f32> = (0..3 * 400)
+        .map(|k| ((k as u64 * 2_654_435_761) % 10_007) as f32 / 10_007.0)
+        .collect();
+    let compress_particles = |backend: u32| {
+        // SAFETY: zeroed plain data; struct_size set before the defaults call.
+        let mut cfg: factz_particles_config = unsafe { std::mem::zeroed() };
+        cfg.struct_size = std::mem::size_of::<factz_particles_config>() as u32;
+        // SAFETY: a writable config with its struct_size.
+        assert_eq!(
+            unsafe { factz_particles_config_default(&mut cfg) },
+            FACTZ_OK
+        );
+        cfg.backend = backend;
+        let mut out = vec![0u8; 1 << 16];
+        let mut len = 0usize;
+        // SAFETY: zeroed plain data with its struct_size.
+        let mut report: factz_particles_report = unsafe { std::mem::zeroed() };
+        report.struct_size = std::mem::size_of::<factz_particles_report>() as u32;
+        // SAFETY: 400 particles, out of its capacity, a report.
+        let st = unsafe {
+            factz_particles_compress_ex(
+                pos.as_ptr(),
+                400,
+                &cfg,
+                out.as_mut_ptr(),
+                out.len(),
+                &mut len,
+                &mut report,
+            )
+        };
+        out.truncate(len);
+        (st, out, report.flags & FACTZ_RAN_ON_GPU != 0)
+    };
+    for (kind, run) in [
+        (
+            "field",
+            &compress_field as &dyn Fn(u32) -> (factz_status, Vec<u8>, bool),
+        ),
+        ("particles", &compress_particles),
+    ] {
+        let (st, want, gpu) = run(0);
+        assert_eq!(st, FACTZ_OK, "{kind}: {}", last());
+        assert!(!gpu, "{kind}: the CPU backend ran on the GPU");
+        let (st, got, _) = run(2);
+        assert_eq!(st, FACTZ_OK, "{kind} AUTO: {}", last());
+        assert!(got == want, "{kind} AUTO: other bytes");
+        match run(1) {
+            (FACTZ_OK, got, gpu) => {
+                assert!(gpu, "{kind} CUDA: the report does not say the GPU ran");
+                assert!(got == want, "{kind} CUDA: other bytes");
+            }
+            (FACTZ_UNSUPPORTED, _, _) => {
+                assert!(last().to_lowercase().contains("cuda"), "{}", last())
+            }
+            (st, _, _) => panic!("{kind} CUDA: {st:?}: {}", last()),
+        }
+        let (st, _, _) = run(7);
+        assert_eq!(st, FACTZ_INVALID_ARGUMENT, "{kind}: backend 7");
+        assert!(last().contains("backend"), "{}", last());
     }
 }

@@ -362,21 +362,7 @@ fn shared_for(ctx: &Arc<CudaContext>) -> Result<&'static Device> {
     Ok(d)
 }
 
-/// Which backend compresses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    Cpu,
-    Cuda,
-    /// CUDA when a device, its driver and NVRTC are there; the CPU otherwise.
-    Auto,
-}
-
-/// Which backend ran (`Cpu` or `Cuda`), and why not CUDA when Auto fell back.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Ran {
-    pub backend: Backend,
-    pub fallback_reason: Option<String>,
-}
+pub use crate::backend::{Backend, Ran};
 
 /// `field::compress` of host data on the chosen backend. `Cuda` fails
 /// (Unsupported, with the reason) without a usable device; `Auto` then runs

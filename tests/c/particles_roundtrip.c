@@ -467,7 +467,7 @@ static void errors(const float *xyz) {
     CHECK(cfg.bound_kind == FACTZ_BOUND_REL && cfg.bound == 1e-3 && cfg.base == FACTZ_BASE_BUILTIN &&
               cfg.coder == FACTZ_CODER_RANS && cfg.zstd_level == 0 && cfg.flags == 0 && cfg.edit_bits == 16 &&
               cfg.max_iters == 1000 && cfg.learning_rate == 0.1 && cfg.tolerance == 0.0 && cfg.box_side == 0.0 &&
-              cfg.reserved == 0,
+              cfg.backend == FACTZ_BACKEND_CPU,
           "defaults");
     factz_particles_config d;
     default_config(&d);
@@ -560,7 +560,7 @@ static void errors(const float *xyz) {
     BAD(coder, 0, "coder");
     BAD(zstd_level, 23, "zstd");
     BAD(flags, 0x100, "flags");
-    BAD(reserved, 1, "reserved");
+    BAD(backend, 7, "backend");
     BAD(edit_bits, 1, "edit bits");
     BAD(edit_bits, 25, "edit bits");
     BAD(learning_rate, 0.0, "learning rate");
