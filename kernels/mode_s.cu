@@ -7,7 +7,7 @@
 // keeps its f64 operations in the same order. NVRTC compiles this file with
 // --fmad=false (a fused multiply-add would change u_a v_b - u_b v_a).
 //
-// The host drives the schedule (kernels/shim/mode_s_host.cpp, src/gpu/mode_s.rs):
+// The host drives the schedule (src/gpu/mode_s.rs):
 //   factz_s_classify   one thread per triangle: signature and degeneracy;
 //   factz_s_forced     one thread per vertex: the forced-exact mask;
 //   factz_s_anchors    one thread: the stride-256 lattice in raster order (each
@@ -617,3 +617,16 @@ extern "C" __global__ void factz_s_decode_phase(const unsigned char* exact,
         nv[pred.k] = val[1];
     }
 }
+
+// The host build's launch-by-name entry points (kernels/shim/cuda_host.hpp);
+// nothing under NVRTC.
+#ifndef FZSHIM_EXPORT
+#define FZSHIM_EXPORT(kernel)
+#endif
+FZSHIM_EXPORT(factz_s_classify)
+FZSHIM_EXPORT(factz_s_forced)
+FZSHIM_EXPORT(factz_s_anchors)
+FZSHIM_EXPORT(factz_s_phase)
+FZSHIM_EXPORT(factz_s_apply)
+FZSHIM_EXPORT(factz_s_decode_anchors)
+FZSHIM_EXPORT(factz_s_decode_phase)

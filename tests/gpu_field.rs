@@ -17,12 +17,16 @@
 mod common;
 #[path = "common/kernels_host.rs"]
 mod kernels_host;
+#[path = "common/shim_exec.rs"]
+mod shim_exec;
 
 use common::fields::{self, Field, Rng};
 use factz::error::{Error, ErrorKind, Result};
 use factz::field::parts::Parts;
 use factz::field::{gpu_ref_s, Bound, Coder, FieldConfig, Mode};
+use factz::gpu::exec::View;
 use factz::gpu::field::{self as gf, Backend, Kernels};
+use factz::gpu::mode_s::ModeSKernels;
 use kernels_host::Threads;
 use std::cell::Cell;
 
@@ -52,36 +56,6 @@ type BDecodeFn = unsafe extern "C" fn(
     i64,
     *const u32,
     i64,
-    *mut f32,
-    *mut f32,
-    i32,
-) -> i32;
-
-type SEncodeFn = unsafe extern "C" fn(
-    *const f32,
-    *const f32,
-    i64,
-    i64,
-    f64,
-    i32,
-    *mut u8,
-    *mut u8,
-    *mut u8,
-    *mut i32,
-    *mut f32,
-    *mut f32,
-    i32,
-) -> i32;
-
-type SDecodeFn = unsafe extern "C" fn(
-    *const u8,
-    *const f32,
-    *const u32,
-    *const u32,
-    *const i64,
-    i64,
-    i64,
-    f64,
     *mut f32,
     *mut f32,
     i32,
@@ -207,37 +181,23 @@ impl Kernels for Shim {
                 })
             }
             Mode::Speculative => {
-                let ntri = 2 * ny.saturating_sub(1) * nx.saturating_sub(1);
-                let mut sigs = vec![0xAAu8; ntri.max(1)];
-                let mut exact = vec![0xAAu8; n];
-                let mut ids = vec![0xAAu8; n];
-                let mut codes = vec![i32::MIN; 2 * n];
-                let (mut ru, mut rv) = (vec![0f32; n], vec![0f32; n]);
-                let f = sym::<SEncodeFn>(b"factz_host_s_encode\0");
-                // SAFETY: every buffer has the length the kernels write.
-                let rc = unsafe {
-                    f(
-                        u.as_ptr(),
-                        v.as_ptr(),
-                        ny as i64,
-                        nx as i64,
-                        xi,
-                        chunk as i32,
-                        sigs.as_mut_ptr(),
-                        exact.as_mut_ptr(),
-                        ids.as_mut_ptr(),
-                        codes.as_mut_ptr(),
-                        ru.as_mut_ptr(),
-                        rv.as_mut_ptr(),
-                        os,
+                // As gpu::field::DeviceOn, on the field's host memory (a View
+                // on the shim): decisions, then Parts with the exact vertices'
+                // values from the field.
+                let e = shim_exec::Shim {
+                    threads: self.threads,
+                };
+                // SAFETY: u and v outlive the call.
+                let (du, dv) = unsafe {
+                    (
+                        View::from_raw(u.as_ptr() as u64, u.len()),
+                        View::from_raw(v.as_ptr() as u64, v.len()),
                     )
                 };
-                if rc != 0 {
-                    return Err(Error::internal(format!("shim mode S encode: {rc}")));
-                }
-                // As gpu::field::DeviceOn: the exact vertices' values from the
-                // field (a host copy there, the input itself here).
-                Ok(gpu_ref_s::assemble(u, v, ny, nx, &exact, &ids, &codes))
+                let d = ModeSKernels { exec: &e }.encode_device(du, dv, ny, nx, xi, chunk)?;
+                Ok(gpu_ref_s::assemble(
+                    u, v, ny, nx, &d.exact, &d.ids, &d.codes,
+                ))
             }
         }
     }
@@ -301,34 +261,17 @@ impl Kernels for Shim {
                 }
             }
             Mode::Speculative => {
-                let slot = gpu_ref_s::decode_slots(parts, ny, nx)?;
-                let exact: Vec<u8> = parts.exact.iter().map(|&e| e as u8).collect();
-                let (raw, ids, codes) = (
-                    nonempty(&parts.raw),
-                    nonempty(&parts.ids),
-                    nonempty(&parts.codes),
-                );
-                let f = sym::<SDecodeFn>(b"factz_host_s_decode\0");
-                // SAFETY: slot indexes raw pairs / coded entries in range (checked).
-                let rc = unsafe {
-                    f(
-                        exact.as_ptr(),
-                        raw.as_ptr().cast::<f32>(),
-                        ids.as_ptr(),
-                        codes.as_ptr(),
-                        slot.as_ptr(),
-                        ny as i64,
-                        nx as i64,
-                        xi,
-                        u.as_mut_ptr(),
-                        v.as_mut_ptr(),
-                        os,
+                let e = shim_exec::Shim {
+                    threads: self.threads,
+                };
+                // SAFETY: u and v outlive the call.
+                let (du, dv) = unsafe {
+                    (
+                        View::from_raw(u.as_mut_ptr() as u64, u.len()),
+                        View::from_raw(v.as_mut_ptr() as u64, v.len()),
                     )
                 };
-                if rc != 0 {
-                    return Err(Error::internal(format!("shim mode S decode: {rc}")));
-                }
-                Ok(())
+                ModeSKernels { exec: &e }.decode_device(parts, ny, nx, xi, du, dv)
             }
         }
     }

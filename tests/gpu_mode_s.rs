@@ -1,139 +1,46 @@
-//! Mode S (speculative) on the GPU without a GPU (issue 6): `kernels/mode_s.cu`
-//! run as host C++ through `kernels/shim` (each CUDA thread a fiber, or an OS
-//! thread) gives `speculative::encode`'s Parts (exact mask, raw words, ids,
+//! Mode S (speculative) on the GPU without a GPU (issue 6): the library's own
+//! host code (`gpu::mode_s`) drives `kernels/mode_s.cu` run as host C++ through
+//! `kernels/shim` (tests/common/shim_exec.rs; each CUDA thread a fiber, or an
+//! OS thread), and gives `speculative::encode`'s Parts (exact mask, raw words, ids,
 //! codes) and `speculative::decode`'s values bit for bit, and the triangle
 //! signatures of `forced_exact_and_signatures`, on smooth fields of awkward
 //! shapes, datagen turbulence windows, noise dense in critical points, the
 //! adversarial suite, and bounds from loose to far below f32 resolution.
 
+#![cfg(feature = "cuda")]
+
 mod common;
 #[path = "common/kernels_host.rs"]
 mod kernels_host;
-#[cfg(feature = "cuda")]
 #[path = "common/nvrtc.rs"]
 mod nvrtc;
+#[path = "common/shim_exec.rs"]
+mod shim_exec;
 
 use common::fields::{self, Field};
 use factz::field::forced::forced_exact_and_signatures;
-use factz::field::gpu_ref_s;
 use factz::field::parts::Parts;
 use factz::field::speculative;
+use factz::gpu::mode_s::{Encoded, ModeSKernels};
 use kernels_host::Threads;
+use shim_exec::Shim;
 
-type EncodeFn = unsafe extern "C" fn(
-    *const f32,
-    *const f32,
-    i64,
-    i64,
-    f64,
-    i32,
-    *mut u8,
-    *mut u8,
-    *mut u8,
-    *mut i32,
-    *mut f32,
-    *mut f32,
-    i32,
-) -> i32;
-
-type DecodeFn = unsafe extern "C" fn(
-    *const u8,
-    *const f32,
-    *const u32,
-    *const u32,
-    *const i64,
-    i64,
-    i64,
-    f64,
-    *mut f32,
-    *mut f32,
-    i32,
-) -> i32;
-
-/// What the encode kernels leave: per-triangle signatures, per-vertex
-/// decisions, the Parts assembled from them, and the reconstructed state.
-struct Encoded {
-    sigs: Vec<u8>,
-    parts: Parts,
-    ru: Vec<f32>,
-    rv: Vec<f32>,
-}
-
+/// The library's host code over the shim (gpu::field drives the same
+/// `encode_device` / `decode_device` on device arrays; tests/gpu_field.rs).
 fn encode(f: &Field, xi: f64, chunk: bool, threads: Threads) -> Encoded {
-    let n = f.ny * f.nx;
-    let ntri = 2 * f.ny.saturating_sub(1) * f.nx.saturating_sub(1);
-    // Filled with values the kernels must overwrite, so a skipped vertex shows.
-    let mut sigs = vec![0xAAu8; ntri.max(1)];
-    let mut exact = vec![0xAAu8; n];
-    let mut ids = vec![0xAAu8; n];
-    let mut codes = vec![i32::MIN; 2 * n];
-    let (mut ru, mut rv) = (vec![0f32; n], vec![0f32; n]);
-    // SAFETY: the symbol has this signature (kernels/shim/mode_s_host.cpp) and
-    // every buffer has the length the kernels write.
-    let rc = unsafe {
-        let fun: libloading::Symbol<EncodeFn> = kernels_host::library()
-            .get(b"factz_host_s_encode\0")
-            .expect("factz_host_s_encode in the host kernel library");
-        fun(
-            f.u.as_ptr(),
-            f.v.as_ptr(),
-            f.ny as i64,
-            f.nx as i64,
-            xi,
-            chunk as i32,
-            sigs.as_mut_ptr(),
-            exact.as_mut_ptr(),
-            ids.as_mut_ptr(),
-            codes.as_mut_ptr(),
-            ru.as_mut_ptr(),
-            rv.as_mut_ptr(),
-            (threads == Threads::Os) as i32,
-        )
-    };
-    assert_eq!(rc, 0, "the shim could not launch mode S's kernels");
-    sigs.truncate(ntri);
-    let parts = gpu_ref_s::assemble(&f.u, &f.v, f.ny, f.nx, &exact, &ids, &codes);
-    Encoded {
-        sigs,
-        parts,
-        ru,
-        rv,
+    ModeSKernels {
+        exec: &Shim { threads },
     }
+    .encode(&f.u, &f.v, f.ny, f.nx, xi, chunk)
+    .expect("mode S's kernels on the shim")
 }
 
 fn decode(parts: &Parts, ny: usize, nx: usize, xi: f64, threads: Threads) -> (Vec<f32>, Vec<f32>) {
-    let slot = gpu_ref_s::decode_slots(parts, ny, nx).expect("a consistent stream");
-    let exact: Vec<u8> = parts.exact.iter().map(|&e| e as u8).collect();
-    // Non-empty pointers even for empty streams.
-    let nonempty = |a: &[u32]| if a.is_empty() { vec![0] } else { a.to_vec() };
-    let (raw, ids, codes) = (
-        nonempty(&parts.raw),
-        nonempty(&parts.ids),
-        nonempty(&parts.codes),
-    );
-    let (mut u, mut v) = (vec![f32::NAN; ny * nx], vec![f32::NAN; ny * nx]);
-    // SAFETY: as in `encode`; slot indexes raw pairs / coded entries in range.
-    let rc = unsafe {
-        let fun: libloading::Symbol<DecodeFn> = kernels_host::library()
-            .get(b"factz_host_s_decode\0")
-            .expect("factz_host_s_decode in the host kernel library");
-        fun(
-            exact.as_ptr(),
-            // The kernel reads raw words as floats (a bit copy).
-            raw.as_ptr().cast::<f32>(),
-            ids.as_ptr(),
-            codes.as_ptr(),
-            slot.as_ptr(),
-            ny as i64,
-            nx as i64,
-            xi,
-            u.as_mut_ptr(),
-            v.as_mut_ptr(),
-            (threads == Threads::Os) as i32,
-        )
-    };
-    assert_eq!(rc, 0, "the shim could not launch mode S's decoder");
-    (u, v)
+    ModeSKernels {
+        exec: &Shim { threads },
+    }
+    .decode(parts, ny, nx, xi)
+    .expect("mode S's decoder on the shim")
 }
 
 fn bits(a: &[f32]) -> Vec<u32> {
@@ -198,8 +105,8 @@ fn check_with(f: &Field, xi: f64, chunk: bool, threads: Threads) -> Tally {
     for (name, a, b) in [
         ("decoded u", &gu, &du),
         ("decoded v", &gv, &dv),
-        ("reconstructed u", &gpu.ru, &du),
-        ("reconstructed v", &gpu.rv, &dv),
+        ("reconstructed u", &gpu.u, &du),
+        ("reconstructed v", &gpu.v, &dv),
     ] {
         if let Some(d) = first_diff(&bits(a), &bits(b)) {
             panic!("{what}: {name}: {d}");
@@ -351,7 +258,6 @@ fn os_threads_agree_with_the_cpu() {
 
 /// The CUDA runtime side (feature `cuda`): cudarc's NVRTC path in CI, and (on
 /// a GPU machine, `scripts/gpu-check`) the device against the CPU.
-#[cfg(feature = "cuda")]
 mod cuda {
     use super::*;
     use factz::gpu;
@@ -384,7 +290,8 @@ mod cuda {
     fn device_matches_the_cpu() {
         let _ = nvrtc::preload();
         let ctx = gpu::device().unwrap_or_else(|e| panic!("{e}"));
-        let k = gpu::mode_s::ModeSKernels::new(ctx).unwrap();
+        let cuda = gpu::mode_s::cuda(&ctx).unwrap();
+        let k = ModeSKernels { exec: &cuda };
         let turb = fields::turbulence(512, 3);
         let mut suite = fields::adversarial_suite(&fields::window(&turb, 0, 0, 40, 37));
         suite.push(turb.clone());

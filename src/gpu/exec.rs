@@ -53,6 +53,19 @@ pub trait Exec {
     /// `args` must match the kernel's parameters in number and type, and every
     /// buffer must be as large as the kernel reads and writes.
     unsafe fn launch(&self, kernel: &str, blocks: u32, threads: u32, args: &[Arg]) -> Result<()>;
+    /// Copy `bytes` bytes of executor memory from `src` to `dst`, in issue
+    /// order. By default through the host; [`Cuda`] copies on the device.
+    ///
+    /// # Safety
+    /// Both ranges must be live executor memory and not overlap.
+    unsafe fn copy_at(&self, dst: u64, src: u64, bytes: usize) -> Result<()> {
+        let mut tmp = vec![0u8; bytes];
+        // SAFETY: the caller's.
+        unsafe {
+            self.read_at(src, &mut tmp)?;
+            self.write_at(dst, &tmp)
+        }
+    }
 }
 
 /// Element types buffers hold: plain data, every bit pattern valid.
@@ -65,6 +78,7 @@ unsafe impl Plain for u8 {}
 unsafe impl Plain for u16 {}
 unsafe impl Plain for u32 {}
 unsafe impl Plain for i32 {}
+unsafe impl Plain for i64 {}
 unsafe impl Plain for u64 {}
 unsafe impl Plain for f32 {}
 unsafe impl Plain for f64 {}
@@ -158,6 +172,22 @@ impl<T: Plain> View<T> {
         let addr = self.addr + (at * std::mem::size_of::<T>()) as u64;
         // SAFETY: within the view.
         unsafe { e.write_at(addr, as_bytes(data)) }
+    }
+
+    /// Copy the first `len` elements of `src` over this view's first `len`
+    /// (on the executor: nothing passes through the host on a device).
+    pub fn copy_from<E: Exec>(&self, e: &E, src: View<T>, len: usize) -> Result<()> {
+        check(&(0..len), self.len)?;
+        check(&(0..len), src.len)?;
+        if len == 0 {
+            return Ok(());
+        }
+        let bytes = (len * std::mem::size_of::<T>()) as u64;
+        if self.addr < src.addr + bytes && src.addr < self.addr + bytes {
+            return Err(Error::internal("copy between overlapping device arrays"));
+        }
+        // SAFETY: within both views (live, as from_raw / Buf::view vouch), apart.
+        unsafe { e.copy_at(self.addr, src.addr, bytes as usize) }
     }
 }
 
@@ -340,6 +370,12 @@ impl Exec for Cuda {
         // SAFETY: the caller's; the synchronize keeps `out` borrowed until written.
         unsafe { result::memcpy_dtoh_async(out, addr, self.stream.cu_stream()) }.map_err(driver)?;
         self.stream.synchronize().map_err(driver)
+    }
+
+    unsafe fn copy_at(&self, dst: u64, src: u64, bytes: usize) -> Result<()> {
+        // SAFETY: the caller's.
+        unsafe { result::memcpy_dtod_async(dst, src, bytes, self.stream.cu_stream()) }
+            .map_err(driver)
     }
 
     unsafe fn launch(&self, kernel: &str, blocks: u32, threads: u32, args: &[Arg]) -> Result<()> {

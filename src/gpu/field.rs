@@ -18,6 +18,7 @@
 //!   they run); a lossless stream decodes on the host and is copied up.
 
 use super::driver;
+use super::exec::{Cuda, View};
 use super::mode_b_codec::CodecKernels;
 use super::mode_s::ModeSKernels;
 use crate::error::{Error, ErrorKind, Result};
@@ -26,7 +27,7 @@ use crate::field::{
     self, blockwise, stream, Bound, Compressed, FieldConfig, FieldInfo, FieldReport, Mode,
 };
 use crate::format;
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use std::sync::{Arc, OnceLock};
 
 /// What the pipeline needs from a backend: the kernels' two directions and
@@ -201,7 +202,8 @@ pub fn decompress_on<K: Kernels>(k: &K, bytes: &[u8], out: &mut K::Out<'_>) -> R
 pub struct Device {
     pub stream: Arc<CudaStream>,
     b: CodecKernels,
-    s: ModeSKernels,
+    /// Every kernel, loaded once; [`Cuda::on`] a stream runs them there.
+    cuda: Cuda,
 }
 
 impl Device {
@@ -211,7 +213,7 @@ impl Device {
         Ok(Device {
             stream: stream.unwrap_or_else(|| ctx.default_stream()),
             b: CodecKernels::new(ctx.clone())?,
-            s: ModeSKernels::new(ctx)?,
+            cuda: Cuda::all(&ctx)?,
         })
     }
 
@@ -225,6 +227,29 @@ impl Device {
 pub struct DeviceOn<'d> {
     d: &'d Device,
     stream: Arc<CudaStream>,
+}
+
+impl DeviceOn<'_> {
+    /// A CudaSlice as a [`View`] for host code over [`Cuda`].
+    ///
+    /// # Safety
+    /// The view must not outlive `s`.
+    unsafe fn view(&self, s: &CudaSlice<f32>) -> View<f32> {
+        let (ptr, _sync) = s.device_ptr(&self.stream);
+        // SAFETY: s holds s.len() floats; the caller keeps it alive.
+        unsafe { View::from_raw(ptr, s.len()) }
+    }
+
+    /// [`Self::view`] of an array the kernels write.
+    ///
+    /// # Safety
+    /// As [`Self::view`].
+    unsafe fn view_mut(&self, s: &mut CudaSlice<f32>) -> View<f32> {
+        let len = s.len();
+        let (ptr, _sync) = s.device_ptr_mut(&self.stream);
+        // SAFETY: as in view.
+        unsafe { View::from_raw(ptr, len) }
+    }
 }
 
 impl Kernels for DeviceOn<'_> {
@@ -262,10 +287,10 @@ impl Kernels for DeviceOn<'_> {
                 .b
                 .encode_device(&self.stream, u, v, ny, nx, xi, chunk),
             Mode::Speculative => {
-                let d = self
-                    .d
-                    .s
-                    .encode_device(&self.stream, u, v, ny, nx, xi, chunk)?;
+                let e = self.d.cuda.on(self.stream.clone());
+                // SAFETY: the caller's device arrays, borrowed for the call.
+                let (du, dv) = unsafe { (self.view(u), self.view(v)) };
+                let d = ModeSKernels { exec: &e }.encode_device(du, dv, ny, nx, xi, chunk)?;
                 // The exact vertices' values come from a host copy (see the
                 // module comment).
                 let (hu, hv) = self.to_host([u, v], ny * nx)?;
@@ -290,10 +315,12 @@ impl Kernels for DeviceOn<'_> {
                 .d
                 .b
                 .decode_device(&self.stream, parts, ny, nx, xi, u, v),
-            Mode::Speculative => self
-                .d
-                .s
-                .decode_device(&self.stream, parts, ny, nx, xi, u, v),
+            Mode::Speculative => {
+                let e = self.d.cuda.on(self.stream.clone());
+                // SAFETY: the caller's device arrays, borrowed for the call.
+                let (du, dv) = unsafe { (self.view_mut(u), self.view_mut(v)) };
+                ModeSKernels { exec: &e }.decode_device(parts, ny, nx, xi, du, dv)
+            }
         }
     }
 
