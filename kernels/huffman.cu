@@ -279,3 +279,18 @@ extern "C" __global__ void factz_h_decode(const unsigned char* payload, const fz
     }
     status[b] = (rem > 0 && (fzh_window(data, len, at) & ((1u << rem) - 1)) != 0) ? FZH_PADDING : FZH_OK;
 }
+
+// The host build's launch-by-name entry points (kernels/shim/cuda_host.hpp);
+// nothing under NVRTC.
+#ifndef FZSHIM_EXPORT
+#define FZSHIM_EXPORT(kernel)
+#endif
+FZSHIM_EXPORT(factz_h_max)
+FZSHIM_EXPORT(factz_h_histogram)
+FZSHIM_EXPORT(factz_h_merge)
+FZSHIM_EXPORT(factz_h_histogram_global)
+FZSHIM_EXPORT(factz_h_block_bits)
+FZSHIM_EXPORT(factz_h_offsets)
+FZSHIM_EXPORT(factz_h_pack)
+FZSHIM_EXPORT(factz_h_gather)
+FZSHIM_EXPORT(factz_h_decode)

@@ -1,7 +1,8 @@
 //! The GPU Huffman coder (`kernels/huffman.cu`, issue 6) against the CPU's
-//! (`src/codec/huffman.rs`), bit for bit, without a GPU: the kernels run as host
-//! C++ through `kernels/shim` (see tests/gpu_kernels.rs), the host side is
-//! `factz::codec::gpu_ref` (the CPU's own table builder and header code).
+//! (`src/codec/huffman.rs`), bit for bit, without a GPU: the library's own host
+//! code (`gpu::huffman`, around `factz::codec::gpu_ref`: the CPU's table
+//! builder and header code) drives the kernels as host C++ through
+//! `kernels/shim` (tests/common/shim_exec.rs).
 //!
 //! - Counts: the kernels' per-symbol counts equal the CPU encoder's histogram
 //!   (shared-memory per-block histograms for alphabets up to 4096, global
@@ -16,176 +17,74 @@
 //! alphabets on both histogram paths, geometric counts that hit the 24-bit code
 //! length limit, lengths that are not multiples of 32, 64 or the block size).
 
+#![cfg(feature = "cuda")]
+
 mod common;
 #[path = "common/kernels_host.rs"]
 mod kernels_host;
-#[cfg(feature = "cuda")]
 #[path = "common/nvrtc.rs"]
 mod nvrtc;
+#[path = "common/shim_exec.rs"]
+mod shim_exec;
 
 use common::fields::{self, Field, Rng};
-use factz::codec::gpu_ref::{self, Code, Parsed};
+use factz::codec::gpu_ref;
 use factz::codec::{self, Coder};
+use factz::error::ErrorKind;
 use factz::field::{blockwise, speculative};
+use factz::gpu::exec::View;
+use factz::gpu::huffman::HuffmanKernels;
 use kernels_host::Threads;
+use shim_exec::Shim;
 
-type MaxFn = unsafe extern "C" fn(*const u32, u64, *mut u32, i32) -> i32;
-type CountFn = unsafe extern "C" fn(*const u32, u64, u32, *mut u64, i32) -> i32;
-type EncodeFn = unsafe extern "C" fn(
-    *const u32,
-    u64,
-    u32,
-    *const u64,
-    u64,
-    *mut u64,
-    *mut u8,
-    *mut u64,
-    i32,
-) -> i32;
-type DecodeFn = unsafe extern "C" fn(
-    *const u8,
-    *const u64,
-    u64,
-    u64,
-    u32,
-    *const u64,
-    *const u64,
-    *const u64,
-    *const u32,
-    u64,
-    u32,
-    *mut u32,
-    *mut u32,
-    i32,
-) -> i32;
+static FIBERS: Shim = Shim {
+    threads: Threads::Fibers,
+};
+static OS: Shim = Shim {
+    threads: Threads::Os,
+};
 
-fn sym<T: Copy>(name: &[u8]) -> T {
-    // SAFETY: the signatures above are kernels/shim/huffman_host.cpp's.
-    unsafe {
-        *kernels_host::library()
-            .get::<T>(name)
-            .expect("host entry point")
+/// The library's Huffman host code on the shim.
+fn kernels(threads: Threads) -> HuffmanKernels<'static, Shim> {
+    HuffmanKernels {
+        exec: match threads {
+            Threads::Fibers => &FIBERS,
+            Threads::Os => &OS,
+        },
     }
 }
 
-fn os(threads: Threads) -> i32 {
-    (threads == Threads::Os) as i32
+/// Host symbols as resident ones: the shim's memory is host memory.
+fn view(symbols: &[u32]) -> View<u32> {
+    // SAFETY: the slice outlives every use of the view in these helpers.
+    unsafe { View::from_raw(symbols.as_ptr() as u64, symbols.len()) }
 }
 
 /// The kernels' dense counts (max symbol + 1 entries; empty for no symbols),
 /// None past the dense limit.
 fn gpu_counts(symbols: &[u32], threads: Threads) -> Option<Vec<u64>> {
-    if symbols.is_empty() {
-        return Some(Vec::new());
-    }
-    let mut max = 0u32;
-    let f: MaxFn = sym(b"factz_host_h_max");
-    // SAFETY: valid buffers of the lengths passed.
+    let k = kernels(threads);
+    let max = k.max(view(symbols)).unwrap();
     assert_eq!(
-        unsafe {
-            f(
-                symbols.as_ptr(),
-                symbols.len() as u64,
-                &mut max,
-                os(threads),
-            )
-        },
-        0
+        max,
+        symbols.iter().copied().max().unwrap_or(0),
+        "GPU max symbol"
     );
-    assert_eq!(max, *symbols.iter().max().unwrap(), "GPU max symbol");
-    if max > gpu_ref::MAX_DENSE_SYMBOL {
-        return None;
-    }
-    let bins = max + 1;
-    let mut counts = vec![0u64; bins as usize];
-    let f: CountFn = sym(b"factz_host_h_count");
-    // SAFETY: counts holds bins entries.
-    let rc = unsafe {
-        f(
-            symbols.as_ptr(),
-            symbols.len() as u64,
-            bins,
-            counts.as_mut_ptr(),
-            os(threads),
-        )
-    };
-    assert_eq!(rc, 0, "factz_host_h_count");
-    Some(counts)
+    k.histogram(view(symbols)).unwrap()
 }
 
-/// The stream from the kernels' counts and packed blocks (None when the
-/// alphabet is too wide for the dense lookup).
+/// The kernels' stream (None when the alphabet is too wide for the dense lookup).
 fn gpu_encode(symbols: &[u32], threads: Threads) -> Option<Vec<u8>> {
-    let dense = gpu_counts(symbols, threads)?;
-    let (syms, counts) = gpu_ref::sparse_counts(&dense);
-    let code = gpu_ref::code(&syms, &counts);
-    if code.syms.len() <= 1 {
-        return Some(gpu_ref::assemble(&code, &[], &[]));
+    match kernels(threads).encode(view(symbols)) {
+        Ok(v) => Some(v),
+        Err(e) if e.kind == ErrorKind::Unsupported => None,
+        Err(e) => panic!("GPU encode: {e}"),
     }
-    let lut = gpu_ref::lookup(&code)?;
-    Some(pack(symbols, &code, &lut, threads))
-}
-
-fn pack(symbols: &[u32], code: &Code, lut: &[u64], threads: Threads) -> Vec<u8> {
-    let blocks = symbols.len().div_ceil(1 << gpu_ref::BLOCK_LOG2);
-    let mut block_bytes = vec![0u64; blocks];
-    let mut payload = vec![0u8; symbols.len() * 4 + 4];
-    let mut len = 0u64;
-    let f: EncodeFn = sym(b"factz_host_h_encode");
-    // SAFETY: one length per block; payload holds 32 bits per symbol.
-    let rc = unsafe {
-        f(
-            symbols.as_ptr(),
-            symbols.len() as u64,
-            gpu_ref::BLOCK_LOG2,
-            lut.as_ptr(),
-            lut.len() as u64,
-            block_bytes.as_mut_ptr(),
-            payload.as_mut_ptr(),
-            &mut len,
-            os(threads),
-        )
-    };
-    assert_eq!(rc, 0, "factz_host_h_encode");
-    payload.truncate(len as usize);
-    gpu_ref::assemble(code, &block_bytes, &payload)
 }
 
 /// The kernels' decode of a stream (header read on the host).
 fn gpu_decode(data: &[u8], count: usize, threads: Threads) -> factz::Result<Vec<u32>> {
-    let b = match gpu_ref::parse(data, count)? {
-        Parsed::Empty => return Ok(Vec::new()),
-        Parsed::Constant(s) => return Ok(vec![s; count]),
-        Parsed::Blocks(b) => b,
-    };
-    let blocks = b.byte_off.len() - 1;
-    let mut out = vec![0u32; count];
-    let mut status = vec![u32::MAX; blocks];
-    let f: DecodeFn = sym(b"factz_host_h_decode");
-    // SAFETY: byte_off has blocks + 1 entries within payload; the tables have 33.
-    let rc = unsafe {
-        f(
-            b.payload.as_ptr(),
-            b.byte_off.as_ptr(),
-            blocks as u64,
-            count as u64,
-            b.block_log2,
-            b.limit.as_ptr(),
-            b.first.as_ptr(),
-            b.offset.as_ptr(),
-            b.sorted.as_ptr(),
-            b.sorted.len() as u64,
-            b.max_len,
-            out.as_mut_ptr(),
-            status.as_mut_ptr(),
-            os(threads),
-        )
-    };
-    assert_eq!(rc, 0, "factz_host_h_decode");
-    for s in status {
-        gpu_ref::block_status(s)?;
-    }
-    Ok(out)
+    kernels(threads).decode(data, count)
 }
 
 /// Counts, bytes and decode against the CPU; returns the longest code length.
@@ -273,7 +172,8 @@ fn degenerate_streams() {
     let wide: Vec<u32> = bytes.iter().map(|&b| u32::from(b)).collect();
     check("bytes as u32", &wide);
     assert!(
-        gpu_encode(&wide, Threads::Fibers).unwrap() == codec::encode_bytes(Coder::Huffman, &bytes)
+        kernels(Threads::Fibers).encode_host(&wide).unwrap()
+            == codec::encode_bytes(Coder::Huffman, &bytes)
     );
     let mut r = Rng::new(11);
     for n in [2usize, 31, 33, 65, 65_535, 65_536, 65_537] {
@@ -405,7 +305,6 @@ fn corrupt_streams_decode_as_on_the_cpu() {
     assert!(errors >= 10, "only {errors} corruptions detected");
 }
 
-#[cfg(feature = "cuda")]
 mod cuda {
     use super::*;
     use factz::gpu;
@@ -426,7 +325,8 @@ mod cuda {
     fn device_matches_the_cpu() {
         let _ = nvrtc::preload();
         let ctx = gpu::device().unwrap_or_else(|e| panic!("{e}"));
-        let k = gpu::huffman::HuffmanKernels::new(ctx).unwrap();
+        let cuda = gpu::huffman::cuda(&ctx).unwrap();
+        let k = HuffmanKernels { exec: &cuda };
         let turb = fields::turbulence(512, 3);
         let mut r = Rng::new(21);
         let mut suite: Vec<(String, Vec<u32>)> = Vec::new();
@@ -455,7 +355,7 @@ mod cuda {
         suite.push(("Fibonacci".into(), fib));
         for (what, v) in &suite {
             let cpu = codec::encode_u32(Coder::Huffman, v);
-            let dev = k.encode(v).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let dev = k.encode_host(v).unwrap_or_else(|e| panic!("{what}: {e}"));
             assert!(dev == cpu, "{what}: device stream differs");
             let back = k
                 .decode(&cpu, v.len())

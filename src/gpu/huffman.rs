@@ -1,260 +1,339 @@
-//! Huffman coding on the device in the CPU's stream format: `kernels/huffman.cu`
-//! counts the symbols and packs / decodes the 2^16-symbol blocks, the host
-//! builds the code and the header with the CPU's code (`codec::gpu_ref`), so
-//! the bytes equal `codec::encode_u32(Coder::Huffman, ..)`'s. The same source
-//! runs on the host in CI through `kernels/shim` (tests/gpu_huffman.rs).
+//! Huffman coding on an [`Exec`] (a device, or the host build of the kernels in
+//! tests) in the CPU's stream format: `kernels/huffman.cu` counts the symbols
+//! and packs / decodes the 2^16-symbol blocks, the host builds the code and the
+//! header with the CPU's code (`codec::gpu_ref`), so the bytes equal
+//! `codec::encode_u32(Coder::Huffman, ..)`'s.
 
-use super::{driver, zeros};
+use super::exec::{launch_items, Arg, Buf, Cuda, Exec, View};
 use crate::codec::gpu_ref::{self, Parsed};
 use crate::error::{Error, Result};
-use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::CudaContext;
 use std::sync::Arc;
 
 pub const SOURCE: &str = include_str!("../../kernels/huffman.cu");
 /// FZH_THREADS and FZH_SHARED_BINS in the source.
 const THREADS: u32 = 256;
 const SHARED_BINS: u32 = 4096;
-/// Blocks of the counting kernels (grid-stride loops).
-const COUNT_BLOCKS: u32 = 1024;
+/// Most blocks of the counting kernels (grid-stride loops).
+const COUNT_BLOCKS: usize = 1024;
+/// Most blocks gathering one Huffman block's bytes (grid-stride).
+const GATHER_BLOCKS: usize = 64;
+/// Threads per block of the decoder (one thread per Huffman block).
+const DECODE_THREADS: u32 = 32;
 
 /// PTX of the Huffman kernels (integer only; `--fmad=false` as every kernel).
 pub fn compile(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
     super::compile(SOURCE, "huffman.cu", arch)
 }
 
-/// The Huffman kernels on one device.
-pub struct HuffmanKernels {
-    ctx: Arc<CudaContext>,
-    max: CudaFunction,
-    histogram: CudaFunction,
-    merge: CudaFunction,
-    histogram_global: CudaFunction,
-    block_bits: CudaFunction,
-    offsets: CudaFunction,
-    pack: CudaFunction,
-    gather: CudaFunction,
-    decode: CudaFunction,
+/// The Huffman kernels on a CUDA device.
+pub fn cuda(ctx: &Arc<CudaContext>) -> Result<Cuda> {
+    Cuda::new(ctx, &[(SOURCE, "huffman.cu")])
 }
 
-fn grid(blocks: u64, threads: u32) -> Result<LaunchConfig> {
-    let b = u32::try_from(blocks)
+/// A grid dimension, or why it is too large.
+fn dim(blocks: u64) -> Result<u32> {
+    u32::try_from(blocks)
         .ok()
         .filter(|&b| b < i32::MAX as u32)
-        .ok_or_else(|| Error::unsupported("too many symbols for one launch"))?;
-    Ok(LaunchConfig {
-        grid_dim: (b.max(1), 1, 1),
-        block_dim: (threads, 1, 1),
-        shared_mem_bytes: 0,
-    })
+        .ok_or_else(|| Error::unsupported("too many symbols for one launch"))
 }
 
-impl HuffmanKernels {
-    pub fn new(ctx: Arc<CudaContext>) -> Result<HuffmanKernels> {
-        let module = ctx.load_module(compile("compute_80")?).map_err(driver)?;
-        let f = |name: &str| module.load_function(name).map_err(driver);
-        Ok(HuffmanKernels {
-            max: f("factz_h_max")?,
-            histogram: f("factz_h_histogram")?,
-            merge: f("factz_h_merge")?,
-            histogram_global: f("factz_h_histogram_global")?,
-            block_bits: f("factz_h_block_bits")?,
-            offsets: f("factz_h_offsets")?,
-            pack: f("factz_h_pack")?,
-            gather: f("factz_h_gather")?,
-            decode: f("factz_h_decode")?,
-            ctx,
-        })
+/// The Huffman kernels on one executor.
+pub struct HuffmanKernels<'e, E: Exec> {
+    pub exec: &'e E,
+}
+
+impl<'e, E: Exec> HuffmanKernels<'e, E> {
+    /// Blocks of the counting kernels for n symbols.
+    fn count_blocks(n: usize) -> usize {
+        n.div_ceil(THREADS as usize).min(COUNT_BLOCKS)
     }
 
-    /// Per-symbol counts (max symbol + 1 entries) of resident symbols; None
-    /// past `gpu_ref::MAX_DENSE_SYMBOL`.
-    fn counts(
-        &self,
-        stream: &Arc<CudaStream>,
-        d: &CudaSlice<u32>,
-        n: u64,
-    ) -> Result<Option<Vec<u64>>> {
-        let count_grid = grid(
-            n.div_ceil(u64::from(THREADS)).min(u64::from(COUNT_BLOCKS)),
-            THREADS,
-        )?;
-        let mut dmax = zeros::<u32>(stream, 1)?;
-        let mut l = stream.launch_builder(&self.max);
-        l.arg(d).arg(&n).arg(&mut dmax);
-        // SAFETY: arguments match factz_h_max; dmax holds one word.
-        unsafe { l.launch(count_grid) }.map_err(driver)?;
-        let max = stream.clone_dtoh(&dmax).map_err(driver)?[0];
+    /// The largest symbol (0 for none).
+    pub fn max(&self, symbols: View<u32>) -> Result<u32> {
+        let e = self.exec;
+        let n = symbols.len();
+        let max = Buf::<E, u32>::zeros(e, 1)?;
+        // SAFETY: (const u32* symbols, u64 n, u32* max): n symbols, one word.
+        unsafe {
+            launch_items(
+                e,
+                "factz_h_max",
+                n.min(COUNT_BLOCKS * THREADS as usize),
+                THREADS,
+                &[symbols.arg(), Arg::U64(n as u64), max.arg(e)],
+            )?
+        };
+        Ok(max.read(e, 0..1)?[0])
+    }
+
+    /// Per-symbol counts (largest symbol + 1 entries; none for no symbols);
+    /// None past `gpu_ref::MAX_DENSE_SYMBOL`.
+    pub fn histogram(&self, symbols: View<u32>) -> Result<Option<Vec<u64>>> {
+        let e = self.exec;
+        let n = symbols.len();
+        if n == 0 {
+            return Ok(Some(Vec::new()));
+        }
+        let max = self.max(symbols)?;
         if max > gpu_ref::MAX_DENSE_SYMBOL {
             return Ok(None);
         }
-        let bins = max + 1;
-        let mut bad = zeros::<u32>(stream, 1)?;
+        let (n64, bins) = (n as u64, max + 1);
+        let blocks = Self::count_blocks(n);
+        let bad = Buf::<E, u32>::zeros(e, 1)?;
         let counts = if bins <= SHARED_BINS {
-            let blocks = count_grid.grid_dim.0;
-            let mut partial = zeros::<u32>(stream, blocks as usize * bins as usize)?;
-            let mut counts = zeros::<u64>(stream, bins as usize)?;
-            let mut l = stream.launch_builder(&self.histogram);
-            l.arg(d).arg(&n).arg(&bins).arg(&mut partial).arg(&mut bad);
-            // SAFETY: arguments match factz_h_histogram; partial holds blocks * bins.
-            unsafe { l.launch(count_grid) }.map_err(driver)?;
-            let mut l = stream.launch_builder(&self.merge);
-            l.arg(&partial).arg(&blocks).arg(&bins).arg(&mut counts);
-            // SAFETY: arguments match factz_h_merge; counts holds bins.
-            unsafe { l.launch(grid(u64::from(bins.div_ceil(THREADS)), THREADS)?) }
-                .map_err(driver)?;
-            stream.clone_dtoh(&counts).map_err(driver)?
+            let partial = Buf::<E, u32>::zeros(e, blocks * bins as usize)?;
+            let counts = Buf::<E, u64>::zeros(e, bins as usize)?;
+            // SAFETY: (symbols, u64 n, u32 bins, u32* partial, u32* bad):
+            // partial holds blocks * bins.
+            unsafe {
+                e.launch(
+                    "factz_h_histogram",
+                    blocks as u32,
+                    THREADS,
+                    &[
+                        symbols.arg(),
+                        Arg::U64(n64),
+                        Arg::U32(bins),
+                        partial.arg(e),
+                        bad.arg(e),
+                    ],
+                )?
+            };
+            // SAFETY: (const u32* partial, u32 blocks, u32 bins, u64* counts): counts holds bins.
+            unsafe {
+                launch_items(
+                    e,
+                    "factz_h_merge",
+                    bins as usize,
+                    THREADS,
+                    &[
+                        partial.arg(e),
+                        Arg::U32(blocks as u32),
+                        Arg::U32(bins),
+                        counts.arg(e),
+                    ],
+                )?
+            };
+            counts.read(e, 0..bins as usize)?
         } else {
-            if n >> 32 != 0 {
+            // 32-bit atomic counters.
+            if n64 >> 32 != 0 {
                 return Err(Error::unsupported(
                     "2^32 or more symbols with a wide alphabet",
                 ));
             }
-            let mut counts = zeros::<u32>(stream, bins as usize)?;
-            let mut l = stream.launch_builder(&self.histogram_global);
-            l.arg(d).arg(&n).arg(&bins).arg(&mut counts).arg(&mut bad);
-            // SAFETY: arguments match factz_h_histogram_global; counts holds bins.
-            unsafe { l.launch(count_grid) }.map_err(driver)?;
-            stream
-                .clone_dtoh(&counts)
-                .map_err(driver)?
+            let counts = Buf::<E, u32>::zeros(e, bins as usize)?;
+            // SAFETY: (symbols, u64 n, u32 bins, u32* counts, u32* bad): counts holds bins.
+            unsafe {
+                e.launch(
+                    "factz_h_histogram_global",
+                    blocks as u32,
+                    THREADS,
+                    &[
+                        symbols.arg(),
+                        Arg::U64(n64),
+                        Arg::U32(bins),
+                        counts.arg(e),
+                        bad.arg(e),
+                    ],
+                )?
+            };
+            counts
+                .read(e, 0..bins as usize)?
                 .into_iter()
                 .map(u64::from)
                 .collect()
         };
-        if stream.clone_dtoh(&bad).map_err(driver)?[0] != 0 {
+        if bad.read(e, 0..1)?[0] != 0 {
             return Err(Error::internal(
                 "huffman kernels: a symbol past the maximum",
             ));
         }
-        Ok(Some(counts[..bins as usize].to_vec()))
+        Ok(Some(counts))
     }
 
-    /// `codec::encode_u32(Coder::Huffman, symbols)` computed on the device;
+    /// [`Self::histogram`] of host symbols.
+    pub fn histogram_host(&self, symbols: &[u32]) -> Result<Option<Vec<u64>>> {
+        let d = Buf::from(self.exec, symbols)?;
+        self.histogram(d.view())
+    }
+
+    /// `codec::encode_u32(Coder::Huffman, symbols)` computed on the executor;
     /// `Unsupported` for symbols past `gpu_ref::MAX_DENSE_SYMBOL` (use the CPU).
-    pub fn encode(&self, symbols: &[u32]) -> Result<Vec<u8>> {
-        let n = symbols.len() as u64;
-        if n == 0 {
-            return Ok(gpu_ref::assemble(&gpu_ref::code(&[], &[]), &[], &[]));
-        }
-        let stream = self.ctx.default_stream();
-        let d = stream.clone_htod(symbols).map_err(driver)?;
+    pub fn encode(&self, symbols: View<u32>) -> Result<Vec<u8>> {
+        let e = self.exec;
+        let n = symbols.len();
         let dense = self
-            .counts(&stream, &d, n)?
+            .histogram(symbols)?
             .ok_or_else(|| Error::unsupported("huffman on the GPU: symbols past 2^24"))?;
         let (syms, counts) = gpu_ref::sparse_counts(&dense);
         let code = gpu_ref::code(&syms, &counts);
         let Some(lut) = gpu_ref::lookup(&code) else {
-            return Ok(gpu_ref::assemble(&code, &[], &[])); // one distinct symbol
+            return Ok(gpu_ref::assemble(&code, &[], &[])); // none or one distinct symbol
         };
-        let log2 = gpu_ref::BLOCK_LOG2;
+        let (n64, log2) = (n as u64, gpu_ref::BLOCK_LOG2);
         let blocks = n.div_ceil(1 << log2);
+        let grid = dim(blocks as u64)?;
         let lut_size = lut.len() as u64;
-        let dlut = stream.clone_htod(&lut).map_err(driver)?;
-        let mut bad = zeros::<u32>(&stream, 1)?;
-        let mut bits = zeros::<u64>(&stream, blocks as usize)?;
-        let per_block = grid(blocks, THREADS)?;
-        let mut l = stream.launch_builder(&self.block_bits);
-        l.arg(&d)
-            .arg(&n)
-            .arg(&log2)
-            .arg(&dlut)
-            .arg(&lut_size)
-            .arg(&mut bits)
-            .arg(&mut bad);
-        // SAFETY: arguments match factz_h_block_bits; bits holds one entry per block.
-        unsafe { l.launch(per_block) }.map_err(driver)?;
-        let mut word_off = zeros::<u64>(&stream, blocks as usize + 1)?;
-        let mut byte_off = zeros::<u64>(&stream, blocks as usize + 1)?;
-        let mut l = stream.launch_builder(&self.offsets);
-        l.arg(&bits)
-            .arg(&blocks)
-            .arg(&mut word_off)
-            .arg(&mut byte_off);
-        // SAFETY: arguments match factz_h_offsets; both hold blocks + 1 entries.
-        unsafe { l.launch(grid(1, 32)?) }.map_err(driver)?;
-        let offs = stream.clone_dtoh(&byte_off).map_err(driver)?;
-        let total_words = stream.clone_dtoh(&word_off).map_err(driver)?[blocks as usize];
-        let mut words = zeros::<u32>(&stream, total_words as usize)?;
-        let mut l = stream.launch_builder(&self.pack);
-        l.arg(&d)
-            .arg(&n)
-            .arg(&log2)
-            .arg(&dlut)
-            .arg(&lut_size)
-            .arg(&word_off)
-            .arg(&mut words)
-            .arg(&mut bad);
-        // SAFETY: arguments match factz_h_pack; words holds the scanned word total.
-        unsafe { l.launch(per_block) }.map_err(driver)?;
-        let total = offs[blocks as usize] as usize;
-        let mut out = zeros::<u8>(&stream, total)?;
-        let gy = u32::try_from(blocks)
-            .ok()
-            .filter(|&b| b <= 65535)
-            .ok_or_else(|| Error::unsupported("too many Huffman blocks for one gather launch"))?;
-        let mut l = stream.launch_builder(&self.gather);
-        l.arg(&words).arg(&word_off).arg(&byte_off).arg(&mut out);
-        let cfg = LaunchConfig {
-            grid_dim: (64, gy, 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
+        let lut = Buf::from(e, &lut)?;
+        let bad = Buf::<E, u32>::zeros(e, 1)?;
+        let bits = Buf::<E, u64>::zeros(e, blocks)?;
+        // SAFETY: (symbols, u64 n, u32 block_log2, const u64* lut, u64 lut_size,
+        // u64* bits, u32* bad): one thread block and one bits entry per Huffman block.
+        unsafe {
+            e.launch(
+                "factz_h_block_bits",
+                grid,
+                THREADS,
+                &[
+                    symbols.arg(),
+                    Arg::U64(n64),
+                    Arg::U32(log2),
+                    lut.arg(e),
+                    Arg::U64(lut_size),
+                    bits.arg(e),
+                    bad.arg(e),
+                ],
+            )?
         };
-        // SAFETY: arguments match factz_h_gather; out holds the scanned byte total.
-        unsafe { l.launch(cfg) }.map_err(driver)?;
-        if stream.clone_dtoh(&bad).map_err(driver)?[0] != 0 {
+        let word_off = Buf::<E, u64>::zeros(e, blocks + 1)?;
+        let byte_off = Buf::<E, u64>::zeros(e, blocks + 1)?;
+        // SAFETY: (const u64* bits, u64 blocks, u64* word_off, u64* byte_off):
+        // both offsets hold blocks + 1 entries.
+        unsafe {
+            e.launch(
+                "factz_h_offsets",
+                1,
+                32,
+                &[
+                    bits.arg(e),
+                    Arg::U64(blocks as u64),
+                    word_off.arg(e),
+                    byte_off.arg(e),
+                ],
+            )?
+        };
+        let offs = byte_off.read(e, 0..blocks + 1)?;
+        let total_words = word_off.read(e, blocks..blocks + 1)?[0] as usize;
+        let words = Buf::<E, u32>::zeros(e, total_words)?;
+        // SAFETY: (symbols, u64 n, u32 block_log2, lut, u64 lut_size,
+        // const u64* word_off, u32* words, u32* bad): words holds the scanned total.
+        unsafe {
+            e.launch(
+                "factz_h_pack",
+                grid,
+                THREADS,
+                &[
+                    symbols.arg(),
+                    Arg::U64(n64),
+                    Arg::U32(log2),
+                    lut.arg(e),
+                    Arg::U64(lut_size),
+                    word_off.arg(e),
+                    words.arg(e),
+                    bad.arg(e),
+                ],
+            )?
+        };
+        let total = offs[blocks] as usize;
+        let out = Buf::<E, u8>::zeros(e, total)?;
+        // The kernel takes Huffman block b = blockIdx.y, and Exec launches 1-D
+        // grids: one launch per Huffman block, the offset arrays seen from b
+        // (so b is 0 in the kernel and the pointers are block b's).
+        for (b, w) in offs.windows(2).enumerate() {
+            let len = (w[1] - w[0]) as usize;
+            // SAFETY: (const u32* words, const u64* word_off, const u64* byte_off,
+            // u8* out): the offsets from b on index words and out within their totals.
+            unsafe {
+                launch_items(
+                    e,
+                    "factz_h_gather",
+                    len.min(GATHER_BLOCKS * THREADS as usize),
+                    THREADS,
+                    &[
+                        words.arg(e),
+                        word_off.view().offset(b).arg(),
+                        byte_off.view().offset(b).arg(),
+                        out.arg(e),
+                    ],
+                )?
+            };
+        }
+        if bad.read(e, 0..1)?[0] != 0 {
             return Err(Error::internal("huffman kernels: a symbol without a code"));
         }
-        let mut payload = stream.clone_dtoh(&out).map_err(driver)?;
-        payload.truncate(total);
+        let payload = out.read(e, 0..total)?;
         let block_bytes: Vec<u64> = offs.windows(2).map(|w| w[1] - w[0]).collect();
         Ok(gpu_ref::assemble(&code, &block_bytes, &payload))
     }
 
-    /// `codec::decode_u32(Coder::Huffman, data, count)` with the blocks decoded
-    /// on the device (one thread per 2^16-symbol block; the header on the host).
-    pub fn decode(&self, data: &[u8], count: usize) -> Result<Vec<u32>> {
+    /// [`Self::encode`] of host symbols (copied to the executor first).
+    pub fn encode_host(&self, symbols: &[u32]) -> Result<Vec<u8>> {
+        let d = Buf::from(self.exec, symbols)?;
+        self.encode(d.view())
+    }
+
+    /// `codec::decode_u32(Coder::Huffman, data, out.len())` into `out` on the
+    /// executor, the blocks decoded there (one thread per 2^16-symbol block;
+    /// the header on the host).
+    pub fn decode_into(&self, data: &[u8], out: View<u32>) -> Result<()> {
+        let e = self.exec;
+        let count = out.len();
         let b = match gpu_ref::parse(data, count)? {
-            Parsed::Empty => return Ok(Vec::new()),
-            Parsed::Constant(s) => return Ok(vec![s; count]),
+            Parsed::Empty => return Ok(()),
+            Parsed::Constant(s) => return out.write(e, 0, &vec![s; count]),
             Parsed::Blocks(b) => b,
         };
-        let blocks = (b.byte_off.len() - 1) as u64;
-        let stream = self.ctx.default_stream();
-        // One byte more: never an empty allocation (the kernel reads within byte_off).
-        let payload = stream
-            .clone_htod(&[&b.payload[..], &[0]].concat())
-            .map_err(driver)?;
-        let byte_off = stream.clone_htod(&b.byte_off).map_err(driver)?;
-        let limit = stream.clone_htod(&b.limit).map_err(driver)?;
-        let first = stream.clone_htod(&b.first).map_err(driver)?;
-        let offset = stream.clone_htod(&b.offset).map_err(driver)?;
-        let sorted = stream.clone_htod(&b.sorted).map_err(driver)?;
-        let mut out = zeros::<u32>(&stream, count)?;
-        let mut status = zeros::<u32>(&stream, blocks as usize)?;
-        let (count64, n_sorted) = (count as u64, b.sorted.len() as u64);
-        let mut l = stream.launch_builder(&self.decode);
-        l.arg(&payload)
-            .arg(&byte_off)
-            .arg(&blocks)
-            .arg(&count64)
-            .arg(&b.block_log2)
-            .arg(&limit)
-            .arg(&first)
-            .arg(&offset)
-            .arg(&sorted)
-            .arg(&n_sorted)
-            .arg(&b.max_len)
-            .arg(&mut out)
-            .arg(&mut status);
-        // SAFETY: arguments match factz_h_decode; out holds count symbols, status one per block.
-        unsafe { l.launch(grid(blocks.div_ceil(32), 32)?) }.map_err(driver)?;
-        for s in stream.clone_dtoh(&status).map_err(driver)? {
+        let blocks = b.byte_off.len() - 1;
+        let payload = Buf::from(e, &b.payload)?;
+        let byte_off = Buf::from(e, &b.byte_off)?;
+        let limit = Buf::from(e, &b.limit)?;
+        let first = Buf::from(e, &b.first)?;
+        let offset = Buf::from(e, &b.offset)?;
+        let sorted = Buf::from(e, &b.sorted)?;
+        // A value no block ends with, so a block the kernel skipped shows.
+        let status = Buf::from(e, &vec![u32::MAX; blocks])?;
+        // SAFETY: (const u8* payload, const u64* byte_off, u64 blocks, u64 count,
+        // u32 block_log2, const u64* limit, first, offset, const u32* sorted,
+        // u64 n_sorted, u32 max_len, u32* out, u32* status): byte_off has
+        // blocks + 1 entries within payload, the tables gpu_ref::LENGTHS, out
+        // count symbols, status one per block.
+        unsafe {
+            launch_items(
+                e,
+                "factz_h_decode",
+                blocks,
+                DECODE_THREADS,
+                &[
+                    payload.arg(e),
+                    byte_off.arg(e),
+                    Arg::U64(blocks as u64),
+                    Arg::U64(count as u64),
+                    Arg::U32(b.block_log2),
+                    limit.arg(e),
+                    first.arg(e),
+                    offset.arg(e),
+                    sorted.arg(e),
+                    Arg::U64(b.sorted.len() as u64),
+                    Arg::U32(b.max_len),
+                    out.arg(),
+                    status.arg(e),
+                ],
+            )?
+        };
+        for s in status.read(e, 0..blocks)? {
             gpu_ref::block_status(s)?;
         }
-        let mut v = stream.clone_dtoh(&out).map_err(driver)?;
-        v.truncate(count);
-        Ok(v)
+        Ok(())
+    }
+
+    /// `codec::decode_u32(Coder::Huffman, data, count)` through [`Self::decode_into`].
+    pub fn decode(&self, data: &[u8], count: usize) -> Result<Vec<u32>> {
+        let out = Buf::<E, u32>::zeros(self.exec, count)?;
+        self.decode_into(data, out.view())?;
+        out.read(self.exec, 0..count)
     }
 }
