@@ -18,6 +18,7 @@
 #pragma once
 
 #include <barrier>
+#include <csetjmp>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -75,24 +76,29 @@ class FiberBlock {
     // Stacks for n threads, reused by every block of a launch.
     explicit FiberBlock(unsigned int n)
         : n_(n), fibers_(n), arrived_(1 + n / kWarp), expected_(1 + n / kWarp) {
-        for (auto& f : fibers_) f.stack.reset(new char[kStack]);
+        for (auto& f : fibers_) {
+            f.stack.reset(new char[kStack]);
+            getcontext(&f.start);
+            f.start.uc_stack.ss_sp = f.stack.get();
+            f.start.uc_stack.ss_size = kStack;
+            f.start.uc_link = nullptr;  // entry() never returns: it jumps back
+        }
     }
 
     // Runs one block: every fiber from the start of `body(rank)` to its end.
+    // A fiber starts with setcontext (its own stack); after that every switch,
+    // at a barrier or at the end, is _setjmp / _longjmp, which unlike
+    // swapcontext saves no signal mask: no system call per switch, which is
+    // what the shim's time went to.
     void run(std::function<void(unsigned int)> body) {
         body_ = std::move(body);
         expected_[0] = n_;
         for (unsigned int w = 0; w < n_ / kWarp; w++) expected_[1 + w] = kWarp;
         for (auto& a : arrived_) a = 0;
-        for (unsigned int t = 0; t < n_; t++) {
-            Fiber& f = fibers_[t];
+        for (auto& f : fibers_) {
             f.done = false;
+            f.started = false;
             f.waiting = -1;
-            getcontext(&f.ctx);
-            f.ctx.uc_stack.ss_sp = f.stack.get();
-            f.ctx.uc_stack.ss_size = kStack;
-            f.ctx.uc_link = &sched_;
-            makecontext(&f.ctx, &FiberBlock::entry, 0);
         }
         for (;;) {
             bool ran = false, all_done = true;
@@ -105,7 +111,14 @@ class FiberBlock {
                 cur_ = t;
                 set_thread_idx(t);
                 active() = this;
-                swapcontext(&sched_, &f.ctx);
+                if (_setjmp(sched_) == 0) {
+                    if (f.started) _longjmp(f.jb, 1);
+                    f.started = true;
+                    ucontext_t c = f.start;
+                    makecontext(&c, &FiberBlock::entry, 0);
+                    setcontext(&c);
+                }
+                // Back here when fiber t waits at a barrier or finishes.
             }
             if (all_done) return;
             if (!ran) fatal("deadlock: threads wait at barriers that others never reach");
@@ -118,8 +131,8 @@ class FiberBlock {
         f.waiting = (int)b;
         if (++arrived_[b] == expected_[b])
             release(b);
-        else
-            swapcontext(&f.ctx, &sched_);
+        else if (_setjmp(f.jb) == 0)
+            _longjmp(sched_, 1);
         set_thread_idx(cur_);
     }
 
@@ -131,9 +144,11 @@ class FiberBlock {
   private:
     static constexpr size_t kStack = 256 * 1024;
     struct Fiber {
-        ucontext_t ctx;
+        ucontext_t start;  // the fresh context each block's run begins from
+        jmp_buf jb;        // where a waiting fiber resumes
         std::unique_ptr<char[]> stack;
         bool done = false;
+        bool started = false;
         int waiting = -1;
     };
 
@@ -145,7 +160,7 @@ class FiberBlock {
         b->fibers_[t].waiting = -1;
         b->leave(0);
         b->leave(1 + t / kWarp);
-        // returning resumes the scheduler (uc_link)
+        _longjmp(b->sched_, 1);  // to the scheduler; this stack is done
     }
 
     void leave(unsigned int b) {
@@ -167,7 +182,7 @@ class FiberBlock {
     std::function<void(unsigned int)> body_;
     std::vector<Fiber> fibers_;
     std::vector<unsigned int> arrived_, expected_;
-    ucontext_t sched_;
+    jmp_buf sched_;
     unsigned int cur_ = 0;
 };
 
