@@ -17,45 +17,17 @@
 mod common;
 #[path = "common/kernels_host.rs"]
 mod kernels_host;
+#[path = "common/shim_exec.rs"]
+mod shim_exec;
 
 use common::fields::{self, Field, Rng};
 use factz::error::{Error, ErrorKind, Result};
 use factz::field::parts::Parts;
 use factz::field::{gpu_ref_s, Bound, Coder, FieldConfig, Mode};
 use factz::gpu::field::{self as gf, Backend, Kernels};
+use factz::gpu::mode_b_codec::CodecKernels;
 use kernels_host::Threads;
 use std::cell::Cell;
-
-type BEncodeFn = unsafe extern "C" fn(
-    *const f32,
-    *const f32,
-    i64,
-    i64,
-    f64,
-    i32,
-    *mut u32,
-    *mut u32,
-    *mut u32,
-    *mut u32,
-    *mut i64,
-    *mut i64,
-    i32,
-) -> i32;
-
-type BDecodeFn = unsafe extern "C" fn(
-    i64,
-    i64,
-    f64,
-    *const u32,
-    *const u32,
-    *const u32,
-    i64,
-    *const u32,
-    i64,
-    *mut f32,
-    *mut f32,
-    i32,
-) -> i32;
 
 type SEncodeFn = unsafe extern "C" fn(
     *const f32,
@@ -110,25 +82,6 @@ fn shim() -> Shim {
     }
 }
 
-fn tiles_x(nx: usize) -> usize {
-    nx.div_ceil(32)
-}
-
-fn pack_mask(exact: &[bool], ny: usize, nx: usize) -> Vec<u32> {
-    let mut words = vec![0u32; ny * tiles_x(nx)];
-    for (k, _) in exact.iter().enumerate().filter(|(_, &e)| e) {
-        let (j, i) = (k / nx, k % nx);
-        words[j * tiles_x(nx) + i / 32] |= 1 << (i % 32);
-    }
-    words
-}
-
-fn unpack_mask(words: &[u32], ny: usize, nx: usize) -> Vec<bool> {
-    (0..ny * nx)
-        .map(|k| words[(k / nx) * tiles_x(nx) + (k % nx) / 32] >> (k % nx % 32) & 1 == 1)
-        .collect()
-}
-
 /// A non-empty copy (the kernels take a pointer even for no words).
 fn nonempty(a: &[u32]) -> Vec<u32> {
     if a.is_empty() {
@@ -169,42 +122,15 @@ impl Kernels for Shim {
         let os = (self.threads == Threads::Os) as i32;
         match mode {
             Mode::Blockwise => {
-                let tiles = ny.div_ceil(32) * tiles_x(nx);
-                let mut ids = vec![0xAAAA_AAAAu32; 2 * tiles];
-                let mut mask = vec![0xDEAD_BEEFu32; ny * tiles_x(nx)];
-                let mut raw = vec![0xDEAD_BEEFu32; 2 * n];
-                let mut codes = vec![0xDEAD_BEEFu32; 2 * n];
-                let (mut n_raw, mut n_codes) = (-1i64, -1i64);
-                let f = sym::<BEncodeFn>(b"factz_host_b_encode\0");
-                // SAFETY: every buffer has the length the kernels write.
-                let rc = unsafe {
-                    f(
-                        u.as_ptr(),
-                        v.as_ptr(),
-                        ny as i64,
-                        nx as i64,
-                        xi,
-                        chunk as i32,
-                        ids.as_mut_ptr(),
-                        mask.as_mut_ptr(),
-                        raw.as_mut_ptr(),
-                        codes.as_mut_ptr(),
-                        &mut n_raw,
-                        &mut n_codes,
-                        os,
-                    )
-                };
-                if rc != 0 {
-                    return Err(Error::internal(format!("shim mode B encode: {rc}")));
+                // The library's host code, over the shim, on the field in place.
+                // SAFETY: the views are read during this call only.
+                let (du, dv) = unsafe { (shim_exec::view(u), shim_exec::view(v)) };
+                CodecKernels {
+                    exec: &shim_exec::Shim {
+                        threads: self.threads,
+                    },
                 }
-                raw.truncate(n_raw as usize);
-                codes.truncate(n_codes as usize);
-                Ok(Parts {
-                    exact: unpack_mask(&mask, ny, nx),
-                    raw,
-                    ids,
-                    codes,
-                })
+                .encode_device(du, dv, ny, nx, xi, chunk)
             }
             Mode::Speculative => {
                 let ntri = 2 * ny.saturating_sub(1) * nx.saturating_sub(1);
@@ -258,47 +184,15 @@ impl Kernels for Shim {
         v.fill(f32::from_bits(0x7fc0_dead));
         match mode {
             Mode::Blockwise => {
-                // The host checks of CodecKernels::decode_device, then the kernels.
-                let n = ny * nx;
-                let tiles = ny.div_ceil(32) * tiles_x(nx);
-                if parts.exact.len() != n || parts.ids.len() != 2 * tiles {
-                    return Err(Error::corrupt("mode B stream: wrong part sizes"));
+                // SAFETY: the views are used during this call only, while u
+                // and v are not otherwise borrowed.
+                let (du, dv) = unsafe { (shim_exec::view_mut(u), shim_exec::view_mut(v)) };
+                CodecKernels {
+                    exec: &shim_exec::Shim {
+                        threads: self.threads,
+                    },
                 }
-                if parts
-                    .ids
-                    .iter()
-                    .any(|&id| id >= factz::field::quantize::NUM_IDS)
-                {
-                    return Err(Error::corrupt("mode B stream has an out-of-range bound id"));
-                }
-                let mask = pack_mask(&parts.exact, ny, nx);
-                let (raw, codes) = (nonempty(&parts.raw), nonempty(&parts.codes));
-                let f = sym::<BDecodeFn>(b"factz_host_b_decode\0");
-                // SAFETY: raw and codes are read within the counts the shim
-                // checks against the mask.
-                let rc = unsafe {
-                    f(
-                        ny as i64,
-                        nx as i64,
-                        xi,
-                        parts.ids.as_ptr(),
-                        mask.as_ptr(),
-                        raw.as_ptr(),
-                        parts.raw.len() as i64,
-                        codes.as_ptr(),
-                        parts.codes.len() as i64,
-                        u.as_mut_ptr(),
-                        v.as_mut_ptr(),
-                        os,
-                    )
-                };
-                match rc {
-                    0 => Ok(()),
-                    2 => Err(Error::corrupt(
-                        "mode B stream: value counts do not match the exact-vertex mask",
-                    )),
-                    e => Err(Error::internal(format!("shim mode B decode: {e}"))),
-                }
+                .decode_device(parts, ny, nx, xi, du, dv)
             }
             Mode::Speculative => {
                 let slot = gpu_ref_s::decode_slots(parts, ny, nx)?;

@@ -18,6 +18,7 @@
 //!   they run); a lossless stream decodes on the host and is copied up.
 
 use super::driver;
+use super::exec::{Cuda, View};
 use super::mode_b_codec::CodecKernels;
 use super::mode_s::ModeSKernels;
 use crate::error::{Error, ErrorKind, Result};
@@ -26,7 +27,7 @@ use crate::field::{
     self, blockwise, stream, Bound, Compressed, FieldConfig, FieldInfo, FieldReport, Mode,
 };
 use crate::format;
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use std::sync::{Arc, OnceLock};
 
 /// What the pipeline needs from a backend: the kernels' two directions and
@@ -200,7 +201,8 @@ pub fn decompress_on<K: Kernels>(k: &K, bytes: &[u8], out: &mut K::Out<'_>) -> R
 /// Both modes' kernels on one device, launched on one stream.
 pub struct Device {
     pub stream: Arc<CudaStream>,
-    b: CodecKernels,
+    /// Every kernel of `kernels/*.cu`, for the host code over `Exec`.
+    cuda: Cuda,
     s: ModeSKernels,
 }
 
@@ -210,21 +212,44 @@ impl Device {
     pub fn new(ctx: Arc<CudaContext>, stream: Option<Arc<CudaStream>>) -> Result<Device> {
         Ok(Device {
             stream: stream.unwrap_or_else(|| ctx.default_stream()),
-            b: CodecKernels::new(ctx.clone())?,
+            cuda: Cuda::all(&ctx)?,
             s: ModeSKernels::new(ctx)?,
         })
     }
 
     /// The same kernels launched on another stream of the same context.
     pub fn on(&self, stream: Arc<CudaStream>) -> DeviceOn<'_> {
-        DeviceOn { d: self, stream }
+        DeviceOn {
+            d: self,
+            cuda: self.cuda.on(stream.clone()),
+            stream,
+        }
     }
 }
 
 /// A [`Device`] launching on a given stream (a caller's, through the C ABI).
 pub struct DeviceOn<'d> {
     d: &'d Device,
+    /// The kernels launching on `stream`.
+    cuda: Cuda,
     stream: Arc<CudaStream>,
+}
+
+impl DeviceOn<'_> {
+    /// A device array as a [`View`] for the kernels on this stream.
+    fn view(&self, a: &CudaSlice<f32>) -> View<f32> {
+        let (ptr, _sync) = a.device_ptr(&self.stream);
+        // SAFETY: a holds a.len() floats on this context, borrowed for as
+        // long as the view is used (one encode or decode call).
+        unsafe { View::from_raw(ptr, a.len()) }
+    }
+
+    fn view_mut(&self, a: &mut CudaSlice<f32>) -> View<f32> {
+        let len = a.len();
+        let (ptr, _sync) = a.device_ptr_mut(&self.stream);
+        // SAFETY: as in `view`, borrowed mutably.
+        unsafe { View::from_raw(ptr, len) }
+    }
 }
 
 impl Kernels for DeviceOn<'_> {
@@ -257,10 +282,14 @@ impl Kernels for DeviceOn<'_> {
         chunk: bool,
     ) -> Result<Parts> {
         match mode {
-            Mode::Blockwise => self
-                .d
-                .b
-                .encode_device(&self.stream, u, v, ny, nx, xi, chunk),
+            Mode::Blockwise => CodecKernels { exec: &self.cuda }.encode_device(
+                self.view(u),
+                self.view(v),
+                ny,
+                nx,
+                xi,
+                chunk,
+            ),
             Mode::Speculative => {
                 let d = self
                     .d
@@ -286,10 +315,10 @@ impl Kernels for DeviceOn<'_> {
         [u, v]: &mut Self::Out<'_>,
     ) -> Result<()> {
         match mode {
-            Mode::Blockwise => self
-                .d
-                .b
-                .decode_device(&self.stream, parts, ny, nx, xi, u, v),
+            Mode::Blockwise => {
+                let (du, dv) = (self.view_mut(u), self.view_mut(v));
+                CodecKernels { exec: &self.cuda }.decode_device(parts, ny, nx, xi, du, dv)
+            }
             Mode::Speculative => self
                 .d
                 .s
