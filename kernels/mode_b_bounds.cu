@@ -336,3 +336,10 @@ factz_b_bound_ids(const float* __restrict__ u, const float* __restrict__ v, long
     int r = fz_thread_rank();
     if (r < 2) tile_ids[2 * (blockIdx.y * tiles_x + blockIdx.x) + r] = fz_tile_id(sh.hist[r]);
 }
+
+// The host build's launch-by-name entry points (kernels/shim/cuda_host.hpp);
+// nothing under NVRTC.
+#ifndef FZSHIM_EXPORT
+#define FZSHIM_EXPORT(kernel)
+#endif
+FZSHIM_EXPORT(factz_b_bound_ids)

@@ -343,3 +343,14 @@ factz_b_decode(long long ny, long long nx, double xi, const unsigned int* __rest
         }
     }
 }
+
+// The host build's launch-by-name entry points (kernels/shim/cuda_host.hpp);
+// nothing under NVRTC.
+#ifndef FZSHIM_EXPORT
+#define FZSHIM_EXPORT(kernel)
+#endif
+FZSHIM_EXPORT(factz_b_encode)
+FZSHIM_EXPORT(factz_b_mask_counts)
+FZSHIM_EXPORT(factz_b_scan)
+FZSHIM_EXPORT(factz_b_compact)
+FZSHIM_EXPORT(factz_b_decode)

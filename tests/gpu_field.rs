@@ -21,51 +21,14 @@ mod kernels_host;
 mod shim_exec;
 
 use common::fields::{self, Field, Rng};
-use factz::error::{Error, ErrorKind, Result};
+use factz::error::{ErrorKind, Result};
 use factz::field::parts::Parts;
 use factz::field::{gpu_ref_s, Bound, Coder, FieldConfig, Mode};
-use factz::gpu::exec::View;
 use factz::gpu::field::{self as gf, Backend, Kernels};
+use factz::gpu::mode_b_codec::CodecKernels;
 use factz::gpu::mode_s::ModeSKernels;
 use kernels_host::Threads;
 use std::cell::Cell;
-
-type BEncodeFn = unsafe extern "C" fn(
-    *const f32,
-    *const f32,
-    i64,
-    i64,
-    f64,
-    i32,
-    *mut u32,
-    *mut u32,
-    *mut u32,
-    *mut u32,
-    *mut i64,
-    *mut i64,
-    i32,
-) -> i32;
-
-type BDecodeFn = unsafe extern "C" fn(
-    i64,
-    i64,
-    f64,
-    *const u32,
-    *const u32,
-    *const u32,
-    i64,
-    *const u32,
-    i64,
-    *mut f32,
-    *mut f32,
-    i32,
-) -> i32;
-
-fn sym<T>(name: &[u8]) -> libloading::Symbol<'static, T> {
-    // SAFETY: the callers name each symbol with its signature
-    // (kernels/shim/*_host.cpp).
-    unsafe { kernels_host::library().get(name) }.expect("a symbol of the host kernel library")
-}
 
 /// The kernels through the shim, counting the host copies the pipeline asks for.
 struct Shim {
@@ -81,34 +44,6 @@ fn shim() -> Shim {
         host_copies: Cell::new(0),
         encodes: Cell::new(0),
         decodes: Cell::new(0),
-    }
-}
-
-fn tiles_x(nx: usize) -> usize {
-    nx.div_ceil(32)
-}
-
-fn pack_mask(exact: &[bool], ny: usize, nx: usize) -> Vec<u32> {
-    let mut words = vec![0u32; ny * tiles_x(nx)];
-    for (k, _) in exact.iter().enumerate().filter(|(_, &e)| e) {
-        let (j, i) = (k / nx, k % nx);
-        words[j * tiles_x(nx) + i / 32] |= 1 << (i % 32);
-    }
-    words
-}
-
-fn unpack_mask(words: &[u32], ny: usize, nx: usize) -> Vec<bool> {
-    (0..ny * nx)
-        .map(|k| words[(k / nx) * tiles_x(nx) + (k % nx) / 32] >> (k % nx % 32) & 1 == 1)
-        .collect()
-}
-
-/// A non-empty copy (the kernels take a pointer even for no words).
-fn nonempty(a: &[u32]) -> Vec<u32> {
-    if a.is_empty() {
-        vec![0]
-    } else {
-        a.to_vec()
     }
 }
 
@@ -139,62 +74,18 @@ impl Kernels for Shim {
         chunk: bool,
     ) -> Result<Parts> {
         self.encodes.set(self.encodes.get() + 1);
-        let n = ny * nx;
-        let os = (self.threads == Threads::Os) as i32;
+        // The library's host code over the shim, on the field in place, as
+        // gpu::field::DeviceOn runs it on device arrays.
+        let exec = &shim_exec::Shim {
+            threads: self.threads,
+        };
+        // SAFETY: the views are read during this call only.
+        let (du, dv) = unsafe { (shim_exec::view(u), shim_exec::view(v)) };
         match mode {
-            Mode::Blockwise => {
-                let tiles = ny.div_ceil(32) * tiles_x(nx);
-                let mut ids = vec![0xAAAA_AAAAu32; 2 * tiles];
-                let mut mask = vec![0xDEAD_BEEFu32; ny * tiles_x(nx)];
-                let mut raw = vec![0xDEAD_BEEFu32; 2 * n];
-                let mut codes = vec![0xDEAD_BEEFu32; 2 * n];
-                let (mut n_raw, mut n_codes) = (-1i64, -1i64);
-                let f = sym::<BEncodeFn>(b"factz_host_b_encode\0");
-                // SAFETY: every buffer has the length the kernels write.
-                let rc = unsafe {
-                    f(
-                        u.as_ptr(),
-                        v.as_ptr(),
-                        ny as i64,
-                        nx as i64,
-                        xi,
-                        chunk as i32,
-                        ids.as_mut_ptr(),
-                        mask.as_mut_ptr(),
-                        raw.as_mut_ptr(),
-                        codes.as_mut_ptr(),
-                        &mut n_raw,
-                        &mut n_codes,
-                        os,
-                    )
-                };
-                if rc != 0 {
-                    return Err(Error::internal(format!("shim mode B encode: {rc}")));
-                }
-                raw.truncate(n_raw as usize);
-                codes.truncate(n_codes as usize);
-                Ok(Parts {
-                    exact: unpack_mask(&mask, ny, nx),
-                    raw,
-                    ids,
-                    codes,
-                })
-            }
+            Mode::Blockwise => CodecKernels { exec }.encode_device(du, dv, ny, nx, xi, chunk),
             Mode::Speculative => {
-                // As gpu::field::DeviceOn, on the field's host memory (a View
-                // on the shim): decisions, then Parts with the exact vertices'
-                // values from the field.
-                let e = shim_exec::Shim {
-                    threads: self.threads,
-                };
-                // SAFETY: u and v outlive the call.
-                let (du, dv) = unsafe {
-                    (
-                        View::from_raw(u.as_ptr() as u64, u.len()),
-                        View::from_raw(v.as_ptr() as u64, v.len()),
-                    )
-                };
-                let d = ModeSKernels { exec: &e }.encode_device(du, dv, ny, nx, xi, chunk)?;
+                // Decisions, then Parts with the exact vertices' values from the field.
+                let d = ModeSKernels { exec }.encode_device(du, dv, ny, nx, xi, chunk)?;
                 Ok(gpu_ref_s::assemble(
                     u, v, ny, nx, &d.exact, &d.ids, &d.codes,
                 ))
@@ -212,67 +103,18 @@ impl Kernels for Shim {
         [u, v]: &mut Self::Out<'_>,
     ) -> Result<()> {
         self.decodes.set(self.decodes.get() + 1);
-        let os = (self.threads == Threads::Os) as i32;
         // Poison the output: a vertex the kernels skip shows.
         u.fill(f32::from_bits(0x7fc0_dead));
         v.fill(f32::from_bits(0x7fc0_dead));
+        let exec = &shim_exec::Shim {
+            threads: self.threads,
+        };
+        // SAFETY: the views are used during this call only, while u and v are
+        // not otherwise borrowed.
+        let (du, dv) = unsafe { (shim_exec::view_mut(u), shim_exec::view_mut(v)) };
         match mode {
-            Mode::Blockwise => {
-                // The host checks of CodecKernels::decode_device, then the kernels.
-                let n = ny * nx;
-                let tiles = ny.div_ceil(32) * tiles_x(nx);
-                if parts.exact.len() != n || parts.ids.len() != 2 * tiles {
-                    return Err(Error::corrupt("mode B stream: wrong part sizes"));
-                }
-                if parts
-                    .ids
-                    .iter()
-                    .any(|&id| id >= factz::field::quantize::NUM_IDS)
-                {
-                    return Err(Error::corrupt("mode B stream has an out-of-range bound id"));
-                }
-                let mask = pack_mask(&parts.exact, ny, nx);
-                let (raw, codes) = (nonempty(&parts.raw), nonempty(&parts.codes));
-                let f = sym::<BDecodeFn>(b"factz_host_b_decode\0");
-                // SAFETY: raw and codes are read within the counts the shim
-                // checks against the mask.
-                let rc = unsafe {
-                    f(
-                        ny as i64,
-                        nx as i64,
-                        xi,
-                        parts.ids.as_ptr(),
-                        mask.as_ptr(),
-                        raw.as_ptr(),
-                        parts.raw.len() as i64,
-                        codes.as_ptr(),
-                        parts.codes.len() as i64,
-                        u.as_mut_ptr(),
-                        v.as_mut_ptr(),
-                        os,
-                    )
-                };
-                match rc {
-                    0 => Ok(()),
-                    2 => Err(Error::corrupt(
-                        "mode B stream: value counts do not match the exact-vertex mask",
-                    )),
-                    e => Err(Error::internal(format!("shim mode B decode: {e}"))),
-                }
-            }
-            Mode::Speculative => {
-                let e = shim_exec::Shim {
-                    threads: self.threads,
-                };
-                // SAFETY: u and v outlive the call.
-                let (du, dv) = unsafe {
-                    (
-                        View::from_raw(u.as_mut_ptr() as u64, u.len()),
-                        View::from_raw(v.as_mut_ptr() as u64, v.len()),
-                    )
-                };
-                ModeSKernels { exec: &e }.decode_device(parts, ny, nx, xi, du, dv)
-            }
+            Mode::Blockwise => CodecKernels { exec }.decode_device(parts, ny, nx, xi, du, dv),
+            Mode::Speculative => ModeSKernels { exec }.decode_device(parts, ny, nx, xi, du, dv),
         }
     }
 

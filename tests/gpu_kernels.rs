@@ -5,9 +5,11 @@
 //!   nothing for ptxas to fuse into an fma (the bit-identical rule of DESIGN.md
 //!   "Backends");
 //! - the kernels' logic, compiled as host C++ through `kernels/shim` (every
-//!   block's threads really concurrent), gives the CPU reference's outputs bit
-//!   for bit: mode B's per-vertex bound ids, its per-tile ids as written by
-//!   `blockwise::encode`, and the forced / exact vertex masks.
+//!   block's threads really concurrent) and driven by the library's own host
+//!   code (`gpu::mode_b` over tests/common/shim_exec.rs), gives the CPU
+//!   reference's outputs bit for bit: mode B's per-vertex bound ids, its
+//!   per-tile ids as written by `blockwise::encode`, and the forced / exact
+//!   vertex masks (feature `cuda`, which holds that host code).
 //!
 //! Under `CI=true` a missing NVRTC fails the NVRTC test; elsewhere it skips
 //! with the reason.
@@ -17,11 +19,20 @@ mod common;
 mod kernels_host;
 #[path = "common/nvrtc.rs"]
 mod nvrtc;
+#[cfg(feature = "cuda")]
+#[path = "common/shim_exec.rs"]
+mod shim_exec;
 
+#[cfg(feature = "cuda")]
 use common::fields::{self, Field};
-use factz::field::forced::forced_vertices;
-use factz::field::gpu_ref;
+#[cfg(feature = "cuda")]
+use factz::field::{forced::forced_vertices, gpu_ref};
+#[cfg(feature = "cuda")]
+use factz::gpu::mode_b::{BoundKernels, BoundOut, ModeBIds};
+#[cfg(feature = "cuda")]
 use kernels_host::Threads;
+#[cfg(feature = "cuda")]
+use shim_exec::Shim;
 use std::collections::BTreeSet;
 
 /// Every kernel file and the entry points it must export (unmangled).
@@ -166,6 +177,7 @@ fn contractible(ptx: &str) -> Vec<String> {
 }
 
 /// The first difference between two id arrays, for the failure message.
+#[cfg(feature = "cuda")]
 fn first_diff<T: PartialEq + std::fmt::Debug>(a: &[T], b: &[T]) -> Option<String> {
     assert_eq!(a.len(), b.len());
     let k = a.iter().zip(b).position(|(x, y)| x != y)?;
@@ -177,6 +189,7 @@ fn first_diff<T: PartialEq + std::fmt::Debug>(a: &[T], b: &[T]) -> Option<String
 }
 
 /// The forced / exact masks the CPU reference implies, in the kernel's layout.
+#[cfg(feature = "cuda")]
 fn masks(f: &Field, forced: &[bool], ids: &[[u8; 2]]) -> (Vec<u32>, Vec<u32>) {
     let tiles_x = f.nx.div_ceil(32);
     let mut fm = vec![0u32; f.ny * tiles_x];
@@ -197,24 +210,66 @@ fn masks(f: &Field, forced: &[bool], ids: &[[u8; 2]]) -> (Vec<u32>, Vec<u32>) {
 
 /// Runs the shimmed kernel and the CPU on one field and bound; returns how many
 /// vertices were coded (not exact), so callers can check the inputs exercise both.
+#[cfg(feature = "cuda")]
 fn check(f: &Field, xi: f64, chunk: bool) -> usize {
     check_with(f, xi, chunk, Threads::Fibers)
 }
 
+#[cfg(feature = "cuda")]
 fn check_with(f: &Field, xi: f64, chunk: bool, threads: Threads) -> usize {
     compare(f, xi, chunk, &format!("{threads:?}"), |f, xi, chunk| {
-        kernels_host::mode_b_ids(&f.u, &f.v, f.ny, f.nx, xi, chunk, threads)
+        shim_ids(f, xi, chunk, threads)
     })
+}
+
+/// The library's host code (`gpu::mode_b::BoundKernels`) over the shim, into
+/// outputs filled with a value the kernel never writes, so a vertex it skips
+/// shows.
+#[cfg(feature = "cuda")]
+fn shim_ids(f: &Field, xi: f64, chunk: bool, threads: Threads) -> ModeBIds {
+    let (ny, nx) = (f.ny, f.nx);
+    let tiles_x = nx.div_ceil(32);
+    let tiles = tiles_x * ny.div_ceil(32);
+    let mut vertex = vec![[0xAAu8; 2]; ny * nx];
+    let mut tile = vec![[0xAAu8; 2]; tiles];
+    let mut forced_mask = vec![0xDEAD_BEEFu32; ny * tiles_x];
+    let mut exact_mask = vec![0xDEAD_BEEFu32; ny * tiles_x];
+    // SAFETY: the views are used only in this call, and the vectors are not
+    // touched until it returns.
+    let (u, v, out) = unsafe {
+        (
+            shim_exec::view(&f.u),
+            shim_exec::view(&f.v),
+            BoundOut {
+                vertex: shim_exec::view_mut(vertex.as_flattened_mut()),
+                tile: shim_exec::view_mut(tile.as_flattened_mut()),
+                forced_mask: shim_exec::view_mut(&mut forced_mask),
+                exact_mask: shim_exec::view_mut(&mut exact_mask),
+            },
+        )
+    };
+    BoundKernels {
+        exec: &Shim { threads },
+    }
+    .derive(u, v, ny, nx, xi, chunk, &out)
+    .unwrap_or_else(|e| panic!("{e}"));
+    ModeBIds {
+        vertex,
+        tile,
+        forced_mask,
+        exact_mask,
+    }
 }
 
 /// Compares what `run` (a kernel, on the host or a device) computes with the
 /// CPU reference, byte for byte.
+#[cfg(feature = "cuda")]
 fn compare(
     f: &Field,
     xi: f64,
     chunk: bool,
     how: &str,
-    run: impl Fn(&Field, f64, bool) -> kernels_host::ModeBIds,
+    run: impl Fn(&Field, f64, bool) -> ModeBIds,
 ) -> usize {
     let (ids, tiles) = gpu_ref::mode_b_ids(&f.u, &f.v, f.ny, f.nx, xi, chunk);
     let forced = forced_vertices(&f.u, &f.v, f.ny, f.nx, chunk);
@@ -240,6 +295,7 @@ fn compare(
 }
 
 /// The finite range of a field, as `Bound::Rel` uses it.
+#[cfg(feature = "cuda")]
 fn range(f: &Field) -> f64 {
     let (lo, hi) = factz::field::finite_range(f.u.iter().chain(&f.v));
     if lo > hi {
@@ -252,6 +308,7 @@ fn range(f: &Field) -> f64 {
 /// Relative bounds from loose to far below f32 resolution, plus absolute ones
 /// at the extremes (tiny, huge, subnormal, and 0 as a relative bound gives for
 /// a field without finite values).
+#[cfg(feature = "cuda")]
 fn bounds(f: &Field) -> Vec<f64> {
     let r = range(f);
     let mut out: Vec<f64> = [1e-1, 1e-3, 1e-6, 1e-12]
@@ -263,6 +320,7 @@ fn bounds(f: &Field) -> Vec<f64> {
     out
 }
 
+#[cfg(feature = "cuda")]
 #[test]
 fn os_threads_agree_with_fibers_and_the_cpu() {
     // The same kernel with every CUDA thread on its own std::thread (true
@@ -275,6 +333,7 @@ fn os_threads_agree_with_fibers_and_the_cpu() {
     }
 }
 
+#[cfg(feature = "cuda")]
 #[test]
 fn smooth_fields_of_awkward_shapes_match_the_cpu() {
     let mut coded = 0;
@@ -291,6 +350,7 @@ fn smooth_fields_of_awkward_shapes_match_the_cpu() {
     assert!(coded > 10_000, "the inputs code too few vertices: {coded}");
 }
 
+#[cfg(feature = "cuda")]
 #[test]
 fn turbulence_matches_the_cpu() {
     let turb = fields::turbulence(128, 3);
@@ -310,6 +370,7 @@ fn turbulence_matches_the_cpu() {
     assert!(coded > 50_000, "the inputs code too few vertices: {coded}");
 }
 
+#[cfg(feature = "cuda")]
 #[test]
 fn adversarial_fields_match_the_cpu() {
     let base = fields::smooth(40, 37, 7);
@@ -388,15 +449,10 @@ mod cuda {
     fn device_ids_match_the_cpu() {
         let _ = nvrtc::preload();
         let ctx = gpu::device().unwrap_or_else(|e| panic!("{e}"));
-        let kernel = gpu::mode_b::BoundKernel::new(ctx).unwrap();
+        let cuda = gpu::mode_b::cuda(&ctx).unwrap();
+        let kernel = BoundKernels { exec: &cuda };
         let run = |f: &Field, xi: f64, chunk: bool| {
-            let k = kernel.run(&f.u, &f.v, f.ny, f.nx, xi, chunk).unwrap();
-            kernels_host::ModeBIds {
-                vertex: k.vertex,
-                tile: k.tile,
-                forced_mask: k.forced_mask,
-                exact_mask: k.exact_mask,
-            }
+            kernel.run(&f.u, &f.v, f.ny, f.nx, xi, chunk).unwrap()
         };
         let turb = fields::turbulence(512, 3);
         let mut suite = fields::adversarial_suite(&fields::window(&turb, 0, 0, 40, 37));

@@ -1,6 +1,8 @@
 //! Mode B's encoding and decoding kernels (`kernels/mode_b_codec.cu`, issue 6)
-//! against the CPU reference, bit for bit, without a GPU: the kernels run as
-//! host C++ through `kernels/shim` (see tests/gpu_kernels.rs).
+//! against the CPU reference, bit for bit, without a GPU: the library's own
+//! host code (`gpu::mode_b_codec::CodecKernels`) drives the kernels as host
+//! C++ through `kernels/shim` (tests/common/shim_exec.rs; see also
+//! tests/gpu_kernels.rs).
 //!
 //! - The whole pipeline (bound derivation, encode sweep, scan, compaction)
 //!   gives `blockwise::encode`'s `Parts` exactly: tile ids, exact mask, raw
@@ -9,52 +11,26 @@
 //!   `blockwise::decode`, also from arbitrary codes, and refuse what it refuses.
 //! - A stream written from the kernels' parts is the CPU's stream, byte for
 //!   byte, and `field::decompress` reads it.
+#![cfg(feature = "cuda")]
 
 mod common;
 #[path = "common/kernels_host.rs"]
 mod kernels_host;
-#[cfg(feature = "cuda")]
 #[path = "common/nvrtc.rs"]
 mod nvrtc;
+#[path = "common/shim_exec.rs"]
+mod shim_exec;
 
 use common::fields::{self, Field, Rng};
+use factz::error::{Error, ErrorKind};
 use factz::field::parts::Parts;
 use factz::field::{blockwise, Bound, FieldConfig, Mode};
+use factz::gpu::mode_b_codec::CodecKernels;
 use kernels_host::Threads;
-
-type EncodeFn = unsafe extern "C" fn(
-    *const f32,
-    *const f32,
-    i64,
-    i64,
-    f64,
-    i32,
-    *mut u32,
-    *mut u32,
-    *mut u32,
-    *mut u32,
-    *mut i64,
-    *mut i64,
-    i32,
-) -> i32;
-
-type DecodeFn = unsafe extern "C" fn(
-    i64,
-    i64,
-    f64,
-    *const u32,
-    *const u32,
-    *const u32,
-    i64,
-    *const u32,
-    i64,
-    *mut f32,
-    *mut f32,
-    i32,
-) -> i32;
+use shim_exec::Shim;
 
 /// Exact-vertex mask as the kernels hold it: word `j * tiles_x + t`, bit x =
-/// vertex `32 t + x` of row j.
+/// vertex `32 t + x` of row j (written independently of the library's).
 fn pack_mask(exact: &[bool], ny: usize, nx: usize) -> Vec<u32> {
     let tiles_x = nx.div_ceil(32);
     let mut words = vec![0u32; ny * tiles_x];
@@ -65,98 +41,37 @@ fn pack_mask(exact: &[bool], ny: usize, nx: usize) -> Vec<u32> {
     words
 }
 
-fn unpack_mask(words: &[u32], ny: usize, nx: usize) -> Vec<bool> {
-    let tiles_x = nx.div_ceil(32);
-    (0..ny * nx)
-        .map(|k| {
-            let (j, i) = (k / nx, k % nx);
-            words[j * tiles_x + i / 32] >> (i % 32) & 1 == 1
-        })
-        .collect()
-}
-
-/// `blockwise::encode` through the kernels. Buffers start filled with a
-/// pattern, so a word the kernels fail to write shows.
+/// `blockwise::encode` through the kernels, from the field in place (the
+/// device-resident entry point, on host memory).
 fn gpu_encode(f: &Field, xi: f64, chunk: bool, threads: Threads) -> Parts {
-    let (ny, nx) = (f.ny, f.nx);
-    let tiles = ny.div_ceil(32) * nx.div_ceil(32);
-    let mut ids = vec![0xAAAA_AAAAu32; 2 * tiles];
-    let mut mask = vec![0xDEAD_BEEFu32; ny * nx.div_ceil(32)];
-    let mut raw = vec![0xDEAD_BEEFu32; 2 * ny * nx];
-    let mut codes = vec![0xDEAD_BEEFu32; 2 * ny * nx];
-    let (mut n_raw, mut n_codes) = (-1i64, -1i64);
-    // SAFETY: the symbol has this signature (kernels/shim/mode_b_codec_host.cpp)
-    // and every buffer has the length the kernels write.
-    let rc = unsafe {
-        let enc: libloading::Symbol<EncodeFn> = kernels_host::library()
-            .get(b"factz_host_b_encode\0")
-            .expect("factz_host_b_encode in the host kernel library");
-        enc(
-            f.u.as_ptr(),
-            f.v.as_ptr(),
-            ny as i64,
-            nx as i64,
-            xi,
-            chunk as i32,
-            ids.as_mut_ptr(),
-            mask.as_mut_ptr(),
-            raw.as_mut_ptr(),
-            codes.as_mut_ptr(),
-            &mut n_raw,
-            &mut n_codes,
-            (threads == Threads::Os) as i32,
-        )
-    };
-    assert_eq!(rc, 0, "the shim could not launch the encode kernels");
-    raw.truncate(n_raw as usize);
-    codes.truncate(n_codes as usize);
-    Parts {
-        exact: unpack_mask(&mask, ny, nx),
-        raw,
-        ids,
-        codes,
+    // SAFETY: the views are read during this call only.
+    let (u, v) = unsafe { (shim_exec::view(&f.u), shim_exec::view(&f.v)) };
+    CodecKernels {
+        exec: &Shim { threads },
     }
+    .encode_device(u, v, f.ny, f.nx, xi, chunk)
+    .unwrap_or_else(|e| panic!("the shim encode failed: {e}"))
 }
 
-/// `blockwise::decode` through the kernels: Ok((u, v)), or Err(the shim's
-/// return code, 2 = corrupt).
+/// `blockwise::decode` through the kernels, into u and v filled with a
+/// pattern so a vertex the kernels skip shows.
 fn gpu_decode(
     parts: &Parts,
     ny: usize,
     nx: usize,
     xi: f64,
     threads: Threads,
-) -> Result<(Vec<f32>, Vec<f32>), i32> {
-    let tiles = ny.div_ceil(32) * nx.div_ceil(32);
-    assert_eq!(parts.ids.len(), 2 * tiles, "the test passes whole tile ids");
-    let mask = pack_mask(&parts.exact, ny, nx);
+) -> Result<(Vec<f32>, Vec<f32>), Error> {
     let mut u = vec![f32::from_bits(0x7fc0_dead); ny * nx];
     let mut v = u.clone();
-    // SAFETY: as in gpu_encode; raw and codes are read only within the counts
-    // the shim checks against the mask.
-    let rc = unsafe {
-        let dec: libloading::Symbol<DecodeFn> = kernels_host::library()
-            .get(b"factz_host_b_decode\0")
-            .expect("factz_host_b_decode in the host kernel library");
-        dec(
-            ny as i64,
-            nx as i64,
-            xi,
-            parts.ids.as_ptr(),
-            mask.as_ptr(),
-            parts.raw.as_ptr(),
-            parts.raw.len() as i64,
-            parts.codes.as_ptr(),
-            parts.codes.len() as i64,
-            u.as_mut_ptr(),
-            v.as_mut_ptr(),
-            (threads == Threads::Os) as i32,
-        )
-    };
-    match rc {
-        0 => Ok((u, v)),
-        e => Err(e),
+    // SAFETY: the views are used during this call only, while u and v are
+    // not otherwise borrowed.
+    let (du, dv) = unsafe { (shim_exec::view_mut(&mut u), shim_exec::view_mut(&mut v)) };
+    CodecKernels {
+        exec: &Shim { threads },
     }
+    .decode_device(parts, ny, nx, xi, du, dv)?;
+    Ok((u, v))
 }
 
 fn cpu_decode(parts: &Parts, ny: usize, nx: usize, xi: f64) -> (Vec<f32>, Vec<f32>) {
@@ -205,7 +120,7 @@ fn check_with(f: &Field, xi: f64, chunk: bool, threads: Threads) -> (usize, usiz
     assert_parts_eq(&gpu, &cpu, &what);
     let (cu, cv) = cpu_decode(&cpu, ny, nx, xi);
     let (gu, gv) = gpu_decode(&cpu, ny, nx, xi, threads)
-        .unwrap_or_else(|rc| panic!("{what}: GPU decode of CPU parts failed: {rc}"));
+        .unwrap_or_else(|e| panic!("{what}: GPU decode of CPU parts failed: {e}"));
     if let Some(d) = first_diff(&bits(&gu), &bits(&cu)) {
         panic!("{what}: decoded u: {d}");
     }
@@ -415,10 +330,20 @@ fn decode_refuses_what_the_cpu_refuses() {
             blockwise::decode(&p, f.ny, f.nx, xi, &mut u, &mut v).is_err(),
             "{name}: CPU"
         );
+        let err = gpu_decode(&p, f.ny, f.nx, xi, Threads::Fibers).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::CorruptStream, "{name}: GPU: {err}");
+        // The host-memory entry point, the same.
+        let err = CodecKernels {
+            exec: &Shim {
+                threads: Threads::Fibers,
+            },
+        }
+        .decode(&p, f.ny, f.nx, xi, &mut u, &mut v)
+        .unwrap_err();
         assert_eq!(
-            gpu_decode(&p, f.ny, f.nx, xi, Threads::Fibers),
-            Err(2),
-            "{name}: GPU"
+            err.kind,
+            ErrorKind::CorruptStream,
+            "{name}: GPU host: {err}"
         );
     }
 }
@@ -443,7 +368,13 @@ fn streams_from_kernel_parts_are_the_cpus() {
                 assert!(!c.report.lossless_fallback);
                 let header = factz::format::parse(&c.bytes).unwrap().header;
                 let xi = header.abs_bound;
-                let parts = gpu_encode(&f, xi, chunk, Threads::Fibers);
+                // The host-memory entry points (upload, encode, download).
+                let k = CodecKernels {
+                    exec: &Shim {
+                        threads: Threads::Fibers,
+                    },
+                };
+                let parts = k.encode(&f.u, &f.v, f.ny, f.nx, xi, chunk).unwrap();
                 let bytes = factz::field::stream::write(&header, &parts, cfg.coder, cfg.zstd_level)
                     .unwrap();
                 assert!(bytes == c.bytes, "{} rel {rel} chunk {chunk}", f.name);
@@ -451,6 +382,10 @@ fn streams_from_kernel_parts_are_the_cpus() {
                 let (cu, cv) = cpu_decode(&parts, f.ny, f.nx, xi);
                 assert_eq!(bits(&d.u), bits(&cu));
                 assert_eq!(bits(&d.v), bits(&cv));
+                let (mut gu, mut gv) = (vec![0f32; f.ny * f.nx], vec![0f32; f.ny * f.nx]);
+                k.decode(&parts, f.ny, f.nx, xi, &mut gu, &mut gv).unwrap();
+                assert_eq!(bits(&gu), bits(&cu));
+                assert_eq!(bits(&gv), bits(&cv));
             }
         }
     }
@@ -458,11 +393,9 @@ fn streams_from_kernel_parts_are_the_cpus() {
 
 /// The CUDA runtime side (feature `cuda`): cudarc's NVRTC path in CI, and (on
 /// a GPU machine, `scripts/gpu-check`) the device against the CPU.
-#[cfg(feature = "cuda")]
 mod cuda {
     use super::*;
     use factz::gpu;
-    use factz::gpu::mode_b_codec::CodecKernels;
 
     #[test]
     fn cudarc_compiles_the_codec_with_nvrtc() {
@@ -510,7 +443,8 @@ mod cuda {
     fn device_codec_matches_the_cpu() {
         let _ = nvrtc::preload();
         let ctx = gpu::device().unwrap_or_else(|e| panic!("{e}"));
-        let k = CodecKernels::new(ctx).unwrap();
+        let cuda = gpu::mode_b_codec::cuda(&ctx).unwrap();
+        let k = CodecKernels { exec: &cuda };
         let turb = fields::turbulence(512, 3);
         let mut suite = fields::adversarial_suite(&fields::window(&turb, 0, 0, 40, 37));
         suite.push(turb.clone());

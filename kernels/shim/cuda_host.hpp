@@ -317,10 +317,12 @@ inline double __longlong_as_double(long long b) {
 // `FZSHIM_EXPORT(k)` at the end of a .cu file (empty under NVRTC) defines
 // `extern "C" int fzshim_k_k(mode, blocks, threads, args)`: a launch of kernel
 // k with its arguments passed as cuLaunchKernel's kernelParams (one pointer
-// per parameter, to a value of that parameter's type). Host code written once
-// against src/gpu/exec.rs's `Exec` runs on a GPU through cudarc and in tests
-// through these (tests/common/shim_exec.rs). Returns 0, or -1 when the launch
-// throws (its message on stderr).
+// per parameter, to a value of that parameter's type), and
+// `fzshim_k3_k(mode, grid, block, args)`, the same with grid and block as
+// three dimensions each (`unsigned int[3]`, x y z) for kernels indexing y.
+// Host code written once against src/gpu/exec.rs's `Exec` runs on a GPU
+// through cudarc and in tests through these (tests/common/shim_exec.rs).
+// Returns 0, or -1 when the launch throws (its message on stderr).
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -334,10 +336,9 @@ void launch_params(Mode m, dim3 grid, dim3 block, void (*kernel)(P...), void* co
 }
 
 template <class... P>
-int launch_by_params(int mode, unsigned int blocks, unsigned int threads, void (*kernel)(P...),
-                     void* const* args) {
+int launch_by_params(int mode, dim3 grid, dim3 block, void (*kernel)(P...), void* const* args) {
     try {
-        launch_params(mode ? Mode::Threads : Mode::Fibers, dim3(blocks), dim3(threads), kernel, args,
+        launch_params(mode ? Mode::Threads : Mode::Fibers, grid, block, kernel, args,
                       std::index_sequence_for<P...>{});
         return 0;
     } catch (const std::exception& e) {
@@ -351,5 +352,10 @@ int launch_by_params(int mode, unsigned int blocks, unsigned int threads, void (
 #define FZSHIM_EXPORT(kernel)                                                                    \
     extern "C" int fzshim_k_##kernel(int mode, unsigned int blocks, unsigned int threads,        \
                                      void* const* args) {                                        \
-        return fzshim::launch_by_params(mode, blocks, threads, kernel, args);                    \
+        return fzshim::launch_by_params(mode, dim3(blocks), dim3(threads), kernel, args);        \
+    }                                                                                            \
+    extern "C" int fzshim_k3_##kernel(int mode, const unsigned int* grid,                        \
+                                      const unsigned int* block, void* const* args) {            \
+        return fzshim::launch_by_params(mode, dim3(grid[0], grid[1], grid[2]),                   \
+                                        dim3(block[0], block[1], block[2]), kernel, args);       \
     }

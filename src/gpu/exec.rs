@@ -66,6 +66,28 @@ pub trait Exec {
             self.write_at(dst, &tmp)
         }
     }
+
+    /// Launch `kernel` over a `grid` of `block`s, each given as x, y, z (for
+    /// kernels that index blockIdx.y or threadIdx.y). An executor that does
+    /// not override this launches 1-D shapes only.
+    ///
+    /// # Safety
+    /// As [`Exec::launch`].
+    unsafe fn launch_dims(
+        &self,
+        kernel: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        args: &[Arg],
+    ) -> Result<()> {
+        match (grid, block) {
+            // SAFETY: the caller's.
+            ([g, 1, 1], [b, 1, 1]) => unsafe { self.launch(kernel, g, b, args) },
+            _ => Err(Error::unsupported(format!(
+                "{kernel}: this executor launches 1-D grids only"
+            ))),
+        }
+    }
 }
 
 /// Element types buffers hold: plain data, every bit pattern valid.
@@ -379,6 +401,17 @@ impl Exec for Cuda {
     }
 
     unsafe fn launch(&self, kernel: &str, blocks: u32, threads: u32, args: &[Arg]) -> Result<()> {
+        // SAFETY: the caller's.
+        unsafe { self.launch_dims(kernel, [blocks, 1, 1], [threads, 1, 1], args) }
+    }
+
+    unsafe fn launch_dims(
+        &self,
+        kernel: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        args: &[Arg],
+    ) -> Result<()> {
         let f = self.function(kernel)?;
         let mut l = self.stream.launch_builder(&f);
         for a in args {
@@ -391,8 +424,8 @@ impl Exec for Cuda {
             };
         }
         let cfg = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (threads, 1, 1),
+            grid_dim: (grid[0], grid[1], grid[2]),
+            block_dim: (block[0], block[1], block[2]),
             shared_mem_bytes: 0,
         };
         // SAFETY: the caller's (arguments match the kernel).

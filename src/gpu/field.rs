@@ -201,8 +201,7 @@ pub fn decompress_on<K: Kernels>(k: &K, bytes: &[u8], out: &mut K::Out<'_>) -> R
 /// Both modes' kernels on one device, launched on one stream.
 pub struct Device {
     pub stream: Arc<CudaStream>,
-    b: CodecKernels,
-    /// Every kernel, loaded once; [`Cuda::on`] a stream runs them there.
+    /// Every kernel of `kernels/*.cu`, loaded once; [`Cuda::on`] a stream runs them there.
     cuda: Cuda,
 }
 
@@ -212,24 +211,27 @@ impl Device {
     pub fn new(ctx: Arc<CudaContext>, stream: Option<Arc<CudaStream>>) -> Result<Device> {
         Ok(Device {
             stream: stream.unwrap_or_else(|| ctx.default_stream()),
-            b: CodecKernels::new(ctx.clone())?,
             cuda: Cuda::all(&ctx)?,
         })
     }
 
     /// The same kernels launched on another stream of the same context.
-    pub fn on(&self, stream: Arc<CudaStream>) -> DeviceOn<'_> {
-        DeviceOn { d: self, stream }
+    pub fn on(&self, stream: Arc<CudaStream>) -> DeviceOn {
+        DeviceOn {
+            cuda: self.cuda.on(stream.clone()),
+            stream,
+        }
     }
 }
 
 /// A [`Device`] launching on a given stream (a caller's, through the C ABI).
-pub struct DeviceOn<'d> {
-    d: &'d Device,
+pub struct DeviceOn {
+    /// The kernels launching on `stream`.
+    cuda: Cuda,
     stream: Arc<CudaStream>,
 }
 
-impl DeviceOn<'_> {
+impl DeviceOn {
     /// A CudaSlice as a [`View`] for host code over [`Cuda`].
     ///
     /// # Safety
@@ -252,7 +254,7 @@ impl DeviceOn<'_> {
     }
 }
 
-impl Kernels for DeviceOn<'_> {
+impl Kernels for DeviceOn {
     type Field<'a> = [&'a CudaSlice<f32>; 2];
     type Out<'a> = [&'a mut CudaSlice<f32>; 2];
 
@@ -282,15 +284,16 @@ impl Kernels for DeviceOn<'_> {
         chunk: bool,
     ) -> Result<Parts> {
         match mode {
-            Mode::Blockwise => self
-                .d
-                .b
-                .encode_device(&self.stream, u, v, ny, nx, xi, chunk),
-            Mode::Speculative => {
-                let e = self.d.cuda.on(self.stream.clone());
+            Mode::Blockwise => {
                 // SAFETY: the caller's device arrays, borrowed for the call.
                 let (du, dv) = unsafe { (self.view(u), self.view(v)) };
-                let d = ModeSKernels { exec: &e }.encode_device(du, dv, ny, nx, xi, chunk)?;
+                CodecKernels { exec: &self.cuda }.encode_device(du, dv, ny, nx, xi, chunk)
+            }
+            Mode::Speculative => {
+                // SAFETY: as above.
+                let (du, dv) = unsafe { (self.view(u), self.view(v)) };
+                let d =
+                    ModeSKernels { exec: &self.cuda }.encode_device(du, dv, ny, nx, xi, chunk)?;
                 // The exact vertices' values come from a host copy (see the
                 // module comment).
                 let (hu, hv) = self.to_host([u, v], ny * nx)?;
@@ -311,15 +314,15 @@ impl Kernels for DeviceOn<'_> {
         [u, v]: &mut Self::Out<'_>,
     ) -> Result<()> {
         match mode {
-            Mode::Blockwise => self
-                .d
-                .b
-                .decode_device(&self.stream, parts, ny, nx, xi, u, v),
-            Mode::Speculative => {
-                let e = self.d.cuda.on(self.stream.clone());
+            Mode::Blockwise => {
                 // SAFETY: the caller's device arrays, borrowed for the call.
                 let (du, dv) = unsafe { (self.view_mut(u), self.view_mut(v)) };
-                ModeSKernels { exec: &e }.decode_device(parts, ny, nx, xi, du, dv)
+                CodecKernels { exec: &self.cuda }.decode_device(parts, ny, nx, xi, du, dv)
+            }
+            Mode::Speculative => {
+                // SAFETY: as above.
+                let (du, dv) = unsafe { (self.view_mut(u), self.view_mut(v)) };
+                ModeSKernels { exec: &self.cuda }.decode_device(parts, ny, nx, xi, du, dv)
             }
         }
     }

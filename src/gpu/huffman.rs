@@ -18,6 +18,8 @@ const SHARED_BINS: u32 = 4096;
 const COUNT_BLOCKS: usize = 1024;
 /// Most blocks gathering one Huffman block's bytes (grid-stride).
 const GATHER_BLOCKS: usize = 64;
+/// Most rows of a grid (CUDA's gridDim.y limit).
+const MAX_GRID_Y: usize = 65_535;
 /// Threads per block of the decoder (one thread per Huffman block).
 const DECODE_THREADS: u32 = 32;
 
@@ -240,23 +242,25 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
         };
         let total = offs[blocks] as usize;
         let out = Buf::<E, u8>::zeros(e, total)?;
-        // The kernel takes Huffman block b = blockIdx.y, and Exec launches 1-D
-        // grids: one launch per Huffman block, the offset arrays seen from b
-        // (so b is 0 in the kernel and the pointers are block b's).
-        for (b, w) in offs.windows(2).enumerate() {
-            let len = (w[1] - w[0]) as usize;
+        // Huffman block b = blockIdx.y; a grid has at most 65535 rows, so
+        // more blocks go in several launches, the offset arrays seen from the
+        // first block of each (b is then relative to it).
+        let longest = offs.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0) as usize;
+        let across = longest.div_ceil(THREADS as usize).clamp(1, GATHER_BLOCKS) as u32;
+        for first in (0..blocks).step_by(MAX_GRID_Y) {
+            let rows = (blocks - first).min(MAX_GRID_Y) as u32;
             // SAFETY: (const u32* words, const u64* word_off, const u64* byte_off,
-            // u8* out): the offsets from b on index words and out within their totals.
+            // u8* out): the offsets from `first` on index words and out within
+            // their totals; rows <= the blocks left.
             unsafe {
-                launch_items(
-                    e,
+                e.launch_dims(
                     "factz_h_gather",
-                    len.min(GATHER_BLOCKS * THREADS as usize),
-                    THREADS,
+                    [across, rows, 1],
+                    [THREADS, 1, 1],
                     &[
                         words.arg(e),
-                        word_off.view().offset(b).arg(),
-                        byte_off.view().offset(b).arg(),
+                        word_off.view().offset(first).arg(),
+                        byte_off.view().offset(first).arg(),
                         out.arg(e),
                     ],
                 )?

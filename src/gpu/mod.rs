@@ -67,27 +67,6 @@ pub(crate) fn driver(e: cudarc::driver::DriverError) -> Error {
     Error::internal(format!("CUDA: {e}"))
 }
 
-/// A zeroed device buffer of `len` elements, at least one: a zero-length
-/// allocation is not a valid kernel argument.
-pub(crate) fn zeros<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
-    stream: &Arc<cudarc::driver::CudaStream>,
-    len: usize,
-) -> Result<cudarc::driver::CudaSlice<T>> {
-    stream.alloc_zeros::<T>(len.max(1)).map_err(driver)
-}
-
-/// A device copy of `data` (one zero element when it is empty, as [`zeros`]).
-pub(crate) fn upload<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
-    stream: &Arc<cudarc::driver::CudaStream>,
-    data: &[T],
-) -> Result<cudarc::driver::CudaSlice<T>> {
-    if data.is_empty() {
-        zeros(stream, 1)
-    } else {
-        stream.clone_htod(data).map_err(driver)
-    }
-}
-
 /// Is NVRTC loadable (the kernels are compiled at run time)?
 pub fn nvrtc_present() -> bool {
     // SAFETY: only tries to dlopen libnvrtc; nothing is called.

@@ -1,19 +1,26 @@
-//! Mode B's bound derivation on the device: `kernels/mode_b_bounds.cu`, whose
-//! outputs equal the CPU's (`field::gpu_ref::mode_b_ids`) bit for bit; the
-//! same source runs on the host in CI through `kernels/shim`.
+//! Mode B's bound derivation on an [`Exec`] (a device, or the host build of
+//! the kernels in tests): `kernels/mode_b_bounds.cu`, whose outputs equal the
+//! CPU's (`field::gpu_ref::mode_b_ids`) bit for bit.
 
-use super::driver;
+use super::exec::{Arg, Buf, Cuda, Exec, View};
 use crate::error::{Error, Result};
-use cudarc::driver::{CudaContext, CudaFunction, LaunchConfig, PushKernelArg};
+use cudarc::driver::CudaContext;
 use std::sync::Arc;
 
 pub const SOURCE: &str = include_str!("../../kernels/mode_b_bounds.cu");
-const ENTRY: &str = "factz_b_bound_ids";
 const TILE: usize = 32;
+/// One block per tile: a warp per tile row, 8 rows at a time (the kernel's
+/// intended shape).
+const BLOCK: [u32; 3] = [32, 8, 1];
 
 /// PTX of the bound kernel ([`super::compile`]: `--fmad=false`, a virtual architecture).
 pub fn compile(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
     super::compile(SOURCE, "mode_b_bounds.cu", arch)
+}
+
+/// The bound kernel on a CUDA device.
+pub fn cuda(ctx: &Arc<CudaContext>) -> Result<Cuda> {
+    Cuda::new(ctx, &[(SOURCE, "mode_b_bounds.cu")])
 }
 
 /// What the kernel computes for one field (see the kernel's comments).
@@ -28,21 +35,87 @@ pub struct ModeBIds {
     pub exact_mask: Vec<u32>,
 }
 
-/// The compiled kernel on one device.
-pub struct BoundKernel {
-    ctx: Arc<CudaContext>,
-    func: CudaFunction,
+/// Where the kernel writes, on the executor: `vertex` 2 bytes per vertex,
+/// `tile` 2 per tile, the masks one word per row and tile column.
+#[derive(Debug, Clone, Copy)]
+pub struct BoundOut {
+    pub vertex: View<u8>,
+    pub tile: View<u8>,
+    pub forced_mask: View<u32>,
+    pub exact_mask: View<u32>,
 }
 
-impl BoundKernel {
-    pub fn new(ctx: Arc<CudaContext>) -> Result<BoundKernel> {
-        let module = ctx.load_module(compile("compute_80")?).map_err(driver)?;
-        let func = module.load_function(ENTRY).map_err(driver)?;
-        Ok(BoundKernel { ctx, func })
+/// The tile grid of a field: (tiles across, tiles down).
+pub(crate) fn tiles(ny: usize, nx: usize) -> (usize, usize) {
+    (nx.div_ceil(TILE), ny.div_ceil(TILE))
+}
+
+/// The bound kernel on one executor.
+pub struct BoundKernels<'e, E: Exec> {
+    pub exec: &'e E,
+}
+
+impl<E: Exec> BoundKernels<'_, E> {
+    /// The bound derivation of `u`, `v` (row-major `ny x nx`, already on the
+    /// executor) under the absolute bound `xi`, into `out`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn derive(
+        &self,
+        u: View<f32>,
+        v: View<f32>,
+        ny: usize,
+        nx: usize,
+        xi: f64,
+        chunk_of_larger: bool,
+        out: &BoundOut,
+    ) -> Result<()> {
+        let n = crate::field::vertex_count(ny, nx)?;
+        if u.len() < n || v.len() < n {
+            return Err(Error::invalid("u and v must hold ny * nx values each"));
+        }
+        let (tx, ty) = tiles(ny, nx);
+        if out.vertex.len() < 2 * n
+            || out.tile.len() < 2 * tx * ty
+            || out.forced_mask.len() < ny * tx
+            || out.exact_mask.len() < ny * tx
+        {
+            return Err(Error::internal("mode B bound outputs are too small"));
+        }
+        let grid = [
+            u32::try_from(tx).map_err(|_| Error::unsupported("field too wide for one launch"))?,
+            u32::try_from(ty)
+                .ok()
+                .filter(|&y| y <= 65535)
+                .ok_or_else(|| Error::unsupported("field too tall for one launch"))?,
+            1,
+        ];
+        let e = self.exec;
+        // SAFETY: (const float* u, v, long long ny, nx, double xi, int chunk,
+        // u8* vertex_ids, u8* tile_ids, u32* forced, u32* exact), a long long
+        // as U64 (the same 8 bytes; ny, nx > 0); every array has the length
+        // the kernel reads or writes for this ny, nx (checked above).
+        unsafe {
+            e.launch_dims(
+                "factz_b_bound_ids",
+                grid,
+                BLOCK,
+                &[
+                    u.arg(),
+                    v.arg(),
+                    Arg::U64(ny as u64),
+                    Arg::U64(nx as u64),
+                    Arg::F64(xi),
+                    Arg::I32(chunk_of_larger as i32),
+                    out.vertex.arg(),
+                    out.tile.arg(),
+                    out.forced_mask.arg(),
+                    out.exact_mask.arg(),
+                ],
+            )
+        }
     }
 
-    /// Runs the bound derivation on `u`, `v` (row-major `ny x nx`) under the
-    /// absolute bound `xi`, from host memory (one upload, one download).
+    /// [`Self::derive`] from and to host memory (one upload, one download).
     pub fn run(
         &self,
         u: &[f32],
@@ -56,49 +129,27 @@ impl BoundKernel {
         if u.len() != n || v.len() != n {
             return Err(Error::invalid("u and v must hold ny * nx values each"));
         }
-        let (tx, ty) = (nx.div_ceil(TILE), ny.div_ceil(TILE));
-        let grid_dim = (
-            u32::try_from(tx).map_err(|_| Error::unsupported("field too wide for one launch"))?,
-            u32::try_from(ty)
-                .ok()
-                .filter(|&y| y <= 65535)
-                .ok_or_else(|| Error::unsupported("field too tall for one launch"))?,
-            1,
-        );
-        let stream = self.ctx.default_stream();
-        let du = stream.clone_htod(u).map_err(driver)?;
-        let dv = stream.clone_htod(v).map_err(driver)?;
-        let mut ids = stream.alloc_zeros::<u8>(2 * n).map_err(driver)?;
-        let mut tiles = stream.alloc_zeros::<u8>(2 * tx * ty).map_err(driver)?;
-        let mut forced = stream.alloc_zeros::<u32>(ny * tx).map_err(driver)?;
-        let mut exact = stream.alloc_zeros::<u32>(ny * tx).map_err(driver)?;
-        let (ny64, nx64, chunk) = (ny as i64, nx as i64, chunk_of_larger as i32);
-        let cfg = LaunchConfig {
-            grid_dim,
-            block_dim: (32, 8, 1),
-            shared_mem_bytes: 0,
+        let e = self.exec;
+        let (tx, ty) = tiles(ny, nx);
+        let du = Buf::from(e, u)?;
+        let dv = Buf::from(e, v)?;
+        let vertex = Buf::<E, u8>::zeros(e, 2 * n)?;
+        let tile = Buf::<E, u8>::zeros(e, 2 * tx * ty)?;
+        let forced = Buf::<E, u32>::zeros(e, ny * tx)?;
+        let exact = Buf::<E, u32>::zeros(e, ny * tx)?;
+        let out = BoundOut {
+            vertex: vertex.view(),
+            tile: tile.view(),
+            forced_mask: forced.view(),
+            exact_mask: exact.view(),
         };
-        let mut launch = stream.launch_builder(&self.func);
-        launch
-            .arg(&du)
-            .arg(&dv)
-            .arg(&ny64)
-            .arg(&nx64)
-            .arg(&xi)
-            .arg(&chunk)
-            .arg(&mut ids)
-            .arg(&mut tiles)
-            .arg(&mut forced)
-            .arg(&mut exact);
-        // SAFETY: the arguments match the kernel's signature in order and type,
-        // and every output buffer has the length the kernel writes.
-        unsafe { launch.launch(cfg) }.map_err(driver)?;
+        self.derive(du.view(), dv.view(), ny, nx, xi, chunk_of_larger, &out)?;
         let pairs = |b: Vec<u8>| b.chunks_exact(2).map(|p| [p[0], p[1]]).collect();
         Ok(ModeBIds {
-            vertex: pairs(stream.clone_dtoh(&ids).map_err(driver)?),
-            tile: pairs(stream.clone_dtoh(&tiles).map_err(driver)?),
-            forced_mask: stream.clone_dtoh(&forced).map_err(driver)?,
-            exact_mask: stream.clone_dtoh(&exact).map_err(driver)?,
+            vertex: pairs(vertex.read(e, 0..2 * n)?),
+            tile: pairs(tile.read(e, 0..2 * tx * ty)?),
+            forced_mask: forced.read(e, 0..ny * tx)?,
+            exact_mask: exact.read(e, 0..ny * tx)?,
         })
     }
 }

@@ -1,22 +1,22 @@
-//! Mode B's encoding and decoding on the device: `kernels/mode_b_bounds.cu`
+//! Mode B's encoding and decoding on an [`Exec`] (a device, or the host build
+//! of the kernels in tests/gpu_mode_b_codec.rs): `kernels/mode_b_bounds.cu`
 //! then `kernels/mode_b_codec.cu`, whose `Parts` and decoded values equal
-//! `field::blockwise::encode` / `decode`'s bit for bit; the same sources run
-//! on the host in CI through `kernels/shim` (tests/gpu_mode_b_codec.rs).
+//! `field::blockwise::encode` / `decode`'s bit for bit.
 
-use super::mode_b;
-use super::{driver, upload, zeros};
+use super::exec::{launch_items, Arg, Buf, Cuda, Exec, View};
+use super::mode_b::{self, BoundKernels, BoundOut};
 use crate::error::{Error, Result};
 use crate::field::parts::Parts;
 use crate::field::quantize::NUM_IDS;
-use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::CudaContext;
 use std::sync::Arc;
 
 pub const SOURCE: &str = include_str!("../../kernels/mode_b_codec.cu");
 const TILE: usize = 32;
 /// Tiles (warps) per block of the per-tile kernels (FZC_WARPS in the source).
 const TILES_PER_BLOCK: usize = 4;
+/// One warp per tile, `TILES_PER_BLOCK` tiles per block.
+const PER_TILE_BLOCK: [u32; 3] = [TILE as u32, TILES_PER_BLOCK as u32, 1];
 /// Threads of the one-block scan (FZC_SCAN_THREADS).
 const SCAN_THREADS: u32 = 256;
 
@@ -25,41 +25,31 @@ pub fn compile(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
     super::compile(SOURCE, "mode_b_codec.cu", arch)
 }
 
-/// Mode B's bound, encode and decode kernels on one device.
-pub struct CodecKernels {
-    ctx: Arc<CudaContext>,
-    bound_ids: CudaFunction,
-    encode: CudaFunction,
-    mask_counts: CudaFunction,
-    scan: CudaFunction,
-    compact: CudaFunction,
-    decode: CudaFunction,
+/// Mode B's bound, encode and decode kernels on a CUDA device.
+pub fn cuda(ctx: &Arc<CudaContext>) -> Result<Cuda> {
+    Cuda::new(
+        ctx,
+        &[
+            (mode_b::SOURCE, "mode_b_bounds.cu"),
+            (SOURCE, "mode_b_codec.cu"),
+        ],
+    )
 }
 
 /// The tile grid of a field: (tiles across, tiles in all).
 fn tiles(ny: usize, nx: usize) -> (usize, usize) {
-    let tx = nx.div_ceil(TILE);
-    (tx, tx * ny.div_ceil(TILE))
+    let (tx, ty) = mode_b::tiles(ny, nx);
+    (tx, tx * ty)
 }
 
-/// One warp per tile, `TILES_PER_BLOCK` tiles per block, a 1-D grid.
-fn per_tile(tiles: usize) -> Result<LaunchConfig> {
+/// The 1-D grid of the per-tile kernels.
+fn per_tile(tiles: usize) -> Result<[u32; 3]> {
     let blocks = u32::try_from(tiles.div_ceil(TILES_PER_BLOCK))
         .ok()
         .filter(|&b| b < i32::MAX as u32)
         .ok_or_else(|| Error::unsupported("field too large for one launch"))?;
-    Ok(LaunchConfig {
-        grid_dim: (blocks.max(1), 1, 1),
-        block_dim: (TILE as u32, TILES_PER_BLOCK as u32, 1),
-        shared_mem_bytes: 0,
-    })
+    Ok([blocks.max(1), 1, 1])
 }
-
-const SCAN: LaunchConfig = LaunchConfig {
-    grid_dim: (1, 1, 1),
-    block_dim: (SCAN_THREADS, 1, 1),
-    shared_mem_bytes: 0,
-};
 
 /// The exact-vertex mask in the kernels' layout: word `j * tiles_x + t`, bit x
 /// = vertex `32 t + x` of row j.
@@ -84,25 +74,32 @@ pub fn unpack_mask(words: &[u32], ny: usize, nx: usize) -> Vec<bool> {
         .collect()
 }
 
-impl CodecKernels {
-    pub fn new(ctx: Arc<CudaContext>) -> Result<CodecKernels> {
-        let bounds: Arc<CudaModule> = ctx
-            .load_module(mode_b::compile("compute_80")?)
-            .map_err(driver)?;
-        let codec = ctx.load_module(compile("compute_80")?).map_err(driver)?;
-        let f = |m: &Arc<CudaModule>, name: &str| m.load_function(name).map_err(driver);
-        Ok(CodecKernels {
-            bound_ids: f(&bounds, "factz_b_bound_ids")?,
-            encode: f(&codec, "factz_b_encode")?,
-            mask_counts: f(&codec, "factz_b_mask_counts")?,
-            scan: f(&codec, "factz_b_scan")?,
-            compact: f(&codec, "factz_b_compact")?,
-            decode: f(&codec, "factz_b_decode")?,
-            ctx,
-        })
+/// Mode B's bound, encode and decode kernels on one executor.
+pub struct CodecKernels<'e, E: Exec> {
+    pub exec: &'e E,
+}
+
+impl<E: Exec> CodecKernels<'_, E> {
+    /// Exclusive scan of the `nt` per-tile counts into nt + 1 offsets; returns
+    /// them and the total.
+    fn scan(&self, counts: &Buf<E, u32>, nt: usize) -> Result<(Buf<E, u64>, usize)> {
+        let e = self.exec;
+        let offsets = Buf::<E, u64>::zeros(e, nt + 1)?;
+        // SAFETY: (const u32* counts, long long n, u64* offsets) with counts
+        // of nt and offsets of nt + 1.
+        unsafe {
+            e.launch(
+                "factz_b_scan",
+                1,
+                SCAN_THREADS,
+                &[counts.arg(e), Arg::U64(nt as u64), offsets.arg(e)],
+            )?
+        };
+        let total = offsets.read(e, nt..nt + 1)?[0] as usize;
+        Ok((offsets, total))
     }
 
-    /// `blockwise::encode(u, v, ny, nx, xi, chunk_of_larger)` on the device.
+    /// `blockwise::encode(u, v, ny, nx, xi, chunk_of_larger)` from host memory.
     pub fn encode(
         &self,
         u: &[f32],
@@ -116,112 +113,99 @@ impl CodecKernels {
         if u.len() != n || v.len() != n {
             return Err(Error::invalid("u and v must hold ny * nx values each"));
         }
-        let stream = self.ctx.default_stream();
-        let du = upload(&stream, u)?;
-        let dv = upload(&stream, v)?;
-        self.encode_device(&stream, &du, &dv, ny, nx, xi, chunk_of_larger)
+        let du = Buf::from(self.exec, u)?;
+        let dv = Buf::from(self.exec, v)?;
+        self.encode_device(du.view(), dv.view(), ny, nx, xi, chunk_of_larger)
     }
 
-    /// [`Self::encode`] from a field already on the device (`du`, `dv` hold at
-    /// least ny * nx values), launched on `stream`; only the Parts come back.
-    #[allow(clippy::too_many_arguments)]
+    /// [`Self::encode`] from a field already on the executor (`u`, `v` hold
+    /// at least ny * nx values); only the Parts come back.
     pub fn encode_device(
         &self,
-        stream: &Arc<CudaStream>,
-        du: &CudaSlice<f32>,
-        dv: &CudaSlice<f32>,
+        u: View<f32>,
+        v: View<f32>,
         ny: usize,
         nx: usize,
         xi: f64,
         chunk_of_larger: bool,
     ) -> Result<Parts> {
+        let e = self.exec;
         let n = crate::field::vertex_count(ny, nx)?;
-        if du.len() < n || dv.len() < n {
+        if u.len() < n || v.len() < n {
             return Err(Error::invalid("u and v must hold ny * nx values each"));
         }
         let (tx, nt) = tiles(ny, nx);
-        let ty = ny.div_ceil(TILE);
-        let bound_grid = (
-            u32::try_from(tx).map_err(|_| Error::unsupported("field too wide for one launch"))?,
-            u32::try_from(ty)
-                .ok()
-                .filter(|&y| y <= 65535)
-                .ok_or_else(|| Error::unsupported("field too tall for one launch"))?,
-            1,
-        );
-        let mut vertex_ids = zeros::<u8>(stream, 2 * n)?;
-        let mut tile_ids = zeros::<u8>(stream, 2 * nt)?;
-        let mut forced = zeros::<u32>(stream, ny * tx)?;
-        let mut bound_exact = zeros::<u32>(stream, ny * tx)?;
-        let mut ids = zeros::<u32>(stream, 2 * nt)?;
-        let mut mask = zeros::<u32>(stream, ny * tx)?;
-        let mut vertex_codes = zeros::<u32>(stream, 2 * n)?;
-        let mut tile_exact = zeros::<u32>(stream, nt)?;
-        let mut offsets = zeros::<u64>(stream, nt + 1)?;
-        let (ny64, nx64, nt64, chunk) = (ny as i64, nx as i64, nt as i64, chunk_of_larger as i32);
-        let mut b = stream.launch_builder(&self.bound_ids);
-        b.arg(du)
-            .arg(dv)
-            .arg(&ny64)
-            .arg(&nx64)
-            .arg(&xi)
-            .arg(&chunk)
-            .arg(&mut vertex_ids)
-            .arg(&mut tile_ids)
-            .arg(&mut forced)
-            .arg(&mut bound_exact);
-        let bound_cfg = LaunchConfig {
-            grid_dim: bound_grid,
-            block_dim: (32, 8, 1),
-            shared_mem_bytes: 0,
+        let grid = per_tile(nt)?;
+        let vertex_ids = Buf::<E, u8>::zeros(e, 2 * n)?;
+        let tile_ids = Buf::<E, u8>::zeros(e, 2 * nt)?;
+        let forced = Buf::<E, u32>::zeros(e, ny * tx)?;
+        let bound_exact = Buf::<E, u32>::zeros(e, ny * tx)?;
+        let bounds = BoundOut {
+            vertex: vertex_ids.view(),
+            tile: tile_ids.view(),
+            forced_mask: forced.view(),
+            exact_mask: bound_exact.view(),
         };
-        // SAFETY (every launch below): the arguments match the kernel's
-        // signature in order and type, and every buffer has the length the
-        // kernel reads or writes for this ny, nx.
-        unsafe { b.launch(bound_cfg) }.map_err(driver)?;
-        let mut e = stream.launch_builder(&self.encode);
-        e.arg(du)
-            .arg(dv)
-            .arg(&ny64)
-            .arg(&nx64)
-            .arg(&xi)
-            .arg(&vertex_ids)
-            .arg(&tile_ids)
-            .arg(&mut ids)
-            .arg(&mut mask)
-            .arg(&mut vertex_codes)
-            .arg(&mut tile_exact);
-        unsafe { e.launch(per_tile(nt)?) }.map_err(driver)?;
-        let mut s = stream.launch_builder(&self.scan);
-        s.arg(&tile_exact).arg(&nt64).arg(&mut offsets);
-        unsafe { s.launch(SCAN) }.map_err(driver)?;
-        let exact = stream.clone_dtoh(&offsets.slice(nt..)).map_err(driver)?[0] as usize;
-        let mut raw = zeros::<u32>(stream, 2 * exact)?;
-        let mut codes = zeros::<u32>(stream, 2 * (n - exact))?;
-        let mut c = stream.launch_builder(&self.compact);
-        c.arg(du)
-            .arg(dv)
-            .arg(&ny64)
-            .arg(&nx64)
-            .arg(&mask)
-            .arg(&vertex_codes)
-            .arg(&offsets)
-            .arg(&mut raw)
-            .arg(&mut codes);
-        unsafe { c.launch(per_tile(nt)?) }.map_err(driver)?;
-        let mut raw = stream.clone_dtoh(&raw).map_err(driver)?;
-        let mut codes = stream.clone_dtoh(&codes).map_err(driver)?;
-        raw.truncate(2 * exact);
-        codes.truncate(2 * (n - exact));
+        BoundKernels { exec: e }.derive(u, v, ny, nx, xi, chunk_of_larger, &bounds)?;
+        let ids = Buf::<E, u32>::zeros(e, 2 * nt)?;
+        let mask = Buf::<E, u32>::zeros(e, ny * tx)?;
+        let vertex_codes = Buf::<E, u32>::zeros(e, 2 * n)?;
+        let tile_exact = Buf::<E, u32>::zeros(e, nt)?;
+        let (ny64, nx64) = (Arg::U64(ny as u64), Arg::U64(nx as u64));
+        // SAFETY (every launch here): the arguments match the kernel's
+        // parameters in order and type (a long long as U64: the same 8
+        // bytes), and every buffer has the length the kernel reads or writes
+        // for this ny, nx.
+        unsafe {
+            e.launch_dims(
+                "factz_b_encode",
+                grid,
+                PER_TILE_BLOCK,
+                &[
+                    u.arg(),
+                    v.arg(),
+                    ny64,
+                    nx64,
+                    Arg::F64(xi),
+                    vertex_ids.arg(e),
+                    tile_ids.arg(e),
+                    ids.arg(e),
+                    mask.arg(e),
+                    vertex_codes.arg(e),
+                    tile_exact.arg(e),
+                ],
+            )?
+        };
+        let (offsets, exact) = self.scan(&tile_exact, nt)?;
+        let raw = Buf::<E, u32>::zeros(e, 2 * exact)?;
+        let codes = Buf::<E, u32>::zeros(e, 2 * (n - exact))?;
+        unsafe {
+            e.launch_dims(
+                "factz_b_compact",
+                grid,
+                PER_TILE_BLOCK,
+                &[
+                    u.arg(),
+                    v.arg(),
+                    ny64,
+                    nx64,
+                    mask.arg(e),
+                    vertex_codes.arg(e),
+                    offsets.arg(e),
+                    raw.arg(e),
+                    codes.arg(e),
+                ],
+            )?
+        };
         Ok(Parts {
-            exact: unpack_mask(&stream.clone_dtoh(&mask).map_err(driver)?, ny, nx),
-            raw,
-            ids: stream.clone_dtoh(&ids).map_err(driver)?,
-            codes,
+            exact: unpack_mask(&mask.read(e, 0..ny * tx)?, ny, nx),
+            raw: raw.read(e, 0..2 * exact)?,
+            ids: ids.read(e, 0..2 * nt)?,
+            codes: codes.read(e, 0..2 * (n - exact))?,
         })
     }
 
-    /// `blockwise::decode` on the device, with its checks (same errors).
+    /// `blockwise::decode` into host memory, with its checks (same errors).
     pub fn decode(
         &self,
         parts: &Parts,
@@ -231,45 +215,35 @@ impl CodecKernels {
         u: &mut [f32],
         v: &mut [f32],
     ) -> Result<()> {
+        let e = self.exec;
         let n = crate::field::vertex_count(ny, nx)?;
-        if u.len() != n || v.len() != n || parts.exact.len() != n {
+        if u.len() != n || v.len() != n {
             return Err(Error::invalid(
                 "u, v and the exact mask must hold ny * nx values each",
             ));
         }
-        let (_, nt) = tiles(ny, nx);
-        if parts.ids.len() != 2 * nt {
-            return Err(Error::corrupt(
-                "mode B stream has the wrong number of tile bound ids",
-            ));
-        }
-        if parts.ids.iter().any(|&id| id >= NUM_IDS) {
-            return Err(Error::corrupt("mode B stream has an out-of-range bound id"));
-        }
-        let stream = self.ctx.default_stream();
-        let mut du = zeros::<f32>(&stream, n)?;
-        let mut dv = zeros::<f32>(&stream, n)?;
-        self.decode_device(&stream, parts, ny, nx, xi, &mut du, &mut dv)?;
-        stream.memcpy_dtoh(&du, u).map_err(driver)?;
-        stream.memcpy_dtoh(&dv, v).map_err(driver)?;
+        let du = Buf::<E, f32>::zeros(e, n)?;
+        let dv = Buf::<E, f32>::zeros(e, n)?;
+        self.decode_device(parts, ny, nx, xi, du.view(), dv.view())?;
+        u.copy_from_slice(&du.read(e, 0..n)?);
+        v.copy_from_slice(&dv.read(e, 0..n)?);
         Ok(())
     }
 
-    /// [`Self::decode`] into device buffers of at least ny * nx values, on
-    /// `stream` (the parts go up; the field stays on the device).
-    #[allow(clippy::too_many_arguments)]
+    /// [`Self::decode`] into executor arrays of at least ny * nx values (the
+    /// parts go up; the field stays where it is).
     pub fn decode_device(
         &self,
-        stream: &Arc<CudaStream>,
         parts: &Parts,
         ny: usize,
         nx: usize,
         xi: f64,
-        du: &mut CudaSlice<f32>,
-        dv: &mut CudaSlice<f32>,
+        u: View<f32>,
+        v: View<f32>,
     ) -> Result<()> {
+        let e = self.exec;
         let n = crate::field::vertex_count(ny, nx)?;
-        if du.len() < n || dv.len() < n || parts.exact.len() != n {
+        if u.len() < n || v.len() < n || parts.exact.len() != n {
             return Err(Error::invalid(
                 "u, v and the exact mask must hold ny * nx values each",
             ));
@@ -283,46 +257,49 @@ impl CodecKernels {
         if parts.ids.iter().any(|&id| id >= NUM_IDS) {
             return Err(Error::corrupt("mode B stream has an out-of-range bound id"));
         }
-        let ids = upload(stream, &parts.ids)?;
-        let mask = upload(stream, &pack_mask(&parts.exact, ny, nx))?;
-        let mut tile_exact = zeros::<u32>(stream, nt)?;
-        let mut offsets = zeros::<u64>(stream, nt + 1)?;
-        let (ny64, nx64, nt64) = (ny as i64, nx as i64, nt as i64);
-        let threads = (TILE * TILES_PER_BLOCK) as u32;
-        let counts_cfg = LaunchConfig {
-            grid_dim: (nt.div_ceil(threads as usize) as u32, 1, 1),
-            block_dim: (threads, 1, 1),
-            shared_mem_bytes: 0,
+        let ids = Buf::from(e, &parts.ids)?;
+        let mask = Buf::from(e, &pack_mask(&parts.exact, ny, nx))?;
+        let tile_exact = Buf::<E, u32>::zeros(e, nt)?;
+        let (ny64, nx64) = (Arg::U64(ny as u64), Arg::U64(nx as u64));
+        // SAFETY (every launch here): as in `encode_device`; raw and codes
+        // are read only at the positions the mask implies, checked against
+        // their lengths before the decode launch.
+        unsafe {
+            launch_items(
+                e,
+                "factz_b_mask_counts",
+                nt,
+                (TILE * TILES_PER_BLOCK) as u32,
+                &[mask.arg(e), ny64, nx64, tile_exact.arg(e)],
+            )?
         };
-        let mut m = stream.launch_builder(&self.mask_counts);
-        m.arg(&mask).arg(&ny64).arg(&nx64).arg(&mut tile_exact);
-        // SAFETY (every launch here): as in `encode`; raw and codes are read
-        // only at the positions the mask implies, checked against their
-        // lengths before the decode launch.
-        unsafe { m.launch(counts_cfg) }.map_err(driver)?;
-        let mut s = stream.launch_builder(&self.scan);
-        s.arg(&tile_exact).arg(&nt64).arg(&mut offsets);
-        unsafe { s.launch(SCAN) }.map_err(driver)?;
-        let exact = stream.clone_dtoh(&offsets.slice(nt..)).map_err(driver)?[0] as usize;
+        let (offsets, exact) = self.scan(&tile_exact, nt)?;
         if 2 * exact != parts.raw.len() || 2 * (n - exact) != parts.codes.len() {
             return Err(Error::corrupt(
                 "mode B stream: value counts do not match the exact-vertex mask",
             ));
         }
-        let raw = upload(stream, &parts.raw)?;
-        let codes = upload(stream, &parts.codes)?;
-        let mut d = stream.launch_builder(&self.decode);
-        d.arg(&ny64)
-            .arg(&nx64)
-            .arg(&xi)
-            .arg(&ids)
-            .arg(&mask)
-            .arg(&raw)
-            .arg(&codes)
-            .arg(&offsets)
-            .arg(du)
-            .arg(dv);
-        unsafe { d.launch(per_tile(nt)?) }.map_err(driver)?;
+        let raw = Buf::from(e, &parts.raw)?;
+        let codes = Buf::from(e, &parts.codes)?;
+        unsafe {
+            e.launch_dims(
+                "factz_b_decode",
+                per_tile(nt)?,
+                PER_TILE_BLOCK,
+                &[
+                    ny64,
+                    nx64,
+                    Arg::F64(xi),
+                    ids.arg(e),
+                    mask.arg(e),
+                    raw.arg(e),
+                    codes.arg(e),
+                    offsets.arg(e),
+                    u.arg(),
+                    v.arg(),
+                ],
+            )?
+        };
         Ok(())
     }
 }

@@ -101,30 +101,6 @@ pub fn library() -> &'static libloading::Library {
     })
 }
 
-/// What `factz_b_bound_ids` computes for one field.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModeBIds {
-    pub vertex: Vec<[u8; 2]>,
-    pub tile: Vec<[u8; 2]>,
-    /// One word per row and tile column (`j * tiles_x + t`), bit x = vertex `32 t + x`.
-    pub forced_mask: Vec<u32>,
-    pub exact_mask: Vec<u32>,
-}
-
-type BoundIdsFn = unsafe extern "C" fn(
-    *const f32,
-    *const f32,
-    i64,
-    i64,
-    f64,
-    i32,
-    *mut u8,
-    *mut u8,
-    *mut u32,
-    *mut u32,
-    i32,
-) -> i32;
-
 /// How the shim runs a block's threads (kernels/shim/cuda_host.hpp).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Threads {
@@ -132,51 +108,4 @@ pub enum Threads {
     Fibers,
     /// One std::thread per CUDA thread: truly concurrent, slow.
     Os,
-}
-
-/// Runs mode B's bound-derivation kernel through the shim.
-pub fn mode_b_ids(
-    u: &[f32],
-    v: &[f32],
-    ny: usize,
-    nx: usize,
-    xi: f64,
-    chunk: bool,
-    threads: Threads,
-) -> ModeBIds {
-    assert!(u.len() == ny * nx && v.len() == ny * nx);
-    let tiles_x = nx.div_ceil(32);
-    let tiles = tiles_x * ny.div_ceil(32);
-    // Filled with a value the kernel never writes, so a vertex it skips shows.
-    let mut vertex = vec![[0xAAu8; 2]; ny * nx];
-    let mut tile = vec![[0xAAu8; 2]; tiles];
-    let mut forced_mask = vec![0xDEAD_BEEFu32; ny * tiles_x];
-    let mut exact_mask = vec![0xDEAD_BEEFu32; ny * tiles_x];
-    // SAFETY: the symbol has this signature (kernels/shim/mode_b_host.cpp), and
-    // every buffer has the length the kernel writes.
-    let rc = unsafe {
-        let f: libloading::Symbol<BoundIdsFn> = library()
-            .get(b"factz_host_b_bound_ids\0")
-            .expect("factz_host_b_bound_ids in the host kernel library");
-        f(
-            u.as_ptr(),
-            v.as_ptr(),
-            ny as i64,
-            nx as i64,
-            xi,
-            chunk as i32,
-            vertex.as_mut_ptr().cast(),
-            tile.as_mut_ptr().cast(),
-            forced_mask.as_mut_ptr(),
-            exact_mask.as_mut_ptr(),
-            (threads == Threads::Os) as i32,
-        )
-    };
-    assert_eq!(rc, 0, "the shim could not launch factz_b_bound_ids");
-    ModeBIds {
-        vertex,
-        tile,
-        forced_mask,
-        exact_mask,
-    }
 }

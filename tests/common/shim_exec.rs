@@ -1,17 +1,60 @@
 //! `factz::gpu::exec::Exec` on the host build of `kernels/*.cu`
 //! (tests/common/kernels_host.rs): memory is host memory (an address is a
 //! host pointer, so `View::from_raw` of a host slice works too), a launch calls the
-//! kernel's `fzshim_k_<name>` entry point (kernels/shim/cuda_host.hpp), so host
+//! kernel's `fzshim_k_<name>` entry point (`fzshim_k3_<name>` for a 3-D
+//! shape; kernels/shim/cuda_host.hpp), so host
 //! code written for the GPU runs here unchanged. Include it after
 //! `kernels_host` with `#[path = "common/shim_exec.rs"] mod shim_exec;`.
 #![allow(dead_code)]
 
 use crate::kernels_host::{library, Threads};
 use factz::error::{Error, Result};
-use factz::gpu::exec::{Arg, Exec};
+use factz::gpu::exec::{Arg, Exec, Plain, View};
 use std::ffi::c_void;
 
 type LaunchFn = unsafe extern "C" fn(i32, u32, u32, *const *const c_void) -> i32;
+type LaunchDimsFn = unsafe extern "C" fn(i32, *const u32, *const u32, *const *const c_void) -> i32;
+
+/// cuLaunchKernel's convention: a pointer to each parameter's value.
+fn params(args: &[Arg]) -> Vec<*const c_void> {
+    args.iter()
+        .map(|a| match a {
+            Arg::U64(x) => x as *const u64 as *const c_void,
+            Arg::U32(x) => x as *const u32 as *const c_void,
+            Arg::I32(x) => x as *const i32 as *const c_void,
+            Arg::F64(x) => x as *const f64 as *const c_void,
+            Arg::F32(x) => x as *const f32 as *const c_void,
+        })
+        .collect()
+}
+
+/// # Safety
+/// T must be the signature of the entry points named `prefix`.
+unsafe fn entry<T>(prefix: &str, kernel: &str) -> Result<libloading::Symbol<'static, T>> {
+    let name = format!("{prefix}{kernel}\0");
+    // SAFETY: the caller's.
+    unsafe { library().get(name.as_bytes()) }
+        .map_err(|e| Error::internal(format!("{kernel} in the host kernel library: {e}")))
+}
+
+/// A host array as the shim's memory, for the kernels to read.
+///
+/// # Safety
+/// The view must not be used after `a` is dropped or while it is mutated.
+pub unsafe fn view<T: Plain>(a: &[T]) -> View<T> {
+    // SAFETY: the caller's; the shim's addresses are host pointers.
+    unsafe { View::from_raw(a.as_ptr() as u64, a.len()) }
+}
+
+/// A host array as the shim's memory, for the kernels to write.
+///
+/// # Safety
+/// The view must not be used after `a` is dropped or while `a` is otherwise
+/// borrowed.
+pub unsafe fn view_mut<T: Plain>(a: &mut [T]) -> View<T> {
+    // SAFETY: as in `view`.
+    unsafe { View::from_raw(a.as_mut_ptr() as u64, a.len()) }
+}
 
 /// The shim as an executor; `threads` picks fibers or OS threads per block.
 pub struct Shim {
@@ -43,21 +86,9 @@ impl Exec for Shim {
     }
 
     unsafe fn launch(&self, kernel: &str, blocks: u32, threads: u32, args: &[Arg]) -> Result<()> {
-        let name = format!("fzshim_k_{kernel}\0");
-        // SAFETY: every FZSHIM_EXPORT entry point has this signature.
-        let f: libloading::Symbol<LaunchFn> = unsafe { library().get(name.as_bytes()) }
-            .map_err(|e| Error::internal(format!("{kernel} in the host kernel library: {e}")))?;
-        // cuLaunchKernel's convention: a pointer to each parameter's value.
-        let params: Vec<*const c_void> = args
-            .iter()
-            .map(|a| match a {
-                Arg::U64(x) => x as *const u64 as *const c_void,
-                Arg::U32(x) => x as *const u32 as *const c_void,
-                Arg::I32(x) => x as *const i32 as *const c_void,
-                Arg::F64(x) => x as *const f64 as *const c_void,
-                Arg::F32(x) => x as *const f32 as *const c_void,
-            })
-            .collect();
+        // SAFETY: every fzshim_k_ entry point has this signature.
+        let f = unsafe { entry::<LaunchFn>("fzshim_k_", kernel)? };
+        let params = params(args);
         // SAFETY: the caller's (arguments match the kernel); params outlive the call.
         let rc = unsafe {
             f(
@@ -67,11 +98,37 @@ impl Exec for Shim {
                 params.as_ptr(),
             )
         };
-        if rc != 0 {
-            return Err(Error::internal(format!(
-                "the shim could not launch {kernel}"
-            )));
-        }
-        Ok(())
+        launched(kernel, rc)
     }
+
+    unsafe fn launch_dims(
+        &self,
+        kernel: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        args: &[Arg],
+    ) -> Result<()> {
+        // SAFETY: every fzshim_k3_ entry point has this signature.
+        let f = unsafe { entry::<LaunchDimsFn>("fzshim_k3_", kernel)? };
+        let params = params(args);
+        // SAFETY: as in launch; grid and block are three values each.
+        let rc = unsafe {
+            f(
+                (self.threads == Threads::Os) as i32,
+                grid.as_ptr(),
+                block.as_ptr(),
+                params.as_ptr(),
+            )
+        };
+        launched(kernel, rc)
+    }
+}
+
+fn launched(kernel: &str, rc: i32) -> Result<()> {
+    if rc != 0 {
+        return Err(Error::internal(format!(
+            "the shim could not launch {kernel}"
+        )));
+    }
+    Ok(())
 }
