@@ -60,7 +60,7 @@ fn compress(
 #[test]
 fn device_entry_points_check_arguments_then_say_unsupported() {
     #[cfg(feature = "cuda")]
-    if factz::gpu::field::shared().is_ok() {
+    if factz::gpu::exec::shared().is_ok() {
         eprintln!("a GPU is present: the device test of tests/gpu_field.rs checks these");
         return;
     }

@@ -1,8 +1,8 @@
 //! The end-to-end GPU field compressor (issue 6) without a GPU: the pipeline
 //! of `factz::gpu::field` (`compress_on` / `decompress_on`: bound, Parts,
-//! the CPU's stream writer, the lossless fallback, verify, and back) driven by
-//! the kernels run as host C++ through `kernels/shim`. The CUDA path runs the
-//! same Rust code with `gpu::field::DeviceOn` as the kernels.
+//! the CPU's stream writer, the lossless fallback, verify, and back) with the
+//! library's `OnExec` kernels over the host build of the `.cu` files
+//! (`kernels/shim`): the CUDA path runs the same Rust code on a device.
 //!
 //! - Streams equal `field::compress`'s byte for byte (and the reports), for
 //!   modes B and S, on datagen turbulence, smooth fields of awkward shapes,
@@ -23,10 +23,8 @@ mod shim_exec;
 use common::fields::{self, Field, Rng};
 use factz::error::{ErrorKind, Result};
 use factz::field::parts::Parts;
-use factz::field::{gpu_ref_s, Bound, Coder, FieldConfig, Mode};
-use factz::gpu::field::{self as gf, Backend, Kernels};
-use factz::gpu::mode_b_codec::CodecKernels;
-use factz::gpu::mode_s::ModeSKernels;
+use factz::field::{Bound, Coder, FieldConfig, Mode};
+use factz::gpu::field::{self as gf, Backend, Kernels, OnExec};
 use kernels_host::Threads;
 use std::cell::Cell;
 
@@ -47,6 +45,16 @@ fn shim() -> Shim {
     }
 }
 
+impl Shim {
+    fn exec(&self) -> shim_exec::Shim {
+        shim_exec::Shim {
+            threads: self.threads,
+        }
+    }
+}
+
+/// The library's `OnExec` over the shim, on host slices (the shim's memory),
+/// counting what the pipeline asks for.
 impl Kernels for Shim {
     type Field<'a> = [&'a [f32]; 2];
     type Out<'a> = [&'a mut [f32]; 2];
@@ -61,7 +69,15 @@ impl Kernels for Shim {
 
     fn to_host(&self, [u, v]: Self::Field<'_>, n: usize) -> Result<(Vec<f32>, Vec<f32>)> {
         self.host_copies.set(self.host_copies.get() + 1);
-        Ok((u[..n].to_vec(), v[..n].to_vec()))
+        // SAFETY: the views are read during this call only.
+        let f = unsafe { [shim_exec::view(u), shim_exec::view(v)] };
+        OnExec { exec: &self.exec() }.to_host(f, n)
+    }
+
+    fn finite_range(&self, [u, v]: Self::Field<'_>, n: usize) -> Result<(f32, f32)> {
+        // SAFETY: as above.
+        let f = unsafe { [shim_exec::view(u), shim_exec::view(v)] };
+        OnExec { exec: &self.exec() }.finite_range(f, n)
     }
 
     fn encode(
@@ -74,23 +90,9 @@ impl Kernels for Shim {
         chunk: bool,
     ) -> Result<Parts> {
         self.encodes.set(self.encodes.get() + 1);
-        // The library's host code over the shim, on the field in place, as
-        // gpu::field::DeviceOn runs it on device arrays.
-        let exec = &shim_exec::Shim {
-            threads: self.threads,
-        };
-        // SAFETY: the views are read during this call only.
-        let (du, dv) = unsafe { (shim_exec::view(u), shim_exec::view(v)) };
-        match mode {
-            Mode::Blockwise => CodecKernels { exec }.encode_device(du, dv, ny, nx, xi, chunk),
-            Mode::Speculative => {
-                // Decisions, then Parts with the exact vertices' values from the field.
-                let d = ModeSKernels { exec }.encode_device(du, dv, ny, nx, xi, chunk)?;
-                Ok(gpu_ref_s::assemble(
-                    u, v, ny, nx, &d.exact, &d.ids, &d.codes,
-                ))
-            }
-        }
+        // SAFETY: as above.
+        let f = unsafe { [shim_exec::view(u), shim_exec::view(v)] };
+        OnExec { exec: &self.exec() }.encode(mode, f, ny, nx, xi, chunk)
     }
 
     fn decode(
@@ -106,22 +108,16 @@ impl Kernels for Shim {
         // Poison the output: a vertex the kernels skip shows.
         u.fill(f32::from_bits(0x7fc0_dead));
         v.fill(f32::from_bits(0x7fc0_dead));
-        let exec = &shim_exec::Shim {
-            threads: self.threads,
-        };
         // SAFETY: the views are used during this call only, while u and v are
         // not otherwise borrowed.
-        let (du, dv) = unsafe { (shim_exec::view_mut(u), shim_exec::view_mut(v)) };
-        match mode {
-            Mode::Blockwise => CodecKernels { exec }.decode_device(parts, ny, nx, xi, du, dv),
-            Mode::Speculative => ModeSKernels { exec }.decode_device(parts, ny, nx, xi, du, dv),
-        }
+        let mut out = unsafe { [shim_exec::view_mut(u), shim_exec::view_mut(v)] };
+        OnExec { exec: &self.exec() }.decode(mode, parts, ny, nx, xi, &mut out)
     }
 
     fn put(&self, hu: &[f32], hv: &[f32], [u, v]: &mut Self::Out<'_>) -> Result<()> {
-        u.copy_from_slice(hu);
-        v.copy_from_slice(hv);
-        Ok(())
+        // SAFETY: as in decode.
+        let mut out = unsafe { [shim_exec::view_mut(u), shim_exec::view_mut(v)] };
+        OnExec { exec: &self.exec() }.put(hu, hv, &mut out)
     }
 }
 
@@ -139,11 +135,12 @@ fn check(k: &Shim, f: &Field, cfg: &FieldConfig) -> bool {
     let gpu = gf::compress_on(k, [&f.u, &f.v], f.ny, f.nx, cfg).unwrap();
     assert!(gpu.bytes == cpu.bytes, "stream differs: {what}");
     assert_eq!(gpu.report, cpu.report, "{what}");
-    // At most one host copy of the field, and none for an absolute bound that
-    // needs neither the verify pass nor the lossless fallback.
+    // At most one host copy of the field, and none unless the verify pass or
+    // the lossless fallback needs it (a relative bound's range and mode S's
+    // exact values come from the device).
     let info = factz::field::info(&cpu.bytes).unwrap();
     let copied = k.host_copies.get() - copies;
-    let needs = matches!(cfg.bound, Bound::Rel(_)) || cfg.verify || info.mode.is_none();
+    let needs = cfg.verify || info.mode.is_none();
     assert!(
         copied <= 1 && (needs || copied == 0),
         "{copied} host copies: {what}"
@@ -239,6 +236,16 @@ fn adversarial_streams_are_the_cpus() {
     let mut suite = fields::adversarial_suite(&fields::smooth(40, 37, 7));
     suite.push(fields::nan_mask(&fields::smooth(45, 70, 5), 6));
     suite.push(fields::zeros(33, 31));
+    // Zeros of both signs: a relative bound's range is +0 whichever zero the
+    // device's reduction keeps as min and max.
+    let mut signed = fields::zeros(33, 31);
+    for (k, x) in signed.u.iter_mut().chain(signed.v.iter_mut()).enumerate() {
+        if k % 3 == 1 {
+            *x = -0.0;
+        }
+    }
+    signed.name = "signed zeros".into();
+    suite.push(signed);
     sweep(&suite);
 }
 
@@ -326,7 +333,7 @@ fn backend_choice_says_which_ran() {
     assert!(c.bytes == cpu.bytes && ran.backend == Backend::Cpu && ran.fallback_reason.is_none());
     let (c, ran) = gf::compress_host(Backend::Auto, &f.u, &f.v, 30, 40, &cfg).unwrap();
     assert!(c.bytes == cpu.bytes);
-    match factz::gpu::field::shared() {
+    match factz::gpu::exec::shared() {
         Ok(_) => assert_eq!(ran.backend, Backend::Cuda),
         Err(e) => {
             // No GPU here: Auto ran the CPU and says why; Cuda refuses.
@@ -349,7 +356,7 @@ mod device {
     #[test]
     #[ignore = "needs an NVIDIA GPU (scripts/gpu-check)"]
     fn device_streams_are_the_cpus() {
-        let d = gf::shared().expect("a GPU");
+        let d = factz::gpu::exec::shared().expect("a GPU");
         let s = d.stream.clone();
         let ctx = s.context().clone();
         let turb = fields::turbulence(128, 3);

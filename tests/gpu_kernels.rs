@@ -38,6 +38,14 @@ use std::collections::BTreeSet;
 /// Every kernel file and the entry points it must export (unmangled).
 const KERNELS: &[(&str, &[&str])] = &[
     (
+        "field_reduce.cu",
+        &[
+            "factz_f_range",
+            "factz_f_exact_flags",
+            "factz_f_exact_gather",
+        ],
+    ),
+    (
         "huffman.cu",
         &[
             "factz_h_max",

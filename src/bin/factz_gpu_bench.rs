@@ -135,7 +135,7 @@ fn main() {
     let rel: f64 = arg(&args, "--rel", 1e-3);
     let np: usize = arg(&args, "--particles", 4_000_000);
     let prel: f64 = arg(&args, "--prel", 1e-3);
-    let d = match gf::shared() {
+    let d = match factz::gpu::exec::shared() {
         Ok(d) => d,
         Err(e) => {
             eprintln!("factz-gpu-bench: no GPU backend: {}", e.message);
@@ -201,7 +201,6 @@ fn main() {
         }
     }
     if np > 0 {
-        let exec = factz::gpu::particles::cuda(&ctx).expect("particle kernels");
-        particles(np, prel, reps, &exec);
+        particles(np, prel, reps, d);
     }
 }

@@ -156,43 +156,23 @@ mod device {
 mod device {
     use crate::error::Result;
     use crate::field::{Compressed, FieldConfig};
-    use crate::gpu::field as gf;
-    use cudarc::driver::{CudaSlice, CudaStream};
+    use crate::gpu::exec::{self, Cuda, View};
+    use crate::gpu::field::{self as gf, OnExec};
     use std::ffi::c_void;
-    use std::sync::Arc;
 
-    /// A caller's device array as a cudarc slice that is never freed by us.
-    struct Borrowed(Option<CudaSlice<f32>>);
-
-    impl Drop for Borrowed {
-        fn drop(&mut self) {
-            if let Some(s) = self.0.take() {
-                // Gives the pointer back without cuMemFree: the caller owns it.
-                let _ = s.leak();
-            }
-        }
-    }
-
-    /// # Safety
-    /// `ptr` points to `n` floats of device memory in `stream`'s context.
-    unsafe fn borrow(stream: &Arc<CudaStream>, ptr: *const f32, n: usize) -> Borrowed {
-        // SAFETY: the caller's contract; `Borrowed` never frees it.
-        Borrowed(Some(unsafe { stream.upgrade_device_ptr(ptr as u64, n) }))
-    }
-
-    /// The shared device and the caller's stream on its context.
+    /// The shared device launching on the caller's stream.
     ///
     /// # Safety
     /// `stream` is NULL or a live CUstream of device 0's primary context.
-    unsafe fn setup(stream: *mut c_void) -> Result<(&'static gf::Device, Arc<CudaStream>)> {
-        let d = gf::shared()?;
+    unsafe fn setup(stream: *mut c_void) -> Result<Cuda> {
+        let d = exec::shared()?;
         let ctx = d.stream.context();
         ctx.bind_to_thread()
             .map_err(|e| crate::Error::internal(format!("CUDA: {e}")))?;
         // SAFETY: the caller's stream outlives this call; NULL is the legacy
         // default stream.
         let s = unsafe { ctx.wrap_borrowed_stream(stream as cudarc::driver::sys::CUstream) };
-        Ok((d, s))
+        Ok(d.on(s))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -205,12 +185,15 @@ mod device {
         cfg: &FieldConfig,
         stream: *mut c_void,
     ) -> Result<Compressed> {
-        // SAFETY: the caller's contract (factz_field_compress_device).
-        let (d, s) = unsafe { setup(stream) }?;
-        // SAFETY: as above.
-        let (bu, bv) = unsafe { (borrow(&s, u, n), borrow(&s, v, n)) };
-        let (du, dv) = (bu.0.as_ref().expect("set"), bv.0.as_ref().expect("set"));
-        gf::compress_on(&d.on(s.clone()), [du, dv], ny, nx, cfg)
+        // SAFETY: the caller's contract (factz_field_compress_device): n floats
+        // each of device memory on that context, live for the call.
+        let (exec, f) = unsafe {
+            (
+                setup(stream)?,
+                [View::from_raw(u as u64, n), View::from_raw(v as u64, n)],
+            )
+        };
+        gf::compress_on(&OnExec { exec: &exec }, f, ny, nx, cfg)
     }
 
     pub unsafe fn decompress(
@@ -221,12 +204,15 @@ mod device {
         stream: *mut c_void,
     ) -> Result<()> {
         // SAFETY: the caller's contract (factz_field_decompress_device).
-        let (d, s) = unsafe { setup(stream) }?;
-        // SAFETY: as above.
-        let (mut bu, mut bv) = unsafe { (borrow(&s, u, n), borrow(&s, v, n)) };
-        let (du, dv) = (bu.0.as_mut().expect("set"), bv.0.as_mut().expect("set"));
-        gf::decompress_on(&d.on(s.clone()), bytes, &mut [du, dv])?;
-        s.synchronize()
+        let (exec, mut out) = unsafe {
+            (
+                setup(stream)?,
+                [View::from_raw(u as u64, n), View::from_raw(v as u64, n)],
+            )
+        };
+        gf::decompress_on(&OnExec { exec: &exec }, bytes, &mut out)?;
+        exec.stream
+            .synchronize()
             .map_err(|e| crate::Error::internal(format!("CUDA: {e}")))?;
         Ok(())
     }

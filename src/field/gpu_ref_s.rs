@@ -58,13 +58,38 @@ pub fn assemble(
     ids: &[u8],
     codes: &[i32],
 ) -> Parts {
+    let raw: Vec<u32> = (0..ny * nx)
+        .filter(|&k| exact[k] != 0)
+        .flat_map(|k| [u[k].to_bits(), v[k].to_bits()])
+        .collect();
+    assemble_raw(&raw, ny, nx, exact, ids, codes)
+}
+
+/// [`assemble`] with the exact vertices' (u, v) bits given in index order
+/// (`raw`, two words each, as the GPU gathers them), not the whole field.
+pub fn assemble_raw(
+    raw: &[u32],
+    ny: usize,
+    nx: usize,
+    exact: &[u8],
+    ids: &[u8],
+    codes: &[i32],
+) -> Parts {
     let mut parts = Parts {
         exact: exact.iter().map(|&e| e != 0).collect(),
         ..Parts::default()
     };
+    // Each exact vertex's rank in index order, to read its pair from `raw`.
+    let mut rank = vec![0u32; ny * nx];
+    let mut next = 0u32;
+    for (k, r) in rank.iter_mut().enumerate() {
+        *r = next;
+        next += parts.exact[k] as u32;
+    }
     for k in schedule_order(ny, nx) {
         if parts.exact[k] {
-            parts.raw.extend([u[k].to_bits(), v[k].to_bits()]);
+            let r = 2 * rank[k] as usize;
+            parts.raw.extend_from_slice(&raw[r..r + 2]);
         } else {
             parts.ids.push(ids[k] as u32);
             parts

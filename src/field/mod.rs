@@ -196,7 +196,9 @@ pub fn bound_for_range(bound: Bound, lo: f32, hi: f32) -> f64 {
     match bound {
         Bound::Abs(x) => x,
         Bound::Rel(_) if lo > hi => 0.0,
-        Bound::Rel(t) => (t * (hi as f64 - lo as f64)).min(f64::MAX),
+        // + 0.0: a range of zeros is +0 whichever signed zero min and max
+        // picked (f32::min leaves that open, and a GPU reduces in another order).
+        Bound::Rel(t) => (t * (hi as f64 - lo as f64 + 0.0)).min(f64::MAX),
     }
 }
 
@@ -544,6 +546,16 @@ pub fn interleave(u: &[f32], v: &[f32]) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A range of zeros gives +0 whichever signed zeros min and max kept (the
+    /// GPU's reduction order differs from the CPU's).
+    #[test]
+    fn zero_range_is_positive_zero_whatever_the_signs() {
+        for (lo, hi) in [(0.0, 0.0), (-0.0, 0.0), (0.0, -0.0), (-0.0, -0.0)] {
+            let xi = bound_for_range(Bound::Rel(1e-3), lo, hi);
+            assert_eq!(xi.to_bits(), 0.0f64.to_bits(), "{lo:?} {hi:?}");
+        }
+    }
 
     /// A smooth field with many critical points (sums of a few Fourier modes).
     pub(crate) fn waves(ny: usize, nx: usize) -> (Vec<f32>, Vec<f32>) {

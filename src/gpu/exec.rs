@@ -293,8 +293,9 @@ pub unsafe fn launch_items<E: Exec>(
 }
 
 /// Every `kernels/*.cu` source, with its name for NVRTC's messages.
-pub fn sources() -> [(&'static str, &'static str); 5] {
+pub fn sources() -> [(&'static str, &'static str); 6] {
     [
+        (super::field_reduce::SOURCE, "field_reduce.cu"),
         (super::mode_b::SOURCE, "mode_b_bounds.cu"),
         (super::mode_b_codec::SOURCE, "mode_b_codec.cu"),
         (super::mode_s::SOURCE, "mode_s.cu"),

@@ -2,23 +2,21 @@
 //! stays on the device, the kernels produce `Parts`, and the CPU's own stream
 //! writer codes them, so the stream is `field::compress`'s byte for byte.
 //!
-//! The pipeline around the kernels ([`compress_on`], [`decompress_on`]) is
-//! generic over [`Kernels`]: the CUDA implementation here ([`Device`]) and the
-//! host shim of tests/gpu_field.rs (the same `.cu` files as host C++) run the
-//! same Rust code from "the kernels produced Parts" to the stream and back.
+//! The pipeline ([`compress_on`], [`decompress_on`]) is generic over
+//! [`Kernels`]; [`OnExec`] gives it the kernels on any executor (`gpu::exec`):
+//! a device through cudarc, or in tests the host build of the same `.cu`
+//! files, so CI runs this whole file's logic.
 //!
 //! What is still on the host (said where it happens):
-//! - a relative bound's finite min/max is taken from a host copy of the field
-//!   (no reduction kernel yet);
 //! - entropy coding (`field::stream::write`) and decoding (`stream::read`);
-//! - mode S's Parts are assembled from per-vertex decisions copied back, with
-//!   the exact vertices' values read from a host copy of the field
-//!   (`gpu_ref_s::assemble`; mode B compacts its raw words on the device);
+//! - mode S's Parts are assembled from per-vertex decisions copied back
+//!   (`gpu_ref_s::assemble_raw`, with only the exact vertices' values
+//!   gathered on the device; mode B compacts its raw words on the device);
 //! - the verify pass and the lossless fallback read a host copy (only when
 //!   they run); a lossless stream decodes on the host and is copied up.
 
-use super::driver;
-use super::exec::{Cuda, View};
+use super::exec::{self, Buf, Cuda, Exec, View};
+use super::field_reduce;
 use super::mode_b_codec::CodecKernels;
 use super::mode_s::ModeSKernels;
 use crate::error::{Error, ErrorKind, Result};
@@ -28,7 +26,7 @@ use crate::field::{
 };
 use crate::format;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// What the pipeline needs from a backend: the kernels' two directions and
 /// the few host copies the pipeline still makes.
@@ -42,6 +40,8 @@ pub trait Kernels {
     fn out_len(&self, out: &Self::Out<'_>) -> [usize; 2];
     /// The first `n` values of each component on the host.
     fn to_host(&self, f: Self::Field<'_>, n: usize) -> Result<(Vec<f32>, Vec<f32>)>;
+    /// `field::finite_range` of the first `n` values of both components.
+    fn finite_range(&self, f: Self::Field<'_>, n: usize) -> Result<(f32, f32)>;
     /// `blockwise::encode` / `speculative::encode`'s Parts (no caps).
     #[allow(clippy::too_many_arguments)]
     fn encode(
@@ -84,23 +84,16 @@ pub fn compress_on<K: Kernels>(
         )));
     }
     field::check_config(cfg)?;
-    // One host copy at most, taken when something needs it.
-    let mut host: Option<(Vec<f32>, Vec<f32>)> = None;
     let xi = match cfg.bound {
         Bound::Abs(x) => x,
-        // The finite min/max from a host copy (no reduction kernel yet); the
-        // formula is field::bound_for_range, as on the CPU.
+        // The formula is field::bound_for_range, as on the CPU.
         Bound::Rel(_) => {
-            let (u, v) = host.insert(k.to_host(f, n)?);
-            let (lo, hi) = field::finite_range(u.iter().chain(v.iter()));
+            let (lo, hi) = k.finite_range(f, n)?;
             field::bound_for_range(cfg.bound, lo, hi)
         }
     };
     let parts = k.encode(cfg.mode, f, ny, nx, xi, cfg.chunk_of_larger)?;
-    finish(&parts, ny, nx, xi, cfg, || match host.take() {
-        Some(h) => Ok(h),
-        None => k.to_host(f, n),
-    })
+    finish(&parts, ny, nx, xi, cfg, || k.to_host(f, n))
 }
 
 /// From Parts to the stream: `field::compress_with`'s tail (header, stream
@@ -198,65 +191,14 @@ pub fn decompress_on<K: Kernels>(k: &K, bytes: &[u8], out: &mut K::Out<'_>) -> R
     Ok(info)
 }
 
-/// Both modes' kernels on one device, launched on one stream.
-pub struct Device {
-    pub stream: Arc<CudaStream>,
-    /// Every kernel of `kernels/*.cu`, loaded once; [`Cuda::on`] a stream runs them there.
-    cuda: Cuda,
+/// The pipeline's kernels on an executor, the field as views of its memory.
+pub struct OnExec<'e, E: Exec> {
+    pub exec: &'e E,
 }
 
-impl Device {
-    /// Compiles the kernels (NVRTC) for `ctx`; work goes on `stream`, or on
-    /// the context's default stream.
-    pub fn new(ctx: Arc<CudaContext>, stream: Option<Arc<CudaStream>>) -> Result<Device> {
-        Ok(Device {
-            stream: stream.unwrap_or_else(|| ctx.default_stream()),
-            cuda: Cuda::all(&ctx)?,
-        })
-    }
-
-    /// The same kernels launched on another stream of the same context.
-    pub fn on(&self, stream: Arc<CudaStream>) -> DeviceOn {
-        DeviceOn {
-            cuda: self.cuda.on(stream.clone()),
-            stream,
-        }
-    }
-}
-
-/// A [`Device`] launching on a given stream (a caller's, through the C ABI).
-pub struct DeviceOn {
-    /// The kernels launching on `stream`.
-    cuda: Cuda,
-    stream: Arc<CudaStream>,
-}
-
-impl DeviceOn {
-    /// A CudaSlice as a [`View`] for host code over [`Cuda`].
-    ///
-    /// # Safety
-    /// The view must not outlive `s`.
-    unsafe fn view(&self, s: &CudaSlice<f32>) -> View<f32> {
-        let (ptr, _sync) = s.device_ptr(&self.stream);
-        // SAFETY: s holds s.len() floats; the caller keeps it alive.
-        unsafe { View::from_raw(ptr, s.len()) }
-    }
-
-    /// [`Self::view`] of an array the kernels write.
-    ///
-    /// # Safety
-    /// As [`Self::view`].
-    unsafe fn view_mut(&self, s: &mut CudaSlice<f32>) -> View<f32> {
-        let len = s.len();
-        let (ptr, _sync) = s.device_ptr_mut(&self.stream);
-        // SAFETY: as in view.
-        unsafe { View::from_raw(ptr, len) }
-    }
-}
-
-impl Kernels for DeviceOn {
-    type Field<'a> = [&'a CudaSlice<f32>; 2];
-    type Out<'a> = [&'a mut CudaSlice<f32>; 2];
+impl<E: Exec> Kernels for OnExec<'_, E> {
+    type Field<'a> = [View<f32>; 2];
+    type Out<'a> = [View<f32>; 2];
 
     fn field_len(&self, [u, v]: Self::Field<'_>) -> [usize; 2] {
         [u.len(), v.len()]
@@ -267,11 +209,11 @@ impl Kernels for DeviceOn {
     }
 
     fn to_host(&self, [u, v]: Self::Field<'_>, n: usize) -> Result<(Vec<f32>, Vec<f32>)> {
-        let mut hu = self.stream.clone_dtoh(&u.slice(..n)).map_err(driver)?;
-        let mut hv = self.stream.clone_dtoh(&v.slice(..n)).map_err(driver)?;
-        hu.truncate(n);
-        hv.truncate(n);
-        Ok((hu, hv))
+        Ok((u.read(self.exec, 0..n)?, v.read(self.exec, 0..n)?))
+    }
+
+    fn finite_range(&self, [u, v]: Self::Field<'_>, n: usize) -> Result<(f32, f32)> {
+        field_reduce::finite_range(self.exec, u, v, n)
     }
 
     fn encode(
@@ -283,22 +225,14 @@ impl Kernels for DeviceOn {
         xi: f64,
         chunk: bool,
     ) -> Result<Parts> {
+        let exec = self.exec;
         match mode {
-            Mode::Blockwise => {
-                // SAFETY: the caller's device arrays, borrowed for the call.
-                let (du, dv) = unsafe { (self.view(u), self.view(v)) };
-                CodecKernels { exec: &self.cuda }.encode_device(du, dv, ny, nx, xi, chunk)
-            }
+            Mode::Blockwise => CodecKernels { exec }.encode_device(u, v, ny, nx, xi, chunk),
             Mode::Speculative => {
-                // SAFETY: as above.
-                let (du, dv) = unsafe { (self.view(u), self.view(v)) };
-                let d =
-                    ModeSKernels { exec: &self.cuda }.encode_device(du, dv, ny, nx, xi, chunk)?;
-                // The exact vertices' values come from a host copy (see the
-                // module comment).
-                let (hu, hv) = self.to_host([u, v], ny * nx)?;
-                Ok(crate::field::gpu_ref_s::assemble(
-                    &hu, &hv, ny, nx, &d.exact, &d.ids, &d.codes,
+                let d = ModeSKernels { exec }.encode_device(u, v, ny, nx, xi, chunk)?;
+                let raw = field_reduce::exact_values(exec, u, v, &d.exact)?;
+                Ok(crate::field::gpu_ref_s::assemble_raw(
+                    &raw, ny, nx, &d.exact, &d.ids, &d.codes,
                 ))
             }
         }
@@ -313,40 +247,51 @@ impl Kernels for DeviceOn {
         xi: f64,
         [u, v]: &mut Self::Out<'_>,
     ) -> Result<()> {
+        let exec = self.exec;
         match mode {
-            Mode::Blockwise => {
-                // SAFETY: the caller's device arrays, borrowed for the call.
-                let (du, dv) = unsafe { (self.view_mut(u), self.view_mut(v)) };
-                CodecKernels { exec: &self.cuda }.decode_device(parts, ny, nx, xi, du, dv)
-            }
-            Mode::Speculative => {
-                // SAFETY: as above.
-                let (du, dv) = unsafe { (self.view_mut(u), self.view_mut(v)) };
-                ModeSKernels { exec: &self.cuda }.decode_device(parts, ny, nx, xi, du, dv)
-            }
+            Mode::Blockwise => CodecKernels { exec }.decode_device(parts, ny, nx, xi, *u, *v),
+            Mode::Speculative => ModeSKernels { exec }.decode_device(parts, ny, nx, xi, *u, *v),
         }
     }
 
     fn put(&self, hu: &[f32], hv: &[f32], [u, v]: &mut Self::Out<'_>) -> Result<()> {
-        let n = hu.len();
-        self.stream
-            .memcpy_htod(hu, &mut u.slice_mut(..n))
-            .map_err(driver)?;
-        self.stream
-            .memcpy_htod(hv, &mut v.slice_mut(..n))
-            .map_err(driver)?;
-        Ok(())
+        u.write(self.exec, 0, hu)?;
+        v.write(self.exec, 0, hv)
     }
 }
 
-/// The process's device and its compiled kernels, set up once (NVRTC takes
-/// seconds), or why there is none.
-pub fn shared() -> std::result::Result<&'static Device, Error> {
-    static DEVICE: OnceLock<std::result::Result<Device, Error>> = OnceLock::new();
-    DEVICE
-        .get_or_init(|| Device::new(super::device()?, None))
-        .as_ref()
-        .map_err(Clone::clone)
+/// The shared device ([`exec::shared`]) launching on `stream`, when `ctx` is
+/// its context (the kernels are loaded into one context: device 0's primary
+/// context, which the CUDA runtime uses too).
+pub fn on_stream(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Result<Cuda> {
+    let d = exec::shared()?;
+    if d.stream.context().cu_ctx() != ctx.cu_ctx() {
+        return Err(Error::unsupported(
+            "gpu::field runs on device 0's primary context only",
+        ));
+    }
+    Ok(d.on(stream.clone()))
+}
+
+/// A cudarc slice as a [`View`].
+///
+/// # Safety
+/// The view must not outlive `a`, nor be used on another context.
+pub unsafe fn view(a: &CudaSlice<f32>, stream: &CudaStream) -> View<f32> {
+    let (ptr, _sync) = a.device_ptr(stream);
+    // SAFETY: a holds a.len() floats; the caller keeps it alive.
+    unsafe { View::from_raw(ptr, a.len()) }
+}
+
+/// [`view`] of an array the kernels write.
+///
+/// # Safety
+/// As [`view`].
+pub unsafe fn view_mut(a: &mut CudaSlice<f32>, stream: &CudaStream) -> View<f32> {
+    let len = a.len();
+    let (ptr, _sync) = a.device_ptr_mut(stream);
+    // SAFETY: as in view.
+    unsafe { View::from_raw(ptr, len) }
 }
 
 /// `field::compress` of a field resident on the device (`u_dev`, `v_dev`: ny *
@@ -361,8 +306,10 @@ pub fn compress(
     cfg: &FieldConfig,
     stream: &Arc<CudaStream>,
 ) -> Result<Compressed> {
-    let d = shared_for(ctx)?;
-    compress_on(&d.on(stream.clone()), [u_dev, v_dev], ny, nx, cfg)
+    let exec = &on_stream(ctx, stream)?;
+    // SAFETY: the slices outlive the call, on ctx.
+    let f = unsafe { [view(u_dev, stream), view(v_dev, stream)] };
+    compress_on(&OnExec { exec }, f, ny, nx, cfg)
 }
 
 /// `field::decompress_into` into device memory (`u_dev`, `v_dev`: the stream's
@@ -374,22 +321,12 @@ pub fn decompress(
     v_dev: &mut CudaSlice<f32>,
     stream: &Arc<CudaStream>,
 ) -> Result<FieldInfo> {
-    let d = shared_for(ctx)?;
-    let info = decompress_on(&d.on(stream.clone()), bytes, &mut [u_dev, v_dev])?;
-    stream.synchronize().map_err(driver)?;
+    let exec = &on_stream(ctx, stream)?;
+    // SAFETY: as in compress.
+    let mut out = unsafe { [view_mut(u_dev, stream), view_mut(v_dev, stream)] };
+    let info = decompress_on(&OnExec { exec }, bytes, &mut out)?;
+    stream.synchronize().map_err(super::driver)?;
     Ok(info)
-}
-
-/// The shared device when `ctx` is its context (the kernels are loaded into
-/// one context; device 0's primary context, which the CUDA runtime uses too).
-fn shared_for(ctx: &Arc<CudaContext>) -> Result<&'static Device> {
-    let d = shared()?;
-    if d.stream.context().cu_ctx() != ctx.cu_ctx() {
-        return Err(Error::unsupported(
-            "gpu::field runs on device 0's primary context only",
-        ));
-    }
-    Ok(d)
 }
 
 pub use crate::backend::{Backend, Ran};
@@ -416,7 +353,7 @@ pub fn compress_host(
             )
         })
     };
-    let d = match (backend, shared()) {
+    let exec = match (backend, exec::shared()) {
         (Backend::Cpu, _) => return cpu(None),
         (Backend::Auto, Err(e)) if e.kind == ErrorKind::Unsupported => return cpu(Some(e.message)),
         (_, Err(e)) => return Err(e),
@@ -430,9 +367,8 @@ pub fn compress_host(
             v.len()
         )));
     }
-    let du = d.stream.clone_htod(u).map_err(driver)?;
-    let dv = d.stream.clone_htod(v).map_err(driver)?;
-    let c = compress_on(&d.on(d.stream.clone()), [&du, &dv], ny, nx, cfg)?;
+    let (du, dv) = (Buf::from(exec, u)?, Buf::from(exec, v)?);
+    let c = compress_on(&OnExec { exec }, [du.view(), dv.view()], ny, nx, cfg)?;
     Ok((
         c,
         Ran {

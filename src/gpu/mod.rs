@@ -9,6 +9,7 @@
 pub mod descent;
 pub mod exec;
 pub mod field;
+pub mod field_reduce;
 pub mod huffman;
 pub mod mode_b;
 pub mod mode_b_codec;
