@@ -15,7 +15,7 @@
 //! - the verify pass and the lossless fallback read a host copy (only when
 //!   they run); a lossless stream decodes on the host and is copied up.
 
-use super::exec::{self, Buf, Cuda, Exec, View};
+use super::exec::{self, Cuda, Exec, View};
 use super::field_reduce;
 use super::mode_b_codec::CodecKernels;
 use super::mode_s::ModeSKernels;
@@ -359,15 +359,7 @@ pub fn compress_host(
         (_, Err(e)) => return Err(e),
         (_, Ok(d)) => d,
     };
-    let n = field::vertex_count(ny, nx)?;
-    if u.len() != n || v.len() != n {
-        return Err(Error::invalid(format!(
-            "field shape {ny}x{nx} needs {n} values per component, got {} and {}",
-            u.len(),
-            v.len()
-        )));
-    }
-    let (du, dv) = (Buf::from(exec, u)?, Buf::from(exec, v)?);
+    let (du, dv) = super::upload_field(exec, u, v, ny, nx)?;
     let c = compress_on(&OnExec { exec }, [du.view(), dv.view()], ny, nx, cfg)?;
     Ok((
         c,

@@ -68,6 +68,25 @@ pub(crate) fn driver(e: cudarc::driver::DriverError) -> Error {
     Error::internal(format!("CUDA: {e}"))
 }
 
+/// u and v of an ny x nx field copied to `e`, after checking their lengths.
+pub(crate) fn upload_field<E: exec::Exec>(
+    e: &E,
+    u: &[f32],
+    v: &[f32],
+    ny: usize,
+    nx: usize,
+) -> Result<(exec::Buf<E, f32>, exec::Buf<E, f32>)> {
+    let n = crate::field::vertex_count(ny, nx)?;
+    if u.len() != n || v.len() != n {
+        return Err(Error::invalid(format!(
+            "field shape {ny}x{nx} needs {n} values per component, got {} and {}",
+            u.len(),
+            v.len()
+        )));
+    }
+    Ok((exec::Buf::from(e, u)?, exec::Buf::from(e, v)?))
+}
+
 /// Is NVRTC loadable (the kernels are compiled at run time)?
 pub fn nvrtc_present() -> bool {
     // SAFETY: only tries to dlopen libnvrtc; nothing is called.

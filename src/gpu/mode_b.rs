@@ -125,14 +125,10 @@ impl<E: Exec> BoundKernels<'_, E> {
         xi: f64,
         chunk_of_larger: bool,
     ) -> Result<ModeBIds> {
-        let n = crate::field::vertex_count(ny, nx)?;
-        if u.len() != n || v.len() != n {
-            return Err(Error::invalid("u and v must hold ny * nx values each"));
-        }
         let e = self.exec;
+        let (du, dv) = super::upload_field(e, u, v, ny, nx)?;
+        let n = ny * nx;
         let (tx, ty) = tiles(ny, nx);
-        let du = Buf::from(e, u)?;
-        let dv = Buf::from(e, v)?;
         let vertex = Buf::<E, u8>::zeros(e, 2 * n)?;
         let tile = Buf::<E, u8>::zeros(e, 2 * tx * ty)?;
         let forced = Buf::<E, u32>::zeros(e, ny * tx)?;

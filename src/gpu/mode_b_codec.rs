@@ -109,12 +109,7 @@ impl<E: Exec> CodecKernels<'_, E> {
         xi: f64,
         chunk_of_larger: bool,
     ) -> Result<Parts> {
-        let n = crate::field::vertex_count(ny, nx)?;
-        if u.len() != n || v.len() != n {
-            return Err(Error::invalid("u and v must hold ny * nx values each"));
-        }
-        let du = Buf::from(self.exec, u)?;
-        let dv = Buf::from(self.exec, v)?;
+        let (du, dv) = super::upload_field(self.exec, u, v, ny, nx)?;
         self.encode_device(du.view(), dv.view(), ny, nx, xi, chunk_of_larger)
     }
 

@@ -95,12 +95,8 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
         xi: f64,
         chunk_of_larger: bool,
     ) -> Result<Encoded> {
-        let n = crate::field::vertex_count(ny, nx)?;
-        if u.len() != n || v.len() != n {
-            return Err(Error::invalid("u and v must hold ny * nx values each"));
-        }
         let e = self.exec;
-        let (du, dv) = (Buf::from(e, u)?, Buf::from(e, v)?);
+        let (du, dv) = super::upload_field(e, u, v, ny, nx)?;
         let d = self.encode_device(du.view(), dv.view(), ny, nx, xi, chunk_of_larger)?;
         Ok(Encoded {
             parts: gpu_ref_s::assemble(u, v, ny, nx, &d.exact, &d.ids, &d.codes),
