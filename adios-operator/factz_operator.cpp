@@ -101,6 +101,7 @@ struct Settings
     double count = 0.0;
     double box = 0.0;
     uint32_t base = FACTZ_BASE_BUILTIN;
+    uint32_t backend = FACTZ_BACKEND_CPU;
 
     explicit Settings(const Params &params)
     {
@@ -189,10 +190,22 @@ struct Settings
                 else
                     fail("base=" + value + ": use builtin, zfp or sz3");
             }
+            else if (key == "backend")
+            {
+                std::string v = lower(value);
+                if (v == "cpu")
+                    backend = FACTZ_BACKEND_CPU;
+                else if (v == "cuda")
+                    backend = FACTZ_BACKEND_CUDA;
+                else if (v == "auto")
+                    backend = FACTZ_BACKEND_AUTO;
+                else
+                    fail("backend=" + value + ": use cpu, cuda or auto");
+            }
             else
                 fail("unknown parameter " + kv.first +
                      " (known: accuracy, mode, cpmode, coder, zstd, verify, linking_length, "
-                     "eta, count, box, base)");
+                     "eta, count, box, base, backend)");
         }
         if (linking_length > 0.0 && eta > 0.0)
             fail("give linking_length or eta, not both");
@@ -287,6 +300,7 @@ public:
             cfg.coder = s.coder;
             cfg.zstd_level = s.zstd;
             cfg.flags = FACTZ_CHUNK_OF_LARGER | (s.verify ? FACTZ_VERIFY : 0);
+            cfg.backend = s.backend;
             st = factz_particles_compress(in, blockCount[0], &cfg, out, cap, &len);
         }
         else
@@ -304,6 +318,7 @@ public:
             cfg.zstd_level = s.zstd;
             cfg.flags = FACTZ_CHUNK_OF_LARGER | (s.verify ? FACTZ_VERIFY : 0);
             cfg.layout = aos ? FACTZ_LAYOUT_AOS : FACTZ_LAYOUT_SOA;
+            cfg.backend = s.backend;
             st = aos ? factz_field_compress_interleaved(&cfg, in, ny, nx, out, cap, &len)
                      : factz_field_compress(&cfg, in, in + ny * nx, ny, nx, out, cap, &len);
         }

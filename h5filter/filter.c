@@ -476,11 +476,31 @@ nomem:
     return 0;
 }
 
+/* FACTZ_BACKEND=cpu|cuda|auto: where chunks compress. A run-time choice, so it
+ * is not in the filter's parameters stored in the file (the stream is the same
+ * on every backend). Unset or empty: cpu. */
+static int backend_from_env(uint32_t *backend, char *why, size_t whylen) {
+    const char *v = getenv("FACTZ_BACKEND");
+    if (!v || !*v || !strcmp(v, "cpu"))
+        *backend = FACTZ_BACKEND_CPU;
+    else if (!strcmp(v, "cuda"))
+        *backend = FACTZ_BACKEND_CUDA;
+    else if (!strcmp(v, "auto"))
+        *backend = FACTZ_BACKEND_AUTO;
+    else {
+        snprintf(why, whylen, "FACTZ_BACKEND=%.64s: use cpu, cuda or auto", v);
+        return 1;
+    }
+    return 0;
+}
+
 static size_t encode(const fz_h5_api *h5, size_t cd_nelmts, const unsigned cd[], size_t nbytes,
                      size_t *buf_size, void **buf) {
     params p;
     char why[640];
-    if (parse_full(cd, cd_nelmts, &p, why, sizeof why)) {
+    uint32_t backend;
+    if (parse_full(cd, cd_nelmts, &p, why, sizeof why) ||
+        backend_from_env(&backend, why, sizeof why)) {
         push_error(h5, 1, "factz filter", "factz filter: %s", why);
         return 0;
     }
@@ -508,6 +528,7 @@ static size_t encode(const fz_h5_api *h5, size_t cd_nelmts, const unsigned cd[],
         cfg.zstd_level = (int32_t)p.zstd;
         cfg.flags = (p.chunk_used ? FACTZ_CHUNK_OF_LARGER : 0) |
                     (p.flags & FACTZ_H5_FLAG_VERIFY ? FACTZ_VERIFY : 0);
+        cfg.backend = backend;
         if ((st = factz_particles_max_compressed_size(n, &cap)) != FACTZ_OK) goto fail;
         if (!(out = (uint8_t *)alloc_buf(h5, cap))) goto nomem;
         st = factz_particles_compress(in, n, &cfg, out, cap, &len);
@@ -527,6 +548,7 @@ static size_t encode(const fz_h5_api *h5, size_t cd_nelmts, const unsigned cd[],
         cfg.flags = (p.chunk_used ? FACTZ_CHUNK_OF_LARGER : 0) |
                     (p.flags & FACTZ_H5_FLAG_VERIFY ? FACTZ_VERIFY : 0);
         cfg.layout = aos ? FACTZ_LAYOUT_AOS : FACTZ_LAYOUT_SOA;
+        cfg.backend = backend;
         if ((st = factz_field_max_compressed_size(ny, nx, &cap)) != FACTZ_OK) goto fail;
         if (!(out = (uint8_t *)alloc_buf(h5, cap))) goto nomem;
         st = aos ? factz_field_compress_interleaved(&cfg, in, ny, nx, out, cap, &len)

@@ -402,7 +402,7 @@ fn cxx_writes_fields_in_blocks_and_steps_every_reader_keeps_every_critical_point
             "soa",
             256,
             37,
-            "accuracy=1e-2,mode=REL,zstd=3,verify=true",
+            "accuracy=1e-2,mode=REL,zstd=3,verify=true,backend=auto",
             true,
             1e-2,
         ),
@@ -478,7 +478,7 @@ fn python_writes_particles_in_blocks_and_steps_every_reader_keeps_every_link() {
         (
             317,
             format!(
-                "accuracy=1e-3,mode=ABS,b={},box={},coder=huffman",
+                "accuracy=1e-3,mode=ABS,b={},box={},coder=huffman,backend=auto",
                 first.b, first.period
             ),
             1e-3,
@@ -634,6 +634,7 @@ fn bad_parameters_types_and_shapes_are_exceptions_with_clear_messages() {
     case("field", &["zstd=99"], "zstd=99");
     case("field", &["verify=maybe"], "use true or false");
     case("field", &["colour=red"], "unknown parameter colour");
+    case("field", &["backend=tpu"], "use cpu, cuda or auto");
     case("particles", &["eta=0.2"], "eta needs box and count");
     case("particles", &["b=0.3", "eta=0.2"], "not both");
     case(

@@ -241,6 +241,43 @@ fn c_program_writes_and_reads_fields_in_many_chunkings() {
     }
 }
 
+/// FACTZ_BACKEND picks where chunks compress: `auto` writes what the default
+/// writes (the stream is the same on every backend), a bad value fails the
+/// write with an HDF5 error naming it.
+#[test]
+fn backend_comes_from_the_environment() {
+    let dir = scratch("backend");
+    let f = &test_fields()[0];
+    let c = &FIELD_CASES[0];
+    let plain = dir.join("plain.h5");
+    write_field(h5tool(), &plain, "/uv", f, c);
+    let want = read_dataset(h5tool(), &plain, "/uv");
+    let auto = dir.join("auto.h5");
+    let mut tool = h5tool();
+    tool.env("FACTZ_BACKEND", "auto");
+    write_field(tool, &auto, "/uv", f, c);
+    let got = read_dataset(h5tool(), &auto, "/uv");
+    let bits = |a: &[f32]| a.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert!(bits(&got) == bits(&want), "FACTZ_BACKEND=auto decodes differently");
+    let raw = dir.join("bad.in.f32");
+    write_f32(&raw, &field_raw(f, c.aos));
+    must_fail(
+        h5tool()
+            .env("FACTZ_BACKEND", "tpu")
+            .arg("write-field")
+            .arg(dir.join("bad.h5"))
+            .arg("/uv")
+            .arg(&raw)
+            .args([f.ny, f.nx].map(|x| x.to_string()))
+            .arg(c.layout())
+            .args([c.cy.min(f.ny), c.cx.min(f.nx)].map(|x| x.to_string()))
+            .args([c.mode, c.kind])
+            .arg(c.bound.to_string()),
+        "FACTZ_BACKEND=tpu",
+        "use cpu, cuda or auto",
+    );
+}
+
 #[test]
 fn statically_registered_filter_needs_no_plugin_path() {
     let dir = scratch("c-register");
