@@ -2,37 +2,15 @@
 //! round trips in both modes and layouts, stdin/stdout, `inspect`, `--json`,
 //! `verify`'s exit status, and one-line errors for bad input (never a panic).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+#[path = "common/cli.rs"]
+mod cli;
+
+use cli::*;
+use std::path::Path;
 
 const NY: usize = 40;
 const NX: usize = 52;
 const SHAPE: &str = "40,52";
-
-fn factz() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_factz"))
-}
-
-/// A per-test scratch folder, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("factz-cli-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-    fn path(&self, file: &str) -> String {
-        self.0.join(file).to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// A smooth field with a few dozen critical points of several types, SoA.
 fn field() -> (Vec<f32>, Vec<f32>) {
@@ -49,13 +27,6 @@ fn field() -> (Vec<f32>, Vec<f32>) {
 
 fn bytes_of(values: impl IntoIterator<Item = f32>) -> Vec<u8> {
     values.into_iter().flat_map(f32::to_le_bytes).collect()
-}
-
-fn f32s(bytes: &[u8]) -> Vec<f32> {
-    bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
 }
 
 /// The field's bytes in a layout.
@@ -75,245 +46,7 @@ fn range() -> f64 {
     hi - lo
 }
 
-fn run(cmd: &mut Command) -> Output {
-    cmd.stdin(Stdio::null()).output().expect("run factz")
-}
-
-fn run_ok(args: &[&str]) -> Output {
-    let out = run(factz().args(args));
-    assert!(
-        out.status.success(),
-        "factz {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-/// Non-zero exit, a single `factz: ...` line on stderr containing `needle`, no panic.
-fn run_err(args: &[&str], needle: &str) -> Output {
-    let out = run(factz().args(args));
-    check_err(&out, args, needle);
-    out
-}
-
-fn check_err(out: &Output, args: &[&str], needle: &str) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "factz {args:?} should fail");
-    assert!(
-        out.status.code().is_some(),
-        "factz {args:?} was killed by a signal"
-    );
-    assert_ne!(
-        out.status.code(),
-        Some(101),
-        "factz {args:?} panicked: {err}"
-    );
-    assert!(!err.contains("panicked"), "factz {args:?}: {err}");
-    assert!(!err.contains("RUST_BACKTRACE"), "factz {args:?}: {err}");
-    assert_eq!(
-        err.trim_end().lines().count(),
-        1,
-        "factz {args:?}: not one line: {err:?}"
-    );
-    assert!(err.starts_with("factz: "), "factz {args:?}: {err}");
-    assert!(
-        err.to_lowercase().contains(&needle.to_lowercase()),
-        "factz {args:?}: expected '{needle}' in: {err}"
-    );
-}
-
-fn write(path: &str, bytes: &[u8]) {
-    std::fs::write(path, bytes).unwrap();
-}
-
-fn read(path: &str) -> Vec<u8> {
-    std::fs::read(path).unwrap()
-}
-
 // ------------------------------------------------------------ a small JSON reader
-
-#[derive(Debug, Clone, PartialEq)]
-enum J {
-    Null,
-    Bool(bool),
-    Num(f64),
-    Str(String),
-    Arr(Vec<J>),
-    Obj(Vec<(String, J)>),
-}
-
-impl J {
-    fn get(&self, key: &str) -> &J {
-        match self {
-            J::Obj(f) => {
-                &f.iter()
-                    .find(|(k, _)| k == key)
-                    .unwrap_or_else(|| panic!("no key {key} in {self:?}"))
-                    .1
-            }
-            _ => panic!("not an object: {self:?}"),
-        }
-    }
-    fn num(&self) -> f64 {
-        match self {
-            J::Num(x) => *x,
-            _ => panic!("not a number: {self:?}"),
-        }
-    }
-    fn arr(&self) -> &[J] {
-        match self {
-            J::Arr(a) => a,
-            _ => panic!("not an array: {self:?}"),
-        }
-    }
-    fn str(&self) -> &str {
-        match self {
-            J::Str(s) => s,
-            _ => panic!("not a string: {self:?}"),
-        }
-    }
-}
-
-/// Parse a whole JSON document strictly (panics on anything malformed).
-fn parse_json(text: &str) -> J {
-    let b = text.as_bytes();
-    let mut pos = 0;
-    let v = value(b, &mut pos);
-    skip_ws(b, &mut pos);
-    assert_eq!(pos, b.len(), "trailing text after JSON: {text}");
-    v
-}
-
-fn skip_ws(b: &[u8], pos: &mut usize) {
-    while *pos < b.len() && b" \t\r\n".contains(&b[*pos]) {
-        *pos += 1;
-    }
-}
-
-fn expect(b: &[u8], pos: &mut usize, lit: &str) {
-    assert!(
-        b[*pos..].starts_with(lit.as_bytes()),
-        "expected {lit} at {pos}"
-    );
-    *pos += lit.len();
-}
-
-fn value(b: &[u8], pos: &mut usize) -> J {
-    skip_ws(b, pos);
-    match b[*pos] {
-        b'n' => {
-            expect(b, pos, "null");
-            J::Null
-        }
-        b't' => {
-            expect(b, pos, "true");
-            J::Bool(true)
-        }
-        b'f' => {
-            expect(b, pos, "false");
-            J::Bool(false)
-        }
-        b'"' => J::Str(string(b, pos)),
-        b'[' => {
-            *pos += 1;
-            let mut items = Vec::new();
-            skip_ws(b, pos);
-            if b[*pos] == b']' {
-                *pos += 1;
-                return J::Arr(items);
-            }
-            loop {
-                items.push(value(b, pos));
-                skip_ws(b, pos);
-                *pos += 1;
-                match b[*pos - 1] {
-                    b',' => continue,
-                    b']' => return J::Arr(items),
-                    c => panic!("bad array separator {:?}", c as char),
-                }
-            }
-        }
-        b'{' => {
-            *pos += 1;
-            let mut fields = Vec::new();
-            skip_ws(b, pos);
-            if b[*pos] == b'}' {
-                *pos += 1;
-                return J::Obj(fields);
-            }
-            loop {
-                skip_ws(b, pos);
-                let k = string(b, pos);
-                skip_ws(b, pos);
-                expect(b, pos, ":");
-                fields.push((k, value(b, pos)));
-                skip_ws(b, pos);
-                *pos += 1;
-                match b[*pos - 1] {
-                    b',' => continue,
-                    b'}' => return J::Obj(fields),
-                    c => panic!("bad object separator {:?}", c as char),
-                }
-            }
-        }
-        _ => {
-            let start = *pos;
-            while *pos < b.len() && b"+-0123456789.eE".contains(&b[*pos]) {
-                *pos += 1;
-            }
-            let s = std::str::from_utf8(&b[start..*pos]).unwrap();
-            assert!(
-                !s.starts_with('+') && !s.starts_with('.'),
-                "bad JSON number {s}"
-            );
-            J::Num(
-                s.parse()
-                    .unwrap_or_else(|_| panic!("bad JSON number {s:?}")),
-            )
-        }
-    }
-}
-
-fn string(b: &[u8], pos: &mut usize) -> String {
-    expect(b, pos, "\"");
-    let mut out = String::new();
-    loop {
-        let c = b[*pos];
-        *pos += 1;
-        match c {
-            b'"' => return out,
-            b'\\' => {
-                let e = b[*pos];
-                *pos += 1;
-                match e {
-                    b'"' => out.push('"'),
-                    b'\\' => out.push('\\'),
-                    b'/' => out.push('/'),
-                    b'n' => out.push('\n'),
-                    b't' => out.push('\t'),
-                    b'r' => out.push('\r'),
-                    b'u' => {
-                        let h = std::str::from_utf8(&b[*pos..*pos + 4]).unwrap();
-                        out.push(char::from_u32(u32::from_str_radix(h, 16).unwrap()).unwrap());
-                        *pos += 4;
-                    }
-                    _ => panic!("bad escape"),
-                }
-            }
-            c if c < 0x20 => panic!("control character in JSON string"),
-            _ => {
-                // Copy the whole UTF-8 sequence.
-                let start = *pos - 1;
-                let mut end = *pos;
-                while end < b.len() && (b[end] & 0xc0) == 0x80 {
-                    end += 1;
-                }
-                out.push_str(std::str::from_utf8(&b[start..end]).unwrap());
-                *pos = end;
-            }
-        }
-    }
-}
 
 // ------------------------------------------------------------------------ tests
 
@@ -481,20 +214,12 @@ fn zstd_chunk_verify_and_abs_bound() {
 fn stdin_and_stdout() {
     let s = Scratch::new("pipes");
     let input = raw("aos");
-    let mut child = factz()
-        .args([
+    let out = run_stdin(
+        &[
             "compress", "--kind", "field2d", "--shape", SHAPE, "--layout", "aos", "-", "-",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let data = input.clone();
-    let writer = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &data).unwrap());
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
+        ],
+        input.clone(),
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -503,18 +228,7 @@ fn stdin_and_stdout() {
     let stream = out.stdout;
     assert!(stream.starts_with(b"FACTZ"));
 
-    let mut child = factz()
-        .args(["decompress", "-", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let data = stream.clone();
-    let writer = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &data).unwrap());
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
+    let out = run_stdin(&["decompress", "-", "-"], stream.clone());
     assert!(
         out.status.success(),
         "{}",
@@ -525,17 +239,7 @@ fn stdin_and_stdout() {
     // verify with the original on stdin and the stream from a file
     let fz = s.path("p.fz");
     write(&fz, &stream);
-    let mut child = factz()
-        .args(["verify", "-", &fz])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &input).unwrap());
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
+    let out = run_stdin(&["verify", "-", &fz], input);
     assert!(
         out.status.success(),
         "{}",
