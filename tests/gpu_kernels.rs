@@ -302,23 +302,12 @@ fn compare(
     ids.iter().filter(|id| id[0] != u8::MAX).count()
 }
 
-/// The finite range of a field, as `Bound::Rel` uses it.
-#[cfg(feature = "cuda")]
-fn range(f: &Field) -> f64 {
-    let (lo, hi) = factz::field::finite_range(f.u.iter().chain(&f.v));
-    if lo > hi {
-        0.0
-    } else {
-        hi as f64 - lo as f64
-    }
-}
-
 /// Relative bounds from loose to far below f32 resolution, plus absolute ones
 /// at the extremes (tiny, huge, subnormal, and 0 as a relative bound gives for
 /// a field without finite values).
 #[cfg(feature = "cuda")]
 fn bounds(f: &Field) -> Vec<f64> {
-    let r = range(f);
+    let r = f.finite_span();
     let mut out: Vec<f64> = [1e-1, 1e-3, 1e-6, 1e-12]
         .iter()
         .map(|t| t * r)
@@ -335,7 +324,7 @@ fn os_threads_agree_with_fibers_and_the_cpu() {
     // concurrency between barriers) on fields with special values.
     let base = fields::smooth(45, 70, 5);
     for f in [fields::nan_mask(&base, 6), fields::zero_patches(&base, 7)] {
-        let xi = 1e-3 * range(&f);
+        let xi = 1e-3 * f.finite_span();
         assert!(check_with(&f, xi, false, Threads::Os) > 1000);
         assert!(check_with(&f, xi, true, Threads::Os) > 1000);
     }
@@ -441,15 +430,28 @@ mod cuda {
         }
     }
 
+    /// The library's own compile path (`gpu::compile`, as every module and
+    /// `exec::Cuda::all` use it) on every source `exec::sources()` loads:
+    /// each file once, every kernel of the KERNELS table in the PTX, nothing
+    /// contractible.
     #[test]
-    fn cudarc_compiles_the_kernel_with_nvrtc() {
+    fn cudarc_compiles_every_source_the_library_loads() {
         if !nvrtc::preloaded_or_skip() {
             return;
         }
-        let ptx = gpu::mode_b::compile("compute_80").unwrap().to_src();
-        assert!(ptx.contains(".entry factz_b_bound_ids("));
-        let loose = contractible(&ptx);
-        assert!(loose.is_empty(), "contractible: {loose:?}");
+        let sources = gpu::exec::sources();
+        let names: BTreeSet<String> = sources.iter().map(|(_, n)| n.to_string()).collect();
+        let listed: BTreeSet<String> = KERNELS.iter().map(|(f, _)| f.to_string()).collect();
+        assert_eq!(names, listed, "exec::sources() and the KERNELS table");
+        for (text, name) in sources {
+            let ptx = gpu::compile(text, name, "compute_80").unwrap().to_src();
+            let entries = KERNELS.iter().find(|(f, _)| *f == name).unwrap().1;
+            for entry in entries {
+                assert!(ptx.contains(&format!(".entry {entry}(")), "{name}: {entry}");
+            }
+            let loose = contractible(&ptx);
+            assert!(loose.is_empty(), "{name}: contractible: {loose:?}");
+        }
     }
 
     #[test]

@@ -258,7 +258,10 @@ fn backend_comes_from_the_environment() {
     write_field(tool, &auto, "/uv", f, c);
     let got = read_dataset(h5tool(), &auto, "/uv");
     let bits = |a: &[f32]| a.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    assert!(bits(&got) == bits(&want), "FACTZ_BACKEND=auto decodes differently");
+    assert!(
+        bits(&got) == bits(&want),
+        "FACTZ_BACKEND=auto decodes differently"
+    );
     let raw = dir.join("bad.in.f32");
     write_f32(&raw, &field_raw(f, c.aos));
     must_fail(

@@ -17,6 +17,24 @@ pub struct Field {
 }
 
 impl Field {
+    /// The finite values' span over both components (max - min; 0 when there
+    /// is none): what a relative bound scales.
+    pub fn finite_span(&self) -> f64 {
+        let (lo, hi) = self
+            .u
+            .iter()
+            .chain(&self.v)
+            .filter(|x| x.is_finite())
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| {
+                (lo.min(x), hi.max(x))
+            });
+        if lo > hi {
+            0.0
+        } else {
+            hi as f64 - lo as f64
+        }
+    }
+
     pub fn new(name: impl Into<String>, ny: usize, nx: usize, u: Vec<f32>, v: Vec<f32>) -> Field {
         assert_eq!(u.len(), ny * nx);
         assert_eq!(v.len(), ny * nx);
