@@ -299,14 +299,15 @@ fn corrupt_streams_decode_as_on_the_cpu() {
 
 mod cuda {
     use super::*;
-    use factz::gpu;
 
     #[test]
     #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
     fn device_matches_the_cpu() {
         let _ = nvrtc::preload();
-        let ctx = gpu::device().unwrap_or_else(|e| panic!("{e}"));
-        let cuda = gpu::huffman::cuda(&ctx).unwrap();
+        // Every kernel, compiled once for the process.
+        let cuda = factz::gpu::exec::shared()
+            .unwrap_or_else(|e| panic!("{e}"))
+            .clone();
         let k = HuffmanKernels { exec: &cuda };
         let turb = fields::turbulence(512, 3);
         let mut r = Rng::new(21);

@@ -458,8 +458,10 @@ mod cuda {
     #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
     fn device_ids_match_the_cpu() {
         let _ = nvrtc::preload();
-        let ctx = gpu::device().unwrap_or_else(|e| panic!("{e}"));
-        let cuda = gpu::mode_b::cuda(&ctx).unwrap();
+        // Every kernel, compiled once for the process.
+        let cuda = factz::gpu::exec::shared()
+            .unwrap_or_else(|e| panic!("{e}"))
+            .clone();
         let kernel = BoundKernels { exec: &cuda };
         let run = |f: &Field, xi: f64, chunk: bool| {
             kernel.run(&f.u, &f.v, f.ny, f.nx, xi, chunk).unwrap()

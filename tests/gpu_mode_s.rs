@@ -250,14 +250,15 @@ fn os_threads_agree_with_the_cpu() {
 /// a GPU machine, `scripts/gpu-check`) the device against the CPU.
 mod cuda {
     use super::*;
-    use factz::gpu;
 
     #[test]
     #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
     fn device_matches_the_cpu() {
         let _ = nvrtc::preload();
-        let ctx = gpu::device().unwrap_or_else(|e| panic!("{e}"));
-        let cuda = gpu::mode_s::cuda(&ctx).unwrap();
+        // Every kernel, compiled once for the process.
+        let cuda = factz::gpu::exec::shared()
+            .unwrap_or_else(|e| panic!("{e}"))
+            .clone();
         let k = ModeSKernels { exec: &cuda };
         let turb = fields::turbulence(512, 3);
         let mut suite = fields::adversarial_suite(&fields::window(&turb, 0, 0, 40, 37));

@@ -430,14 +430,15 @@ fn edit_compaction_equals_the_correction() {
 mod cuda {
     use super::nvrtc;
     use super::*;
-    use factz::gpu;
 
     #[test]
     #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
     fn device_bins_pairs_and_edits_match_the_cpu() {
         let _ = nvrtc::preload();
-        let ctx = gpu::device().unwrap_or_else(|e| panic!("{e}"));
-        let cuda = gpu::particles::cuda(&ctx).unwrap();
+        // Every kernel, compiled once for the process.
+        let cuda = factz::gpu::exec::shared()
+            .unwrap_or_else(|e| panic!("{e}"))
+            .clone();
         let k = ParticleKernels { exec: &cuda };
         let mut sets = sets();
         // One set at a size the shim is too slow for.

@@ -11,11 +11,6 @@ const BLOCK: u32 = 256;
 /// Most blocks of the range reduction (grid-stride).
 const RANGE_BLOCKS: usize = 1024;
 
-/// PTX of the field kernels ([`super::compile`]).
-pub fn compile(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
-    super::compile(SOURCE, "field_reduce.cu", arch)
-}
-
 fn check_field(u: View<f32>, v: View<f32>, n: usize) -> Result<()> {
     if u.len() < n || v.len() < n {
         return Err(Error::invalid(format!(

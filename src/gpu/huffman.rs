@@ -4,11 +4,9 @@
 //! header with the CPU's code (`codec::gpu_ref`), so the bytes equal
 //! `codec::encode_u32(Coder::Huffman, ..)`'s.
 
-use super::exec::{launch_items, Arg, Buf, Cuda, Exec, View};
+use super::exec::{launch_items, Arg, Buf, Exec, View};
 use crate::codec::gpu_ref::{self, Parsed};
 use crate::error::{Error, Result};
-use cudarc::driver::CudaContext;
-use std::sync::Arc;
 
 pub const SOURCE: &str = include_str!("../../kernels/huffman.cu");
 /// FZH_THREADS and FZH_SHARED_BINS in the source.
@@ -22,16 +20,6 @@ const GATHER_BLOCKS: usize = 64;
 const MAX_GRID_Y: usize = 65_535;
 /// Threads per block of the decoder (one thread per Huffman block).
 const DECODE_THREADS: u32 = 32;
-
-/// PTX of the Huffman kernels (integer only; `--fmad=false` as every kernel).
-pub fn compile(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
-    super::compile(SOURCE, "huffman.cu", arch)
-}
-
-/// The Huffman kernels on a CUDA device.
-pub fn cuda(ctx: &Arc<CudaContext>) -> Result<Cuda> {
-    Cuda::new(ctx, &[(SOURCE, "huffman.cu")])
-}
 
 /// A grid dimension, or why it is too large.
 fn dim(blocks: u64) -> Result<u32> {

@@ -2,26 +2,14 @@
 //! the kernels in tests): `kernels/mode_b_bounds.cu`, whose outputs equal the
 //! CPU's (`field::gpu_ref::mode_b_ids`) bit for bit.
 
-use super::exec::{Arg, Buf, Cuda, Exec, View};
+use super::exec::{Arg, Buf, Exec, View};
 use crate::error::{Error, Result};
-use cudarc::driver::CudaContext;
-use std::sync::Arc;
 
 pub const SOURCE: &str = include_str!("../../kernels/mode_b_bounds.cu");
 const TILE: usize = 32;
 /// One block per tile: a warp per tile row, 8 rows at a time (the kernel's
 /// intended shape).
 const BLOCK: [u32; 3] = [32, 8, 1];
-
-/// PTX of the bound kernel ([`super::compile`]: `--fmad=false`, a virtual architecture).
-pub fn compile(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
-    super::compile(SOURCE, "mode_b_bounds.cu", arch)
-}
-
-/// The bound kernel on a CUDA device.
-pub fn cuda(ctx: &Arc<CudaContext>) -> Result<Cuda> {
-    Cuda::new(ctx, &[(SOURCE, "mode_b_bounds.cu")])
-}
 
 /// What the kernel computes for one field (see the kernel's comments).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,13 +3,11 @@
 //! then `kernels/mode_b_codec.cu`, whose `Parts` and decoded values equal
 //! `field::blockwise::encode` / `decode`'s bit for bit.
 
-use super::exec::{launch_items, Arg, Buf, Cuda, Exec, View};
+use super::exec::{launch_items, Arg, Buf, Exec, View};
 use super::mode_b::{self, BoundKernels, BoundOut};
 use crate::error::{Error, Result};
 use crate::field::parts::Parts;
 use crate::field::quantize::NUM_IDS;
-use cudarc::driver::CudaContext;
-use std::sync::Arc;
 
 pub const SOURCE: &str = include_str!("../../kernels/mode_b_codec.cu");
 const TILE: usize = 32;
@@ -19,22 +17,6 @@ const TILES_PER_BLOCK: usize = 4;
 const PER_TILE_BLOCK: [u32; 3] = [TILE as u32, TILES_PER_BLOCK as u32, 1];
 /// Threads of the one-block scan (FZC_SCAN_THREADS).
 const SCAN_THREADS: u32 = 256;
-
-/// PTX of the codec kernels ([`super::compile`]: `--fmad=false`, a virtual architecture).
-pub fn compile(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
-    super::compile(SOURCE, "mode_b_codec.cu", arch)
-}
-
-/// Mode B's bound, encode and decode kernels on a CUDA device.
-pub fn cuda(ctx: &Arc<CudaContext>) -> Result<Cuda> {
-    Cuda::new(
-        ctx,
-        &[
-            (mode_b::SOURCE, "mode_b_bounds.cu"),
-            (SOURCE, "mode_b_codec.cu"),
-        ],
-    )
-}
 
 /// The tile grid of a field: (tiles across, tiles in all).
 fn tiles(ny: usize, nx: usize) -> (usize, usize) {

@@ -5,27 +5,15 @@
 //! launch per kernel and per (step, phase); `field::gpu_ref_s` writes the
 //! per-vertex decisions into Parts in the CPU's order.
 
-use super::exec::{Arg, Buf, Cuda, Exec, View};
+use super::exec::{Arg, Buf, Exec, View};
 use crate::error::{Error, Result};
 use crate::field::gpu_ref_s::{self, PHASES};
 use crate::field::parts::Parts;
-use cudarc::driver::CudaContext;
-use std::sync::Arc;
 
 pub const SOURCE: &str = include_str!("../../kernels/mode_s.cu");
 const BLOCK: u32 = 128;
 /// Grid cap: the kernels loop over their items with a grid stride.
 const MAX_BLOCKS: usize = 1 << 20;
-
-/// PTX of the mode S kernels ([`super::compile`]: `--fmad=false`, a virtual architecture).
-pub fn compile(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
-    super::compile(SOURCE, "mode_s.cu", arch)
-}
-
-/// The mode S kernels on a CUDA device.
-pub fn cuda(ctx: &Arc<CudaContext>) -> Result<Cuda> {
-    Cuda::new(ctx, &[(SOURCE, "mode_s.cu")])
-}
 
 /// Targets of (step, phase) in an ny x nx field.
 fn targets(ny: usize, nx: usize, s: usize, phase: u32) -> usize {

@@ -6,7 +6,7 @@
 //! into `particles::compress`.
 
 use super::descent;
-use super::exec::{launch_items, Arg, Buf, Cuda, Exec, Plain};
+use super::exec::{launch_items, Arg, Buf, Exec, Plain};
 use super::field::{Backend, Ran};
 use crate::error::{Error, ErrorKind, Result};
 use crate::particles;
@@ -14,8 +14,6 @@ use crate::particles::correct::{Corrector, Descended, Options, Problem};
 use crate::particles::geometry::Space;
 use crate::particles::gpu_ref::{self, Bins, GridGeometry};
 use crate::particles::vulnerable::Pair;
-use cudarc::driver::CudaContext;
-use std::sync::Arc;
 
 pub const SOURCE: &str = include_str!("../../kernels/particles.cu");
 /// Threads per block (FZP_BLOCK in the kernel: the shared arrays hold a block).
@@ -30,17 +28,6 @@ const MAX_NB: usize = 26;
 // SAFETY: GridGeometry is #[repr(C)], three u64 then seven f64 (no padding),
 // the kernel's `FzpGrid` field for field; every bit pattern is valid.
 unsafe impl Plain for GridGeometry {}
-
-/// PTX of the particle kernels ([`super::compile`]: `--fmad=false`, so the
-/// distances round as the CPU's).
-pub fn compile(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
-    super::compile(SOURCE, "particles.cu", arch)
-}
-
-/// The particle kernels on a CUDA device.
-pub fn cuda(ctx: &Arc<CudaContext>) -> Result<Cuda> {
-    Cuda::new(ctx, &[(SOURCE, "particles.cu")])
-}
 
 /// Compacted edits: (coordinate `3 * particle + axis`, zig-zag code) in
 /// coordinate order, and the edit mask's bytes (`codec::planes::pack_bits`).
