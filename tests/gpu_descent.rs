@@ -218,11 +218,7 @@ fn os_threads_give_the_same_descent() {
 #[test]
 #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
 fn device_descent_gives_the_cpu_stream() {
-    let _ = nvrtc::preload();
-    // Every kernel, compiled once for the process.
-    let cuda = factz::gpu::exec::shared()
-        .unwrap_or_else(|e| panic!("{e}"))
-        .clone();
+    let cuda = nvrtc::device();
     let mut cases = cases();
     // Sets at sizes the shim is too slow for.
     for frac in [0.1, 0.4] {

@@ -303,11 +303,7 @@ mod cuda {
     #[test]
     #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
     fn device_matches_the_cpu() {
-        let _ = nvrtc::preload();
-        // Every kernel, compiled once for the process.
-        let cuda = factz::gpu::exec::shared()
-            .unwrap_or_else(|e| panic!("{e}"))
-            .clone();
+        let cuda = nvrtc::device();
         let k = HuffmanKernels { exec: &cuda };
         let turb = fields::turbulence(512, 3);
         let mut r = Rng::new(21);

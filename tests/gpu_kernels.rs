@@ -457,11 +457,7 @@ mod cuda {
     #[test]
     #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
     fn device_ids_match_the_cpu() {
-        let _ = nvrtc::preload();
-        // Every kernel, compiled once for the process.
-        let cuda = factz::gpu::exec::shared()
-            .unwrap_or_else(|e| panic!("{e}"))
-            .clone();
+        let cuda = nvrtc::device();
         let kernel = BoundKernels { exec: &cuda };
         let run = |f: &Field, xi: f64, chunk: bool| {
             kernel.run(&f.u, &f.v, f.ny, f.nx, xi, chunk).unwrap()

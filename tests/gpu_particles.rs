@@ -434,11 +434,7 @@ mod cuda {
     #[test]
     #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
     fn device_bins_pairs_and_edits_match_the_cpu() {
-        let _ = nvrtc::preload();
-        // Every kernel, compiled once for the process.
-        let cuda = factz::gpu::exec::shared()
-            .unwrap_or_else(|e| panic!("{e}"))
-            .clone();
+        let cuda = nvrtc::device();
         let k = ParticleKernels { exec: &cuda };
         let mut sets = sets();
         // One set at a size the shim is too slow for.

@@ -197,3 +197,13 @@ pub fn preloaded_or_skip() -> bool {
         }
     }
 }
+
+/// The library's device executor with every kernel (NVRTC preloaded first),
+/// for the `#[ignore]`d device tests; panics saying why there is none.
+#[cfg(feature = "cuda")]
+pub fn device() -> factz::gpu::exec::Cuda {
+    let _ = preload();
+    factz::gpu::exec::shared()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .clone()
+}
