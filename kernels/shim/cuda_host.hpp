@@ -315,11 +315,10 @@ inline double __longlong_as_double(long long b) {
 // ---------------------------------------------------------------- launch by name
 
 // `FZSHIM_EXPORT(k)` at the end of a .cu file (empty under NVRTC) defines
-// `extern "C" int fzshim_k_k(mode, blocks, threads, args)`: a launch of kernel
-// k with its arguments passed as cuLaunchKernel's kernelParams (one pointer
-// per parameter, to a value of that parameter's type), and
-// `fzshim_k3_k(mode, grid, block, args)`, the same with grid and block as
-// three dimensions each (`unsigned int[3]`, x y z) for kernels indexing y.
+// `extern "C" int fzshim_k_k(mode, grid, block, args)`: a launch of kernel k
+// over grid x block (`unsigned int[3]` each, x y z) with its arguments passed
+// as cuLaunchKernel's kernelParams (one pointer per parameter, to a value of
+// that parameter's type).
 // Host code written once against src/gpu/exec.rs's `Exec` runs on a GPU
 // through cudarc and in tests through these (tests/common/shim_exec.rs).
 // Returns 0, or -1 when the launch throws (its message on stderr).
@@ -350,12 +349,8 @@ int launch_by_params(int mode, dim3 grid, dim3 block, void (*kernel)(P...), void
 }  // namespace fzshim
 
 #define FZSHIM_EXPORT(kernel)                                                                    \
-    extern "C" int fzshim_k_##kernel(int mode, unsigned int blocks, unsigned int threads,        \
-                                     void* const* args) {                                        \
-        return fzshim::launch_by_params(mode, dim3(blocks), dim3(threads), kernel, args);        \
-    }                                                                                            \
-    extern "C" int fzshim_k3_##kernel(int mode, const unsigned int* grid,                        \
-                                      const unsigned int* block, void* const* args) {            \
+    extern "C" int fzshim_k_##kernel(int mode, const unsigned int* grid,                         \
+                                     const unsigned int* block, void* const* args) {             \
         return fzshim::launch_by_params(mode, dim3(grid[0], grid[1], grid[2]),                   \
                                         dim3(block[0], block[1], block[2]), kernel, args);       \
     }

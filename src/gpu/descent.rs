@@ -73,20 +73,20 @@ pub fn descend<E: Exec>(e: &E, p: &Problem, opts: &Options) -> Result<Descended>
                 na,
                 BLOCK,
                 &[
-                    pos.arg(e),
-                    adj_start.arg(e),
-                    adj_nb.arg(e),
-                    adj_linked.arg(e),
-                    active_d.arg(e),
+                    pos.arg(),
+                    adj_start.arg(),
+                    adj_nb.arg(),
+                    adj_linked.arg(),
+                    active_d.arg(),
                     Arg::U64(na64),
-                    slot.arg(e),
-                    editable.arg(e),
+                    slot.arg(),
+                    editable.arg(),
                     Arg::F64(p.t_link),
                     Arg::F64(p.t_free),
                     Arg::F64(period),
-                    loss.arg(e),
-                    grad.arg(e),
-                    grow.arg(e),
+                    loss.arg(),
+                    grad.arg(),
+                    grow.arg(),
                 ],
             )?;
             launch_items(
@@ -94,7 +94,7 @@ pub fn descend<E: Exec>(e: &E, p: &Problem, opts: &Options) -> Result<Descended>
                 "factz_p_loss_sum",
                 na,
                 LOSS_BLOCK as u32,
-                &[loss.arg(e), Arg::U64(na64), sums.arg(e)],
+                &[loss.arg(), Arg::U64(na64), sums.arg()],
             )?;
         }
         let block_sums = sums.read(e, 0..na.div_ceil(LOSS_BLOCK))?;
@@ -111,14 +111,14 @@ pub fn descend<E: Exec>(e: &E, p: &Problem, opts: &Options) -> Result<Descended>
                 na,
                 BLOCK,
                 &[
-                    pos.arg(e),
-                    orig.arg(e),
-                    active_d.arg(e),
+                    pos.arg(),
+                    orig.arg(),
+                    active_d.arg(),
                     Arg::U64(na64),
-                    grad.arg(e),
-                    m.arg(e),
-                    v.arg(e),
-                    pw.arg(e),
+                    grad.arg(),
+                    m.arg(),
+                    v.arg(),
+                    pw.arg(),
                     Arg::F64(opts.learning_rate),
                     Arg::F64(p.half),
                 ],
@@ -127,7 +127,7 @@ pub fn descend<E: Exec>(e: &E, p: &Problem, opts: &Options) -> Result<Descended>
                 "factz_p_scan",
                 1,
                 SCAN_BLOCK,
-                &[grow.arg(e), Arg::U64(nl64), rank.arg(e)],
+                &[grow.arg(), Arg::U64(nl64), rank.arg()],
             )?;
             let grown = rank.read(e, nl..nl + 1)?[0] as usize;
             if grown > 0 {
@@ -137,12 +137,12 @@ pub fn descend<E: Exec>(e: &E, p: &Problem, opts: &Options) -> Result<Descended>
                     nl,
                     BLOCK,
                     &[
-                        grow.arg(e),
-                        rank.arg(e),
+                        grow.arg(),
+                        rank.arg(),
                         Arg::U64(nl64),
                         Arg::U64(na64),
-                        active_d.arg(e),
-                        slot.arg(e),
+                        active_d.arg(),
+                        slot.arg(),
                     ],
                 )?;
             }

@@ -47,12 +47,26 @@ pub trait Exec {
     /// # Safety
     /// `addr .. addr + out.len()` must be live executor memory.
     unsafe fn read_at(&self, addr: u64, out: &mut [u8]) -> Result<()>;
-    /// Launch `kernel` over `blocks` x `threads`.
+    /// Launch `kernel` over a `grid` of `block`s, each given as x, y, z.
     ///
     /// # Safety
     /// `args` must match the kernel's parameters in number and type, and every
     /// buffer must be as large as the kernel reads and writes.
-    unsafe fn launch(&self, kernel: &str, blocks: u32, threads: u32, args: &[Arg]) -> Result<()>;
+    unsafe fn launch_dims(
+        &self,
+        kernel: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        args: &[Arg],
+    ) -> Result<()>;
+    /// Launch `kernel` over `blocks` x `threads` (a 1-D grid).
+    ///
+    /// # Safety
+    /// As [`Exec::launch_dims`].
+    unsafe fn launch(&self, kernel: &str, blocks: u32, threads: u32, args: &[Arg]) -> Result<()> {
+        // SAFETY: the caller's.
+        unsafe { self.launch_dims(kernel, [blocks, 1, 1], [threads, 1, 1], args) }
+    }
     /// Copy `bytes` bytes of executor memory from `src` to `dst`, in issue
     /// order. By default through the host; [`Cuda`] copies on the device.
     ///
@@ -64,28 +78,6 @@ pub trait Exec {
         unsafe {
             self.read_at(src, &mut tmp)?;
             self.write_at(dst, &tmp)
-        }
-    }
-
-    /// Launch `kernel` over a `grid` of `block`s, each given as x, y, z (for
-    /// kernels that index blockIdx.y or threadIdx.y). An executor that does
-    /// not override this launches 1-D shapes only.
-    ///
-    /// # Safety
-    /// As [`Exec::launch`].
-    unsafe fn launch_dims(
-        &self,
-        kernel: &str,
-        grid: [u32; 3],
-        block: [u32; 3],
-        args: &[Arg],
-    ) -> Result<()> {
-        match (grid, block) {
-            // SAFETY: the caller's.
-            ([g, 1, 1], [b, 1, 1]) => unsafe { self.launch(kernel, g, b, args) },
-            _ => Err(Error::unsupported(format!(
-                "{kernel}: this executor launches 1-D grids only"
-            ))),
         }
     }
 }
@@ -253,7 +245,7 @@ impl<E: Exec, T: Plain> Buf<E, T> {
         self.view
     }
 
-    pub fn arg(&self, _e: &E) -> Arg {
+    pub fn arg(&self) -> Arg {
         self.view.arg()
     }
 
@@ -399,11 +391,6 @@ impl Exec for Cuda {
         // SAFETY: the caller's.
         unsafe { result::memcpy_dtod_async(dst, src, bytes, self.stream.cu_stream()) }
             .map_err(driver)
-    }
-
-    unsafe fn launch(&self, kernel: &str, blocks: u32, threads: u32, args: &[Arg]) -> Result<()> {
-        // SAFETY: the caller's.
-        unsafe { self.launch_dims(kernel, [blocks, 1, 1], [threads, 1, 1], args) }
     }
 
     unsafe fn launch_dims(

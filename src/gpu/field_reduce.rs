@@ -3,7 +3,7 @@
 //! range a relative bound needs, and mode S's exact values.
 
 use super::exec::{launch_items, Arg, Buf, Exec, View};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 pub const SOURCE: &str = include_str!("../../kernels/field_reduce.cu");
 /// FZF_BLOCK, and the particle kernels' scan block.
@@ -11,21 +11,10 @@ const BLOCK: u32 = 256;
 /// Most blocks of the range reduction (grid-stride).
 const RANGE_BLOCKS: usize = 1024;
 
-fn check_field(u: View<f32>, v: View<f32>, n: usize) -> Result<()> {
-    if u.len() < n || v.len() < n {
-        return Err(Error::invalid(format!(
-            "{n} values per component, got {} and {}",
-            u.len(),
-            v.len()
-        )));
-    }
-    Ok(())
-}
-
 /// `field::finite_range` of the first `n` values of u and v: per-block min and
 /// max on the executor, the blocks folded here by the same function.
 pub fn finite_range<E: Exec>(e: &E, u: View<f32>, v: View<f32>, n: usize) -> Result<(f32, f32)> {
-    check_field(u, v, n)?;
+    super::check_views(u, v, n)?;
     let blocks = n.div_ceil(BLOCK as usize).clamp(1, RANGE_BLOCKS);
     let part = Buf::<E, f32>::zeros(e, 2 * blocks)?;
     // SAFETY: (const float* u, const float* v, u64 n, float* part): u and v hold
@@ -35,7 +24,7 @@ pub fn finite_range<E: Exec>(e: &E, u: View<f32>, v: View<f32>, n: usize) -> Res
             "factz_f_range",
             blocks as u32,
             BLOCK,
-            &[u.arg(), v.arg(), Arg::U64(n as u64), part.arg(e)],
+            &[u.arg(), v.arg(), Arg::U64(n as u64), part.arg()],
         )?
     };
     Ok(crate::field::finite_range(&part.read(e, 0..2 * blocks)?))
@@ -45,7 +34,7 @@ pub fn finite_range<E: Exec>(e: &E, u: View<f32>, v: View<f32>, n: usize) -> Res
 /// words each): what `gpu_ref_s::assemble_raw` takes.
 pub fn exact_values<E: Exec>(e: &E, u: View<f32>, v: View<f32>, exact: &[u8]) -> Result<Vec<u32>> {
     let n = exact.len();
-    check_field(u, v, n)?;
+    super::check_views(u, v, n)?;
     let n64 = n as u64;
     let dexact = Buf::from(e, exact)?;
     let flag = Buf::<E, u64>::zeros(e, n)?;
@@ -57,13 +46,13 @@ pub fn exact_values<E: Exec>(e: &E, u: View<f32>, v: View<f32>, exact: &[u8]) ->
             "factz_f_exact_flags",
             n,
             BLOCK,
-            &[dexact.arg(e), Arg::U64(n64), flag.arg(e)],
+            &[dexact.arg(), Arg::U64(n64), flag.arg()],
         )?;
         e.launch(
             "factz_p_scan",
             1,
             BLOCK,
-            &[flag.arg(e), Arg::U64(n64), slot.arg(e)],
+            &[flag.arg(), Arg::U64(n64), slot.arg()],
         )?;
     }
     let count = slot.read(e, n..n + 1)?[0] as usize;
@@ -78,10 +67,10 @@ pub fn exact_values<E: Exec>(e: &E, u: View<f32>, v: View<f32>, exact: &[u8]) ->
             &[
                 u.arg(),
                 v.arg(),
-                dexact.arg(e),
-                slot.arg(e),
+                dexact.arg(),
+                slot.arg(),
                 Arg::U64(n64),
-                raw.arg(e),
+                raw.arg(),
             ],
         )?
     };

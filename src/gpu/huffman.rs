@@ -52,7 +52,7 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
                 "factz_h_max",
                 n.min(COUNT_BLOCKS * THREADS as usize),
                 THREADS,
-                &[symbols.arg(), Arg::U64(n as u64), max.arg(e)],
+                &[symbols.arg(), Arg::U64(n as u64), max.arg()],
             )?
         };
         Ok(max.read(e, 0..1)?[0])
@@ -87,8 +87,8 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
                         symbols.arg(),
                         Arg::U64(n64),
                         Arg::U32(bins),
-                        partial.arg(e),
-                        bad.arg(e),
+                        partial.arg(),
+                        bad.arg(),
                     ],
                 )?
             };
@@ -100,10 +100,10 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
                     bins as usize,
                     THREADS,
                     &[
-                        partial.arg(e),
+                        partial.arg(),
                         Arg::U32(blocks as u32),
                         Arg::U32(bins),
-                        counts.arg(e),
+                        counts.arg(),
                     ],
                 )?
             };
@@ -126,8 +126,8 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
                         symbols.arg(),
                         Arg::U64(n64),
                         Arg::U32(bins),
-                        counts.arg(e),
-                        bad.arg(e),
+                        counts.arg(),
+                        bad.arg(),
                     ],
                 )?
             };
@@ -182,10 +182,10 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
                     symbols.arg(),
                     Arg::U64(n64),
                     Arg::U32(log2),
-                    lut.arg(e),
+                    lut.arg(),
                     Arg::U64(lut_size),
-                    bits.arg(e),
-                    bad.arg(e),
+                    bits.arg(),
+                    bad.arg(),
                 ],
             )?
         };
@@ -199,10 +199,10 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
                 1,
                 32,
                 &[
-                    bits.arg(e),
+                    bits.arg(),
                     Arg::U64(blocks as u64),
-                    word_off.arg(e),
-                    byte_off.arg(e),
+                    word_off.arg(),
+                    byte_off.arg(),
                 ],
             )?
         };
@@ -220,11 +220,11 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
                     symbols.arg(),
                     Arg::U64(n64),
                     Arg::U32(log2),
-                    lut.arg(e),
+                    lut.arg(),
                     Arg::U64(lut_size),
-                    word_off.arg(e),
-                    words.arg(e),
-                    bad.arg(e),
+                    word_off.arg(),
+                    words.arg(),
+                    bad.arg(),
                 ],
             )?
         };
@@ -246,10 +246,10 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
                     [across, rows, 1],
                     [THREADS, 1, 1],
                     &[
-                        words.arg(e),
+                        words.arg(),
                         word_off.view().offset(first).arg(),
                         byte_off.view().offset(first).arg(),
-                        out.arg(e),
+                        out.arg(),
                     ],
                 )?
             };
@@ -300,19 +300,19 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
                 blocks,
                 DECODE_THREADS,
                 &[
-                    payload.arg(e),
-                    byte_off.arg(e),
+                    payload.arg(),
+                    byte_off.arg(),
                     Arg::U64(blocks as u64),
                     Arg::U64(count as u64),
                     Arg::U32(b.block_log2),
-                    limit.arg(e),
-                    first.arg(e),
-                    offset.arg(e),
-                    sorted.arg(e),
+                    limit.arg(),
+                    first.arg(),
+                    offset.arg(),
+                    sorted.arg(),
                     Arg::U64(b.sorted.len() as u64),
                     Arg::U32(b.max_len),
                     out.arg(),
-                    status.arg(e),
+                    status.arg(),
                 ],
             )?
         };

@@ -87,6 +87,31 @@ pub(crate) fn upload_field<E: exec::Exec>(
     Ok((exec::Buf::from(e, u)?, exec::Buf::from(e, v)?))
 }
 
+/// The vertex count of an ny x nx field whose components `u`, `v` (arrays on
+/// an executor) hold at least that many values each.
+pub(crate) fn field_views(
+    u: exec::View<f32>,
+    v: exec::View<f32>,
+    ny: usize,
+    nx: usize,
+) -> Result<usize> {
+    let n = crate::field::vertex_count(ny, nx)?;
+    check_views(u, v, n)?;
+    Ok(n)
+}
+
+/// `u` and `v` hold at least `n` values each.
+pub(crate) fn check_views(u: exec::View<f32>, v: exec::View<f32>, n: usize) -> Result<()> {
+    if u.len() < n || v.len() < n {
+        return Err(Error::invalid(format!(
+            "the field needs {n} values per component; the arrays hold {} and {}",
+            u.len(),
+            v.len()
+        )));
+    }
+    Ok(())
+}
+
 /// Is NVRTC loadable (the kernels are compiled at run time)?
 pub fn nvrtc_present() -> bool {
     // SAFETY: only tries to dlopen libnvrtc; nothing is called.

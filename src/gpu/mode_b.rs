@@ -57,10 +57,7 @@ impl<E: Exec> BoundKernels<'_, E> {
         chunk_of_larger: bool,
         out: &BoundOut,
     ) -> Result<()> {
-        let n = crate::field::vertex_count(ny, nx)?;
-        if u.len() < n || v.len() < n {
-            return Err(Error::invalid("u and v must hold ny * nx values each"));
-        }
+        let n = super::field_views(u, v, ny, nx)?;
         let (tx, ty) = tiles(ny, nx);
         if out.vertex.len() < 2 * n
             || out.tile.len() < 2 * tx * ty

@@ -74,7 +74,7 @@ impl<E: Exec> CodecKernels<'_, E> {
                 "factz_b_scan",
                 1,
                 SCAN_THREADS,
-                &[counts.arg(e), Arg::U64(nt as u64), offsets.arg(e)],
+                &[counts.arg(), Arg::U64(nt as u64), offsets.arg()],
             )?
         };
         let total = offsets.read(e, nt..nt + 1)?[0] as usize;
@@ -107,10 +107,7 @@ impl<E: Exec> CodecKernels<'_, E> {
         chunk_of_larger: bool,
     ) -> Result<Parts> {
         let e = self.exec;
-        let n = crate::field::vertex_count(ny, nx)?;
-        if u.len() < n || v.len() < n {
-            return Err(Error::invalid("u and v must hold ny * nx values each"));
-        }
+        let n = super::field_views(u, v, ny, nx)?;
         let (tx, nt) = tiles(ny, nx);
         let grid = per_tile(nt)?;
         let vertex_ids = Buf::<E, u8>::zeros(e, 2 * n)?;
@@ -144,12 +141,12 @@ impl<E: Exec> CodecKernels<'_, E> {
                     ny64,
                     nx64,
                     Arg::F64(xi),
-                    vertex_ids.arg(e),
-                    tile_ids.arg(e),
-                    ids.arg(e),
-                    mask.arg(e),
-                    vertex_codes.arg(e),
-                    tile_exact.arg(e),
+                    vertex_ids.arg(),
+                    tile_ids.arg(),
+                    ids.arg(),
+                    mask.arg(),
+                    vertex_codes.arg(),
+                    tile_exact.arg(),
                 ],
             )?
         };
@@ -166,11 +163,11 @@ impl<E: Exec> CodecKernels<'_, E> {
                     v.arg(),
                     ny64,
                     nx64,
-                    mask.arg(e),
-                    vertex_codes.arg(e),
-                    offsets.arg(e),
-                    raw.arg(e),
-                    codes.arg(e),
+                    mask.arg(),
+                    vertex_codes.arg(),
+                    offsets.arg(),
+                    raw.arg(),
+                    codes.arg(),
                 ],
             )?
         };
@@ -219,11 +216,9 @@ impl<E: Exec> CodecKernels<'_, E> {
         v: View<f32>,
     ) -> Result<()> {
         let e = self.exec;
-        let n = crate::field::vertex_count(ny, nx)?;
-        if u.len() < n || v.len() < n || parts.exact.len() != n {
-            return Err(Error::invalid(
-                "u, v and the exact mask must hold ny * nx values each",
-            ));
+        let n = super::field_views(u, v, ny, nx)?;
+        if parts.exact.len() != n {
+            return Err(Error::invalid("the exact mask must hold ny * nx values"));
         }
         let (_, nt) = tiles(ny, nx);
         if parts.ids.len() != 2 * nt {
@@ -247,7 +242,7 @@ impl<E: Exec> CodecKernels<'_, E> {
                 "factz_b_mask_counts",
                 nt,
                 (TILE * TILES_PER_BLOCK) as u32,
-                &[mask.arg(e), ny64, nx64, tile_exact.arg(e)],
+                &[mask.arg(), ny64, nx64, tile_exact.arg()],
             )?
         };
         let (offsets, exact) = self.scan(&tile_exact, nt)?;
@@ -267,11 +262,11 @@ impl<E: Exec> CodecKernels<'_, E> {
                     ny64,
                     nx64,
                     Arg::F64(xi),
-                    ids.arg(e),
-                    mask.arg(e),
-                    raw.arg(e),
-                    codes.arg(e),
-                    offsets.arg(e),
+                    ids.arg(),
+                    mask.arg(),
+                    raw.arg(),
+                    codes.arg(),
+                    offsets.arg(),
                     u.arg(),
                     v.arg(),
                 ],

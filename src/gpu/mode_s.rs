@@ -6,7 +6,7 @@
 //! per-vertex decisions into Parts in the CPU's order.
 
 use super::exec::{Arg, Buf, Exec, View};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::field::gpu_ref_s::{self, PHASES};
 use crate::field::parts::Parts;
 
@@ -107,10 +107,7 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
         chunk_of_larger: bool,
     ) -> Result<Decisions> {
         let e = self.exec;
-        let n = crate::field::vertex_count(ny, nx)?;
-        if u.len() < n || v.len() < n {
-            return Err(Error::invalid("u and v must hold ny * nx values each"));
-        }
+        let n = super::field_views(u, v, ny, nx)?;
         let ntri = 2 * ny.saturating_sub(1) * nx.saturating_sub(1);
         // The reconstructed state starts as the field: a target's topology
         // check reads its neighbours not yet decided.
@@ -132,7 +129,7 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
             self.grid(
                 "factz_s_classify",
                 ntri,
-                &[u.arg(), v.arg(), ny_a, nx_a, sigs.arg(e), degenerate.arg(e)],
+                &[u.arg(), v.arg(), ny_a, nx_a, sigs.arg(), degenerate.arg()],
             )?
         };
         // SAFETY: (u, v, ny, nx, chunk, degenerate, exact): ntri flags, n outputs.
@@ -146,8 +143,8 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
                     ny_a,
                     nx_a,
                     Arg::I32(chunk_of_larger as i32),
-                    degenerate.arg(e),
-                    exact.arg(e),
+                    degenerate.arg(),
+                    exact.arg(),
                 ],
             )?
         };
@@ -158,12 +155,12 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
                 &[
                     u.arg(),
                     v.arg(),
-                    ru.arg(e),
-                    rv.arg(e),
-                    sigs.arg(e),
-                    exact.arg(e),
-                    ids.arg(e),
-                    codes.arg(e),
+                    ru.arg(),
+                    rv.arg(),
+                    sigs.arg(),
+                    exact.arg(),
+                    ids.arg(),
+                    codes.arg(),
                     ny_a,
                     nx_a,
                     Arg::F64(xi),
@@ -182,14 +179,14 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
                         &[
                             u.arg(),
                             v.arg(),
-                            ru.arg(e),
-                            rv.arg(e),
-                            sigs.arg(e),
-                            exact.arg(e),
-                            ids.arg(e),
-                            codes.arg(e),
-                            nu.arg(e),
-                            nv.arg(e),
+                            ru.arg(),
+                            rv.arg(),
+                            sigs.arg(),
+                            exact.arg(),
+                            ids.arg(),
+                            codes.arg(),
+                            nu.arg(),
+                            nv.arg(),
                             ny_a,
                             nx_a,
                             Arg::F64(xi),
@@ -204,10 +201,10 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
                         "factz_s_apply",
                         t,
                         &[
-                            ru.arg(e),
-                            rv.arg(e),
-                            nu.arg(e),
-                            nv.arg(e),
+                            ru.arg(),
+                            rv.arg(),
+                            nu.arg(),
+                            nv.arg(),
                             ny_a,
                             nx_a,
                             s_a,
@@ -255,10 +252,7 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
         v: View<f32>,
     ) -> Result<()> {
         let e = self.exec;
-        let n = crate::field::vertex_count(ny, nx)?;
-        if u.len() < n || v.len() < n {
-            return Err(Error::invalid("u and v must hold ny * nx values each"));
-        }
+        let n = super::field_views(u, v, ny, nx)?;
         let slot = gpu_ref_s::decode_slots(parts, ny, nx)?;
         let nu = Buf::<E, f32>::zeros(e, n)?;
         let nv = Buf::<E, f32>::zeros(e, n)?;
@@ -275,11 +269,11 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
         let dslot = Buf::from(e, &slot)?;
         let (ny_a, nx_a) = (Arg::U64(ny as u64), Arg::U64(nx as u64));
         let stream = [
-            dexact.arg(e),
-            draw.arg(e),
-            dids.arg(e),
-            dcodes.arg(e),
-            dslot.arg(e),
+            dexact.arg(),
+            draw.arg(),
+            dids.arg(),
+            dcodes.arg(),
+            dslot.arg(),
         ];
         let mut args = stream.to_vec();
         args.extend([u.arg(), v.arg(), ny_a, nx_a, Arg::F64(xi)]);
@@ -294,8 +288,8 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
                 args.extend([
                     u.arg(),
                     v.arg(),
-                    nu.arg(e),
-                    nv.arg(e),
+                    nu.arg(),
+                    nv.arg(),
                     ny_a,
                     nx_a,
                     Arg::F64(xi),
@@ -309,16 +303,7 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
                     self.grid(
                         "factz_s_apply",
                         t,
-                        &[
-                            u.arg(),
-                            v.arg(),
-                            nu.arg(e),
-                            nv.arg(e),
-                            ny_a,
-                            nx_a,
-                            s_a,
-                            ph_a,
-                        ],
+                        &[u.arg(), v.arg(), nu.arg(), nv.arg(), ny_a, nx_a, s_a, ph_a],
                     )?
                 };
             }

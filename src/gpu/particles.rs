@@ -58,7 +58,7 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
                 "factz_p_scan",
                 1,
                 SCAN_BLOCK,
-                &[input.arg(e), Arg::U64(n as u64), out.arg(e)],
+                &[input.arg(), Arg::U64(n as u64), out.arg()],
             )?
         };
         let total = out.read(e, n..n + 1)?[0];
@@ -77,13 +77,7 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
                 "factz_p_cell_keys",
                 n,
                 BLOCK,
-                &[
-                    pos.arg(e),
-                    Arg::U64(n64),
-                    g.arg(e),
-                    key.arg(e),
-                    finite.arg(e),
-                ],
+                &[pos.arg(), Arg::U64(n64), g.arg(), key.arg(), finite.arg()],
             )?
         };
         let (slot, m) = self.scan(&finite, n)?;
@@ -99,12 +93,12 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
                 n,
                 BLOCK,
                 &[
-                    key.arg(e),
-                    finite.arg(e),
-                    slot.arg(e),
+                    key.arg(),
+                    finite.arg(),
+                    slot.arg(),
                     Arg::U64(n64),
-                    k0.arg(e),
-                    i0.arg(e),
+                    k0.arg(),
+                    i0.arg(),
                 ],
             )?
         };
@@ -125,7 +119,7 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
                     "factz_p_radix_count",
                     m,
                     BLOCK,
-                    &[k0.arg(e), Arg::U64(m64), Arg::U32(shift), counts.arg(e)],
+                    &[k0.arg(), Arg::U64(m64), Arg::U32(shift), counts.arg()],
                 )?
             };
             let (offsets, _) = self.scan(&counts, blocks * DIGITS)?;
@@ -137,13 +131,13 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
                     m,
                     BLOCK,
                     &[
-                        k0.arg(e),
-                        i0.arg(e),
+                        k0.arg(),
+                        i0.arg(),
                         Arg::U64(m64),
                         Arg::U32(shift),
-                        offsets.arg(e),
-                        k1.arg(e),
-                        i1.arg(e),
+                        offsets.arg(),
+                        k1.arg(),
+                        i1.arg(),
                     ],
                 )?
             };
@@ -159,7 +153,7 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
                 "factz_p_cell_heads",
                 m,
                 BLOCK,
-                &[k0.arg(e), Arg::U64(m64), head.arg(e)],
+                &[k0.arg(), Arg::U64(m64), head.arg()],
             )?
         };
         let (hslot, ncell) = self.scan(&head, m)?;
@@ -174,12 +168,12 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
                 m,
                 BLOCK,
                 &[
-                    k0.arg(e),
-                    head.arg(e),
-                    hslot.arg(e),
+                    k0.arg(),
+                    head.arg(),
+                    hslot.arg(),
                     Arg::U64(m64),
-                    cell_key.arg(e),
-                    cell_start.arg(e),
+                    cell_key.arg(),
+                    cell_start.arg(),
                 ],
             )?
         };
@@ -208,7 +202,7 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
                 "factz_p_bbox",
                 n,
                 BLOCK,
-                &[pos.arg(e), Arg::U64(n as u64), part.arg(e)],
+                &[pos.arg(), Arg::U64(n as u64), part.arg()],
             )?
         };
         let part = part.read(e, 0..6 * blocks)?;
@@ -272,13 +266,13 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
                 ncell,
                 BLOCK,
                 &[
-                    bins.cell_key.arg(e),
-                    bins.cell_start.arg(e),
+                    bins.cell_key.arg(),
+                    bins.cell_start.arg(),
                     Arg::U64(nc64),
-                    dg.arg(e),
-                    nb.arg(e),
-                    nb_count.arg(e),
-                    units.arg(e),
+                    dg.arg(),
+                    nb.arg(),
+                    nb_count.arg(),
+                    units.arg(),
                 ],
             )?
         };
@@ -287,20 +281,20 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
             usize::try_from(nunits).map_err(|_| Error::unsupported("too many units"))?;
         let count = Buf::<E, u64>::zeros(e, nunits_us)?;
         let search = [
-            dpos.arg(e),
-            bins.order.arg(e),
-            bins.cell_start.arg(e),
+            dpos.arg(),
+            bins.order.arg(),
+            bins.cell_start.arg(),
             Arg::U64(nc64),
-            nb.arg(e),
-            nb_count.arg(e),
-            unit_start.arg(e),
+            nb.arg(),
+            nb_count.arg(),
+            unit_start.arg(),
             Arg::U64(nunits),
             Arg::F64(g.period),
             Arg::F64(lo2),
             Arg::F64(hi2),
         ];
         let mut args = search.to_vec();
-        args.push(count.arg(e));
+        args.push(count.arg());
         // SAFETY: the signature of factz_p_pair_count; count of nunits.
         unsafe { launch_items(e, "factz_p_pair_count", nunits_us, BLOCK, &args)? };
         let (pair_start, total) = self.scan(&count, nunits_us)?;
@@ -309,13 +303,7 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
         let pj = Buf::<E, u32>::zeros(e, total)?;
         let pl = Buf::<E, u8>::zeros(e, total)?;
         let mut args = search.to_vec();
-        args.extend([
-            Arg::F64(b2),
-            pair_start.arg(e),
-            pi.arg(e),
-            pj.arg(e),
-            pl.arg(e),
-        ]);
+        args.extend([Arg::F64(b2), pair_start.arg(), pi.arg(), pj.arg(), pl.arg()]);
         // SAFETY: the signature of factz_p_pair_fill; outputs of `total`.
         unsafe { launch_items(e, "factz_p_pair_fill", nunits_us, BLOCK, &args)? };
         let (pi, pj, pl) = (
@@ -357,11 +345,11 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
                 words * 32,
                 BLOCK,
                 &[
-                    dcodes.arg(e),
-                    dex.arg(e),
+                    dcodes.arg(),
+                    dex.arg(),
                     Arg::U64(nc64),
-                    flag.arg(e),
-                    mask.arg(e),
+                    flag.arg(),
+                    mask.arg(),
                 ],
             )?
         };
@@ -377,12 +365,12 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
                 nc,
                 BLOCK,
                 &[
-                    dcodes.arg(e),
-                    flag.arg(e),
-                    slot.arg(e),
+                    dcodes.arg(),
+                    flag.arg(),
+                    slot.arg(),
                     Arg::U64(nc64),
-                    coord.arg(e),
-                    zz.arg(e),
+                    coord.arg(),
+                    zz.arg(),
                 ],
             )?
         };

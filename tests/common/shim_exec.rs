@@ -1,8 +1,7 @@
 //! `factz::gpu::exec::Exec` on the host build of `kernels/*.cu`
 //! (tests/common/kernels_host.rs): memory is host memory (an address is a
 //! host pointer, so `View::from_raw` of a host slice works too), a launch calls the
-//! kernel's `fzshim_k_<name>` entry point (`fzshim_k3_<name>` for a 3-D
-//! shape; kernels/shim/cuda_host.hpp), so host
+//! kernel's `fzshim_k_<name>` entry point (kernels/shim/cuda_host.hpp), so host
 //! code written for the GPU runs here unchanged. Include it after
 //! `kernels_host` with `#[path = "common/shim_exec.rs"] mod shim_exec;`.
 #![allow(dead_code)]
@@ -12,7 +11,6 @@ use factz::error::{Error, Result};
 use factz::gpu::exec::{Arg, Exec, Plain, View};
 use std::ffi::c_void;
 
-type LaunchFn = unsafe extern "C" fn(i32, u32, u32, *const *const c_void) -> i32;
 type LaunchDimsFn = unsafe extern "C" fn(i32, *const u32, *const u32, *const *const c_void) -> i32;
 
 /// cuLaunchKernel's convention: a pointer to each parameter's value.
@@ -85,22 +83,6 @@ impl Exec for Shim {
         Ok(())
     }
 
-    unsafe fn launch(&self, kernel: &str, blocks: u32, threads: u32, args: &[Arg]) -> Result<()> {
-        // SAFETY: every fzshim_k_ entry point has this signature.
-        let f = unsafe { entry::<LaunchFn>("fzshim_k_", kernel)? };
-        let params = params(args);
-        // SAFETY: the caller's (arguments match the kernel); params outlive the call.
-        let rc = unsafe {
-            f(
-                (self.threads == Threads::Os) as i32,
-                blocks,
-                threads,
-                params.as_ptr(),
-            )
-        };
-        launched(kernel, rc)
-    }
-
     unsafe fn launch_dims(
         &self,
         kernel: &str,
@@ -108,10 +90,11 @@ impl Exec for Shim {
         block: [u32; 3],
         args: &[Arg],
     ) -> Result<()> {
-        // SAFETY: every fzshim_k3_ entry point has this signature.
-        let f = unsafe { entry::<LaunchDimsFn>("fzshim_k3_", kernel)? };
+        // SAFETY: every fzshim_k_ entry point has this signature.
+        let f = unsafe { entry::<LaunchDimsFn>("fzshim_k_", kernel)? };
         let params = params(args);
-        // SAFETY: as in launch; grid and block are three values each.
+        // SAFETY: the caller's (arguments match the kernel); params outlive the
+        // call; grid and block are three values each.
         let rc = unsafe {
             f(
                 (self.threads == Threads::Os) as i32,
