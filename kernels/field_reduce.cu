@@ -4,9 +4,10 @@
 // - factz_f_range: the finite values' min and max over u and v, per block
 //   (field::finite_range; min and max are exact, so any order gives the same
 //   values, up to the sign of a zero, which field::bound_for_range ignores);
-// - factz_f_exact_flags + factz_p_scan (kernels/particles.cu) +
-//   factz_f_exact_gather: the (u, v) bits of the exact vertices in index
-//   order, for mode S's Parts (field::gpu_ref_s::assemble_raw).
+// - factz_f_pack_flags / factz_f_unpack_flags: one flag byte per vertex to
+//   and from the stream's exact-vertex bitmap (mode S's mask);
+// - factz_f_count_bits, widen / narrow, to_planes / from_planes: the mask and
+//   raw sections as u32 symbols for the Huffman kernels, and back.
 //
 // No #include: NVRTC compiles it headerless; the host build force-includes
 // kernels/shim/cuda_host.hpp.
@@ -55,21 +56,76 @@ extern "C" __global__ void factz_f_range(const float* u, const float* v, fzf_u64
     }
 }
 
-// flag[k] = 1 where vertex k is stored exactly.
-extern "C" __global__ void factz_f_exact_flags(const unsigned char* exact, fzf_u64 n, fzf_u64* flag) {
-    fzf_u64 k = (fzf_u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < n) flag[k] = exact[k] ? 1 : 0;
+// bytes[b] = flags[8 b .. 8 b + 8) as bits, LSB first (planes::pack_bits:
+// the stream's exact-vertex bitmap); one thread per byte.
+extern "C" __global__ void factz_f_pack_flags(const unsigned char* flags, fzf_u64 n,
+                                              unsigned char* bytes) {
+    fzf_u64 b = (fzf_u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= (n + 7) / 8) return;
+    unsigned int byte = 0;
+    for (unsigned int t = 0; t < 8 && 8 * b + t < n; t++)
+        byte |= (flags[8 * b + t] ? 1u : 0u) << t;
+    bytes[b] = (unsigned char)byte;
 }
 
-// raw[2 slot[k]], raw[2 slot[k] + 1] = the bits of u[k], v[k] for each exact
-// vertex k (slot: the exclusive scan of the flags).
-extern "C" __global__ void factz_f_exact_gather(const float* u, const float* v,
-                                                const unsigned char* exact, const fzf_u64* slot,
-                                                fzf_u64 n, unsigned int* raw) {
+// The inverse (planes::unpack_bits): flags[k] = bit k of the bitmap.
+extern "C" __global__ void factz_f_unpack_flags(const unsigned char* bytes, fzf_u64 n,
+                                                unsigned char* flags) {
     fzf_u64 k = (fzf_u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n || !exact[k]) return;
-    raw[2 * slot[k]] = __float_as_uint(u[k]);
-    raw[2 * slot[k] + 1] = __float_as_uint(v[k]);
+    if (k < n) flags[k] = (bytes[k / 8] >> (k % 8)) & 1u;
+}
+
+// Set bits among the first n_bits of a bitmap, per block (grid-stride over
+// bytes; integer sums, any order): the exact vertices a mask holds.
+extern "C" __global__ void factz_f_count_bits(const unsigned char* bytes, fzf_u64 n_bits,
+                                              unsigned int* part) {
+    __shared__ unsigned int sum[FZF_BLOCK];
+    unsigned int t = threadIdx.x, own = 0;
+    for (fzf_u64 b = (fzf_u64)blockIdx.x * blockDim.x + t; b < (n_bits + 7) / 8;
+         b += (fzf_u64)gridDim.x * blockDim.x) {
+        unsigned int byte = bytes[b];
+        if (8 * b + 8 > n_bits) byte &= (1u << (n_bits - 8 * b)) - 1u;
+        own += (unsigned int)__popc(byte);
+    }
+    sum[t] = own;
+    __syncthreads();
+    for (unsigned int s = FZF_BLOCK / 2; s > 0; s /= 2) {
+        if (t < s) sum[t] += sum[t + s];
+        __syncthreads();
+    }
+    if (t == 0) part[blockIdx.x] = sum[0];
+}
+
+// Byte sections as u32 symbols for the Huffman kernels (whose format is the
+// same for bytes and words) and back.
+extern "C" __global__ void factz_f_widen(const unsigned char* bytes, fzf_u64 n,
+                                         unsigned int* out) {
+    fzf_u64 k = (fzf_u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) out[k] = bytes[k];
+}
+extern "C" __global__ void factz_f_narrow(const unsigned int* symbols, fzf_u64 n,
+                                          unsigned char* out) {
+    fzf_u64 k = (fzf_u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) out[k] = (unsigned char)symbols[k];
+}
+
+// planes::to_planes as symbols: out[b n + k] = byte b of words[k].
+extern "C" __global__ void factz_f_to_planes(const unsigned int* words, fzf_u64 n,
+                                             unsigned int* out) {
+    fzf_u64 k = (fzf_u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    unsigned int w = words[k];
+    for (unsigned int b = 0; b < 4; b++) out[b * n + k] = (w >> (8 * b)) & 0xffu;
+}
+
+// planes::from_planes of 4 n byte symbols into n words.
+extern "C" __global__ void factz_f_from_planes(const unsigned int* planes, fzf_u64 n,
+                                               unsigned int* words) {
+    fzf_u64 k = (fzf_u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    unsigned int w = 0;
+    for (unsigned int b = 0; b < 4; b++) w |= (planes[b * n + k] & 0xffu) << (8 * b);
+    words[k] = w;
 }
 
 // The host build's launch-by-name entry points (kernels/shim/cuda_host.hpp);
@@ -78,5 +134,10 @@ extern "C" __global__ void factz_f_exact_gather(const float* u, const float* v,
 #define FZSHIM_EXPORT(kernel)
 #endif
 FZSHIM_EXPORT(factz_f_range)
-FZSHIM_EXPORT(factz_f_exact_flags)
-FZSHIM_EXPORT(factz_f_exact_gather)
+FZSHIM_EXPORT(factz_f_pack_flags)
+FZSHIM_EXPORT(factz_f_unpack_flags)
+FZSHIM_EXPORT(factz_f_count_bits)
+FZSHIM_EXPORT(factz_f_widen)
+FZSHIM_EXPORT(factz_f_narrow)
+FZSHIM_EXPORT(factz_f_to_planes)
+FZSHIM_EXPORT(factz_f_from_planes)

@@ -22,7 +22,7 @@
 // factz_h_histogram_global for wider alphabets (global integer atomics: the
 // sums do not depend on the order).
 // Encoding: factz_h_block_bits -> factz_h_offsets -> factz_h_pack -> factz_h_gather.
-// Decoding: factz_h_decode.
+// Decoding: factz_h_decode (factz_h_fill for a single-symbol stream).
 //
 // No #include: NVRTC compiles it without headers, and the host build runs it
 // through kernels/shim/cuda_host.hpp (see kernels/mode_b_bounds.cu).
@@ -280,6 +280,13 @@ extern "C" __global__ void factz_h_decode(const unsigned char* payload, const fz
     status[b] = (rem > 0 && (fzh_window(data, len, at) & ((1u << rem) - 1)) != 0) ? FZH_PADDING : FZH_OK;
 }
 
+// A single-symbol stream: out[0..n) = symbol (grid-stride).
+extern "C" __global__ void factz_h_fill(unsigned int* out, fzh_u64 n, unsigned int symbol) {
+    for (fzh_u64 i = (fzh_u64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (fzh_u64)gridDim.x * blockDim.x)
+        out[i] = symbol;
+}
+
 // The host build's launch-by-name entry points (kernels/shim/cuda_host.hpp);
 // nothing under NVRTC.
 #ifndef FZSHIM_EXPORT
@@ -294,3 +301,4 @@ FZSHIM_EXPORT(factz_h_offsets)
 FZSHIM_EXPORT(factz_h_pack)
 FZSHIM_EXPORT(factz_h_gather)
 FZSHIM_EXPORT(factz_h_decode)
+FZSHIM_EXPORT(factz_h_fill)

@@ -24,17 +24,16 @@
 // left to right; in a tile, rows then columns. Every band but the last has 32
 // rows, so tile (bx, by) starts at vertex 32 by nx + 32 bx rows(by) of that
 // order; its exact vertices' offset comes from an exclusive scan of per-tile
-// counts (factz_b_scan), coded ones follow by subtraction.
+// counts (the grid scan of kernels/scan.cu), coded ones follow by subtraction.
 //
-// Encoding: factz_b_encode -> factz_b_scan -> factz_b_compact.
-// Decoding: factz_b_mask_counts -> factz_b_scan -> factz_b_decode.
+// Encoding: factz_b_encode -> scan -> factz_b_compact.
+// Decoding: factz_b_mask_counts -> scan -> factz_b_decode.
 // Exact masks: one 32-bit word per row and tile column, word j * tiles_x + bx,
 // bit x = vertex 32 bx + x (the layout of mode_b_bounds.cu's masks).
 
 #define FZC_TILE 32
 #define FZC_WARPS 4
 #define FZC_EXACT 255
-#define FZC_SCAN_THREADS 256
 #define FZC_FULL_WARP 0xffffffffu
 
 // ------------------------------------------------------------ quantize.rs
@@ -221,34 +220,6 @@ factz_b_mask_counts(const unsigned int* __restrict__ exact_mask, long long ny, l
     tile_exact[t] = count;
 }
 
-// Exclusive scan of n per-tile counts: offsets[t] = sum of counts[0..t],
-// offsets[n] = the total. One block of FZC_SCAN_THREADS threads walks the
-// tiles in chunks (a Hillis-Steele scan per chunk, a running carry).
-extern "C" __global__ void __launch_bounds__(FZC_SCAN_THREADS)
-factz_b_scan(const unsigned int* __restrict__ counts, long long n,
-             unsigned long long* __restrict__ offsets) {
-    __shared__ unsigned long long buf[FZC_SCAN_THREADS];
-    if (blockIdx.x != 0) return;
-    int r = threadIdx.x, threads = blockDim.x;
-    unsigned long long base = 0;
-    for (long long c0 = 0; c0 < n; c0 += threads) {
-        long long k = c0 + r;
-        unsigned long long own = k < n ? counts[k] : 0;
-        buf[r] = own;
-        __syncthreads();
-        for (int off = 1; off < threads; off <<= 1) {
-            unsigned long long add = r >= off ? buf[r - off] : 0;
-            __syncthreads();
-            buf[r] += add;
-            __syncthreads();
-        }
-        if (k < n) offsets[k] = base + buf[r] - own;
-        base += buf[threads - 1];
-        __syncthreads();  // every thread has read buf before the next chunk
-    }
-    if (r == 0) offsets[n] = base;
-}
-
 // Compaction, per tile: each vertex's position among the tile's exact (or
 // coded) vertices is the count in earlier rows plus the popcount of the mask
 // bits left of it in its row; raw takes the exact values' bits, codes the
@@ -344,6 +315,38 @@ factz_b_decode(long long ny, long long nx, double xi, const unsigned int* __rest
     }
 }
 
+// The stream's exact-vertex bitmap (planes::pack_bits: grid order, LSB
+// first) from the tile-layout mask words; one thread per byte.
+extern "C" __global__ void factz_b_mask_bytes(const unsigned int* __restrict__ exact_mask,
+                                              long long ny, long long nx,
+                                              unsigned char* __restrict__ bytes) {
+    long long b = (long long)blockIdx.x * blockDim.x + threadIdx.x, n = ny * nx;
+    if (b >= (n + 7) / 8) return;
+    long long tiles_x = (nx + FZC_TILE - 1) / FZC_TILE;
+    unsigned int byte = 0;
+    for (long long k = 8 * b; k < 8 * b + 8 && k < n; k++) {
+        long long j = k / nx, i = k % nx;
+        byte |= ((exact_mask[j * tiles_x + i / FZC_TILE] >> (i % FZC_TILE)) & 1u) << (k - 8 * b);
+    }
+    bytes[b] = (unsigned char)byte;
+}
+
+// The inverse: mask word (j, tile column) from the bitmap; one thread per word.
+extern "C" __global__ void factz_b_mask_words(const unsigned char* __restrict__ bytes,
+                                              long long ny, long long nx,
+                                              unsigned int* __restrict__ exact_mask) {
+    long long tiles_x = (nx + FZC_TILE - 1) / FZC_TILE;
+    long long w = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= ny * tiles_x) return;
+    long long j = w / tiles_x, i0 = (w % tiles_x) * FZC_TILE;
+    unsigned int word = 0;
+    for (long long i = i0; i < i0 + FZC_TILE && i < nx; i++) {
+        long long k = j * nx + i;
+        word |= ((unsigned int)(bytes[k / 8] >> (k % 8)) & 1u) << (i - i0);
+    }
+    exact_mask[w] = word;
+}
+
 // The host build's launch-by-name entry points (kernels/shim/cuda_host.hpp);
 // nothing under NVRTC.
 #ifndef FZSHIM_EXPORT
@@ -351,6 +354,7 @@ factz_b_decode(long long ny, long long nx, double xi, const unsigned int* __rest
 #endif
 FZSHIM_EXPORT(factz_b_encode)
 FZSHIM_EXPORT(factz_b_mask_counts)
-FZSHIM_EXPORT(factz_b_scan)
 FZSHIM_EXPORT(factz_b_compact)
 FZSHIM_EXPORT(factz_b_decode)
+FZSHIM_EXPORT(factz_b_mask_bytes)
+FZSHIM_EXPORT(factz_b_mask_words)

@@ -618,6 +618,74 @@ extern "C" __global__ void factz_s_decode_phase(const unsigned char* exact,
     }
 }
 
+// ------------------------------------------------------------ stream order
+
+// The vertex at position p of speculative's processing order
+// (gpu_ref_s::schedule_order): the anchors in raster order, then each (step,
+// phase)'s targets row by row; -1 past the end.
+static __device__ long long fzs_scheduled(long long p, long long ny, long long nx) {
+    long long rows = fzs_count(0, ny, FZS_STRIDE), cols = fzs_count(0, nx, FZS_STRIDE);
+    if (p < rows * cols) return (p / cols) * FZS_STRIDE * nx + (p % cols) * FZS_STRIDE;
+    p -= rows * cols;
+    for (long long s = FZS_STRIDE / 2; s >= 1; s /= 2)
+        for (int phase = FZS_HORIZONTAL; phase <= FZS_CENTER; phase++) {
+            long long r0, c0;
+            fzs_axes(s, phase, &r0, &c0);
+            rows = fzs_count(r0, ny, 2 * s);
+            cols = fzs_count(c0, nx, 2 * s);
+            if (p < rows * cols) return (r0 + (p / cols) * 2 * s) * nx + c0 + (p % cols) * 2 * s;
+            p -= rows * cols;
+        }
+    return -1;
+}
+
+// codec::zigzag (an arithmetic shift of a negative int, as in CUDA and C++20).
+static __device__ __forceinline__ unsigned int fzs_zigzag(int x) {
+    return ((unsigned int)x << 1) ^ (unsigned int)(x >> 31);
+}
+
+// flags[p] = exact flag of the vertex at position p; their exclusive scan
+// (kernels/scan.cu) is `before`: the exact vertices ahead of each position.
+extern "C" __global__ void factz_s_order_exact(const unsigned char* exact, long long ny,
+                                               long long nx, unsigned int* flags) {
+    for (long long p = fzs_thread(); p < ny * nx; p += fzs_threads())
+        flags[p] = exact[fzs_scheduled(p, ny, nx)];
+}
+
+// The Parts in stream order (gpu_ref_s::assemble, speculative::encode's
+// order): the vertex at position p is exact vertex before[p] (its (u, v) bits
+// into raw) or coded vertex p - before[p] (bound id, zig-zag codes). u and v
+// are read as 32-bit words: the bits go into the stream unchanged.
+extern "C" __global__ void factz_s_assemble(const unsigned int* u, const unsigned int* v,
+                                            const unsigned char* exact, const unsigned char* ids,
+                                            const int* codes, const unsigned long long* before,
+                                            long long ny, long long nx, unsigned int* raw,
+                                            unsigned int* out_ids, unsigned int* out_codes) {
+    for (long long p = fzs_thread(); p < ny * nx; p += fzs_threads()) {
+        long long k = fzs_scheduled(p, ny, nx), r = (long long)before[p];
+        if (exact[k]) {
+            raw[2 * r] = u[k];
+            raw[2 * r + 1] = v[k];
+        } else {
+            long long c = p - r;
+            out_ids[c] = ids[k];
+            out_codes[2 * c] = fzs_zigzag(codes[2 * k]);
+            out_codes[2 * c + 1] = fzs_zigzag(codes[2 * k + 1]);
+        }
+    }
+}
+
+// The decoder's slots (gpu_ref_s::decode_slots): vertex k's raw pair when
+// exact, else its entry among the coded vertices.
+extern "C" __global__ void factz_s_slots(const unsigned char* exact,
+                                         const unsigned long long* before, long long ny,
+                                         long long nx, long long* slot) {
+    for (long long p = fzs_thread(); p < ny * nx; p += fzs_threads()) {
+        long long k = fzs_scheduled(p, ny, nx), r = (long long)before[p];
+        slot[k] = exact[k] ? r : p - r;
+    }
+}
+
 // The host build's launch-by-name entry points (kernels/shim/cuda_host.hpp);
 // nothing under NVRTC.
 #ifndef FZSHIM_EXPORT
@@ -630,3 +698,6 @@ FZSHIM_EXPORT(factz_s_phase)
 FZSHIM_EXPORT(factz_s_apply)
 FZSHIM_EXPORT(factz_s_decode_anchors)
 FZSHIM_EXPORT(factz_s_decode_phase)
+FZSHIM_EXPORT(factz_s_order_exact)
+FZSHIM_EXPORT(factz_s_assemble)
+FZSHIM_EXPORT(factz_s_slots)

@@ -35,8 +35,8 @@
 typedef unsigned long long fzp_u64;
 typedef unsigned int fzp_u32;
 
-// Threads per block of every kernel here except the scan (any multiple of 32
-// up to 1024 works; the host entry points use this one).
+// Threads per block of every kernel here (any multiple of 32 up to 1024
+// works; the host entry points use this one). Scans: kernels/scan.cu.
 #define FZP_BLOCK 256
 // Radix digit width.
 #define FZP_DIGIT_BITS 8
@@ -113,41 +113,6 @@ __device__ double fzp_dist2(const float* a, const float* b, double period) {
     double dy = fzp_delta(a[1], b[1], period);
     double dz = fzp_delta(a[2], b[2], period);
     return dx * dx + dy * dy + dz * dz;
-}
-
-// ------------------------------------------------------------ scan
-
-// Exclusive prefix sum of `in[0..n)` into `out[0..n]` (out[n] = total), one
-// block: thread t sums a contiguous segment, the block scans the segment sums
-// in shared memory, then each thread writes its segment. Integer sums, so any
-// order gives the same result. `in` and `out` may be the same array. At most
-// 1024 threads.
-extern "C" __global__ void factz_p_scan(const fzp_u64* in, fzp_u64 n, fzp_u64* out) {
-    __shared__ fzp_u64 part[1024];
-    fzp_u32 t = threadIdx.x, T = blockDim.x;
-    fzp_u64 per = (n + T - 1) / T;
-    fzp_u64 a = per * t < n ? per * t : n;
-    fzp_u64 b = a + per < n ? a + per : n;
-    fzp_u64 s = 0;
-    for (fzp_u64 k = a; k < b; k++) s += in[k];
-    part[t] = s;
-    __syncthreads();
-    if (t == 0) {
-        fzp_u64 run = 0;
-        for (fzp_u32 k = 0; k < T; k++) {
-            fzp_u64 x = part[k];
-            part[k] = run;
-            run += x;
-        }
-    }
-    __syncthreads();
-    fzp_u64 run = part[t];
-    for (fzp_u64 k = a; k < b; k++) {
-        fzp_u64 x = in[k];
-        out[k] = run;
-        run += x;
-    }
-    if (t == T - 1) out[n] = run;
 }
 
 // ------------------------------------------------------------ binning
@@ -476,7 +441,7 @@ extern "C" __global__ void factz_p_edit_scatter(const int* codes, const fzp_u64*
 // `Problem`). Per iteration the host (src/gpu/descent.rs) launches
 // factz_p_descent_grad, factz_p_loss_sum (reading the block sums back: the
 // stopping rule is the host's, correct.rs `Stopping`), factz_p_descent_step,
-// then grows the active set with factz_p_scan over `grow` and
+// then grows the active set with the grid scan (kernels/scan.cu) over `grow` and
 // factz_p_descent_grow. Each particle's arithmetic is correct.rs's in its
 // order; the loss's order is the fixed tree of correct.rs `block_sum`, not
 // float atomics, so the stopping point never varies from run to run.
@@ -603,7 +568,6 @@ extern "C" __global__ void factz_p_descent_grow(fzp_u64* grow, const fzp_u64* ra
 #ifndef FZSHIM_EXPORT
 #define FZSHIM_EXPORT(kernel)
 #endif
-FZSHIM_EXPORT(factz_p_scan)
 FZSHIM_EXPORT(factz_p_bbox)
 FZSHIM_EXPORT(factz_p_cell_keys)
 FZSHIM_EXPORT(factz_p_compact_finite)

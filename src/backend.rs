@@ -6,6 +6,7 @@
 #[cfg(not(feature = "cuda"))]
 use crate::error::Error;
 use crate::error::Result;
+use crate::particles::correct::{self, Corrector};
 use crate::{field, particles};
 
 /// Which backend compresses.
@@ -79,8 +80,43 @@ pub fn compress_particles(
     pos: &[f32],
     cfg: &particles::ParticleConfig,
 ) -> Result<(particles::Compressed, Ran)> {
+    let (corrector, ran) = corrector(backend)?;
+    let prepared = particles::prepare(pos, cfg)?;
+    let c = particles::finish_with(pos, cfg, prepared, None, corrector.as_ref())?;
+    Ok((c, ran))
+}
+
+/// The correction's pair search and optimiser on `backend`, for
+/// `particles::finish_with` (the distributed path takes it too): the GPU's
+/// when chosen and usable; `Cuda` fails (Unsupported, with the reason) without
+/// a usable device, `Auto` then takes the CPU's and says why.
+pub fn corrector(backend: Backend) -> Result<(Box<dyn Corrector>, Ran)> {
+    let cpu = |fallback_reason| -> Result<(Box<dyn Corrector>, Ran)> {
+        let ran = Ran {
+            backend: Backend::Cpu,
+            fallback_reason,
+        };
+        Ok((Box::new(correct::Cpu), ran))
+    };
     #[cfg(feature = "cuda")]
-    return crate::gpu::particles::compress_host(backend, pos, cfg);
+    return match (backend, crate::gpu::exec::shared()) {
+        (Backend::Cpu, _) => cpu(None),
+        (Backend::Auto, Err(e)) if e.kind == crate::error::ErrorKind::Unsupported => {
+            cpu(Some(e.message))
+        }
+        (_, Err(e)) => Err(e),
+        (_, Ok(exec)) => {
+            let ran = Ran {
+                backend: Backend::Cuda,
+                fallback_reason: None,
+            };
+            Ok((Box::new(crate::gpu::particles::GpuCorrection { exec }), ran))
+        }
+    };
     #[cfg(not(feature = "cuda"))]
-    cpu_only(backend, || particles::compress(pos, cfg))
+    match backend {
+        Backend::Cpu => cpu(None),
+        Backend::Auto => cpu(Some(NO_CUDA.to_string())),
+        Backend::Cuda => Err(Error::unsupported(NO_CUDA)),
+    }
 }

@@ -22,8 +22,9 @@ mod shim_exec;
 
 use common::fields::{self, Field, Rng};
 use factz::error::{ErrorKind, Result};
-use factz::field::parts::Parts;
+use factz::field::stream::Coded;
 use factz::field::{Bound, Coder, FieldConfig, Mode};
+use factz::format::Parsed;
 use factz::gpu::field::{self as gf, Backend, Kernels, OnExec};
 use kernels_host::Threads;
 use std::cell::Cell;
@@ -88,17 +89,19 @@ impl Kernels for Shim {
         nx: usize,
         xi: f64,
         chunk: bool,
-    ) -> Result<Parts> {
+        coder: Coder,
+    ) -> Result<(Coded, usize)> {
         self.encodes.set(self.encodes.get() + 1);
         // SAFETY: as above.
         let f = unsafe { [shim_exec::view(u), shim_exec::view(v)] };
-        OnExec { exec: &self.exec() }.encode(mode, f, ny, nx, xi, chunk)
+        OnExec { exec: &self.exec() }.encode(mode, f, ny, nx, xi, chunk, coder)
     }
 
     fn decode(
         &self,
         mode: Mode,
-        parts: &Parts,
+        p: &Parsed,
+        coder: Coder,
         ny: usize,
         nx: usize,
         xi: f64,
@@ -111,7 +114,7 @@ impl Kernels for Shim {
         // SAFETY: the views are used during this call only, while u and v are
         // not otherwise borrowed.
         let mut out = unsafe { [shim_exec::view_mut(u), shim_exec::view_mut(v)] };
-        OnExec { exec: &self.exec() }.decode(mode, parts, ny, nx, xi, &mut out)
+        OnExec { exec: &self.exec() }.decode(mode, p, coder, ny, nx, xi, &mut out)
     }
 
     fn put(&self, hu: &[f32], hv: &[f32], [u, v]: &mut Self::Out<'_>) -> Result<()> {
@@ -321,6 +324,160 @@ fn errors_are_the_cpus() {
             let gpu = gf::decompress_on(&k, bad, &mut [&mut u, &mut v]).unwrap_err();
             assert_eq!(gpu.kind, cpu.kind, "{mode:?} cut at {cut}");
         }
+    }
+}
+
+/// Streams with valid checksums whose sections disagree with each other (a
+/// bound id out of range, too few raw words, too many codes, a flipped mask
+/// bit, the wrong number of ids): the device decoders refuse them as the CPU
+/// does, under both coders (Huffman decoded on the device, rANS on the host).
+#[test]
+fn crafted_streams_are_refused_as_the_cpu_does() {
+    let k = shim();
+    // NaNs: exact vertices, so raw words to take away.
+    let f = fields::nan_mask(&fields::smooth(50, 40, 13), 6);
+    let n = f.ny * f.nx;
+    let mut refused = 0;
+    for mode in [Mode::Blockwise, Mode::Speculative] {
+        for coder in [Coder::Huffman, Coder::Rans] {
+            let cfg = FieldConfig {
+                mode,
+                coder,
+                ..FieldConfig::default()
+            };
+            let c = factz::field::compress(&f.u, &f.v, f.ny, f.nx, &cfg).unwrap();
+            let header = factz::format::parse(&c.bytes).unwrap().header;
+            let good = factz::field::stream::read(
+                &factz::format::parse(&c.bytes).unwrap(),
+                n,
+                coder,
+                |coded| match mode {
+                    Mode::Blockwise => 2 * f.ny.div_ceil(32) * f.nx.div_ceil(32),
+                    Mode::Speculative => coded,
+                },
+            )
+            .unwrap();
+            let mut bad_id = good.clone();
+            bad_id.ids[1] = 24;
+            let mut short_raw = good.clone();
+            short_raw.raw.truncate(short_raw.raw.len() - 2);
+            let mut long_codes = good.clone();
+            long_codes.codes.extend([0, 0]);
+            let mut flipped = good.clone();
+            let at = flipped.exact.iter().position(|&e| !e).unwrap();
+            flipped.exact[at] = true;
+            let mut extra_id = good.clone();
+            extra_id.ids.push(0);
+            for (name, parts) in [
+                ("id 24", bad_id),
+                ("short raw", short_raw),
+                ("long codes", long_codes),
+                ("a flipped mask bit", flipped),
+                ("an extra id", extra_id),
+            ] {
+                let what = format!("{mode:?} {coder:?}: {name}");
+                let bytes = factz::field::stream::write(&header, &parts, coder, 0).unwrap();
+                let (mut cu, mut cv) = (vec![0f32; n], vec![0f32; n]);
+                let cpu = factz::field::decompress_into(&bytes, &mut cu, &mut cv);
+                let (mut u, mut v) = (vec![0f32; n], vec![0f32; n]);
+                let gpu = gf::decompress_on(&k, &bytes, &mut [&mut u, &mut v]);
+                match (cpu, gpu) {
+                    (Err(c), Err(g)) => {
+                        assert_eq!(c.kind, ErrorKind::CorruptStream, "{what}: CPU: {c}");
+                        assert_eq!(g.kind, c.kind, "{what}: GPU: {g}");
+                        refused += 1;
+                    }
+                    // A symbol more can hide in a coded section's padding
+                    // (the codec's count check is not exhaustive): then
+                    // both decode it to the same values.
+                    (Ok(_), Ok(_)) => assert!(
+                        bits(&u) == bits(&cu) && bits(&v) == bits(&cv),
+                        "{what}: decoded differently"
+                    ),
+                    (c, g) => panic!("{what}: CPU {c:?}, GPU {g:?}"),
+                }
+            }
+        }
+    }
+    assert!(
+        refused >= 16,
+        "only {refused} of 20 crafted streams refused"
+    );
+    // A byte section (the mask) whose Huffman table holds a symbol past 255:
+    // the byte decoder refuses it, and so must the device (which decodes
+    // bytes as u32 symbols).
+    for mode in [Mode::Blockwise, Mode::Speculative] {
+        let cfg = FieldConfig {
+            mode,
+            coder: Coder::Huffman,
+            ..FieldConfig::default()
+        };
+        let c = factz::field::compress(&f.u, &f.v, f.ny, f.nx, &cfg).unwrap();
+        let p = factz::format::parse(&c.bytes).unwrap();
+        let section = |id| {
+            factz::field::stream::section(&p, id, 8 * n)
+                .unwrap()
+                .to_vec()
+        };
+        // The true bitmap with 256 added to one byte: a device that narrowed
+        // symbols without the check would decode the field.
+        let ids_len = |coded| match mode {
+            Mode::Blockwise => 2 * f.ny.div_ceil(32) * f.nx.div_ceil(32),
+            Mode::Speculative => coded,
+        };
+        let parts = factz::field::stream::read(&p, n, Coder::Huffman, ids_len).unwrap();
+        let mut wide: Vec<u32> = factz::codec::planes::pack_bits(&parts.exact)
+            .into_iter()
+            .map(u32::from)
+            .collect();
+        wide[3] += 256;
+        let coded = Coded {
+            mask: factz::codec::encode_u32(Coder::Huffman, &wide),
+            raw: section(factz::field::stream::SEC_RAW),
+            ids: section(factz::field::stream::SEC_IDS),
+            codes: section(factz::field::stream::SEC_CODES),
+        };
+        let bytes = factz::field::stream::write_coded(&p.header, coded, 0).unwrap();
+        let (mut u, mut v) = (vec![0f32; n], vec![0f32; n]);
+        let cpu = factz::field::decompress_into(&bytes, &mut u, &mut v).unwrap_err();
+        let gpu = gf::decompress_on(&k, &bytes, &mut [&mut u, &mut v]).unwrap_err();
+        assert_eq!(cpu.kind, ErrorKind::CorruptStream, "{mode:?}: CPU: {cpu}");
+        assert_eq!(gpu.kind, cpu.kind, "{mode:?}: GPU: {gpu}");
+    }
+}
+
+/// With Huffman the pipeline codes every section where the kernels left it:
+/// what comes back from the executor while compressing is the coded bytes and
+/// small tables (code counts, block sizes), far less than the field, and
+/// decoding sends nothing back.
+#[test]
+fn huffman_sections_stay_on_the_executor() {
+    let k = shim();
+    let f = fields::turbulence(256, 5);
+    let n = f.ny * f.nx;
+    for mode in [Mode::Blockwise, Mode::Speculative] {
+        let cfg = FieldConfig {
+            mode,
+            coder: Coder::Huffman,
+            ..FieldConfig::default()
+        };
+        let before = shim_exec::bytes_read();
+        let c = gf::compress_on(&k, [&f.u, &f.v], f.ny, f.nx, &cfg).unwrap();
+        let read = shim_exec::bytes_read() - before;
+        let allowed = c.bytes.len() + (32 << 10);
+        assert!(
+            read <= allowed,
+            "{mode:?}: {read} bytes read back for a {}-byte stream",
+            c.bytes.len()
+        );
+        let before = shim_exec::bytes_read();
+        let (mut u, mut v) = (vec![0f32; n], vec![0f32; n]);
+        gf::decompress_on(&k, &c.bytes, &mut [&mut u, &mut v]).unwrap();
+        let read = shim_exec::bytes_read() - before;
+        assert!(
+            read <= 32 << 10,
+            "{mode:?}: {read} bytes read back decoding"
+        );
     }
 }
 

@@ -154,6 +154,8 @@ fn degenerate_streams() {
     check("one symbol", &[7]);
     check("zero repeated", &[0; 70_001]);
     check("one symbol repeated", &[4095; 1000]);
+    // Decoded by a fill kernel: more symbols than its grid has threads.
+    check("one symbol past a grid", &vec![9; 300_000]);
     // Largest symbol 4095 vs 4096: the shared and the global histogram paths.
     check("two symbols, shared bins", &[0, 4095, 4095]);
     check("two symbols, global bins", &[0, 4096, 4096]);

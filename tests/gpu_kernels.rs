@@ -41,8 +41,13 @@ const KERNELS: &[(&str, &[&str])] = &[
         "field_reduce.cu",
         &[
             "factz_f_range",
-            "factz_f_exact_flags",
-            "factz_f_exact_gather",
+            "factz_f_pack_flags",
+            "factz_f_unpack_flags",
+            "factz_f_count_bits",
+            "factz_f_widen",
+            "factz_f_narrow",
+            "factz_f_to_planes",
+            "factz_f_from_planes",
         ],
     ),
     (
@@ -57,6 +62,7 @@ const KERNELS: &[(&str, &[&str])] = &[
             "factz_h_pack",
             "factz_h_gather",
             "factz_h_decode",
+            "factz_h_fill",
         ],
     ),
     ("mode_b_bounds.cu", &["factz_b_bound_ids"]),
@@ -65,9 +71,10 @@ const KERNELS: &[(&str, &[&str])] = &[
         &[
             "factz_b_encode",
             "factz_b_mask_counts",
-            "factz_b_scan",
             "factz_b_compact",
             "factz_b_decode",
+            "factz_b_mask_bytes",
+            "factz_b_mask_words",
         ],
     ),
     (
@@ -80,12 +87,14 @@ const KERNELS: &[(&str, &[&str])] = &[
             "factz_s_apply",
             "factz_s_decode_anchors",
             "factz_s_decode_phase",
+            "factz_s_order_exact",
+            "factz_s_assemble",
+            "factz_s_slots",
         ],
     ),
     (
         "particles.cu",
         &[
-            "factz_p_scan",
             "factz_p_bbox",
             "factz_p_cell_keys",
             "factz_p_compact_finite",
@@ -98,6 +107,16 @@ const KERNELS: &[(&str, &[&str])] = &[
             "factz_p_pair_fill",
             "factz_p_edit_flags",
             "factz_p_edit_scatter",
+        ],
+    ),
+    (
+        "scan.cu",
+        &[
+            "factz_scan_sums_u32",
+            "factz_scan_apply_u32",
+            "factz_scan_sums_u64",
+            "factz_scan_apply_u64",
+            "factz_scan_carry",
         ],
     ),
 ];
@@ -315,6 +334,80 @@ fn bounds(f: &Field) -> Vec<f64> {
         .collect();
     out.extend([1e-30, 1e30, 5e-324, 1e300, 0.0]);
     out
+}
+
+/// The grid scan (kernels/scan.cu) against a host prefix sum: sizes around
+/// its 1024-item blocks and its 256-block carry chunks, u32 and u64 inputs
+/// (u64 also in place), with fibers and OS threads.
+#[cfg(feature = "cuda")]
+#[test]
+fn the_grid_scan_is_the_prefix_sum() {
+    use factz::gpu::scan;
+    let mut rng = common::fields::Rng::new(11);
+    let sizes = [
+        0,
+        1,
+        2,
+        255,
+        1023,
+        1024,
+        1025,
+        4097,
+        256 * 1024 + 3,
+        300_001,
+    ];
+    for (k, &n) in sizes.iter().enumerate() {
+        let threads = if k % 3 == 1 && n < 5000 {
+            Threads::Os
+        } else {
+            Threads::Fibers
+        };
+        let e = Shim { threads };
+        // Large counts in the u64 case so sums pass 2^32.
+        let small: Vec<u32> = (0..n).map(|_| rng.below(3) as u32).collect();
+        let big: Vec<u64> = (0..n).map(|_| rng.next_u64() >> 20).collect();
+        let want = |x: &[u64]| -> Vec<u64> {
+            let mut acc = 0u64;
+            let mut out: Vec<u64> = x
+                .iter()
+                .map(|&c| {
+                    acc += c;
+                    acc - c
+                })
+                .collect();
+            out.push(acc);
+            out
+        };
+        let small64: Vec<u64> = small.iter().map(|&c| c.into()).collect();
+        let mut out = vec![u64::MAX; n + 1];
+        // SAFETY: the views are used during the call only.
+        let total = unsafe {
+            scan::exclusive_into(
+                &e,
+                shim_exec::view(&small),
+                n,
+                shim_exec::view_mut(&mut out),
+            )
+        }
+        .unwrap();
+        assert_eq!(out, want(&small64), "u32, n {n}");
+        assert_eq!(total, out[n]);
+        let mut inplace = big.clone();
+        inplace.push(u64::MAX);
+        // SAFETY: as above; in place is allowed for u64.
+        let v = unsafe { shim_exec::view_mut(&mut inplace) };
+        scan::exclusive_into(&e, v, n, v).unwrap();
+        assert_eq!(inplace, want(&big), "u64 in place, n {n}");
+    }
+    // Arrays too short are an error, not a wild write.
+    let e = Shim {
+        threads: Threads::Fibers,
+    };
+    let (a, mut b) = (vec![1u32; 4], vec![0u64; 4]);
+    // SAFETY: as above.
+    let r =
+        unsafe { scan::exclusive_into(&e, shim_exec::view(&a), 4, shim_exec::view_mut(&mut b)) };
+    assert!(r.is_err());
 }
 
 #[cfg(feature = "cuda")]

@@ -26,31 +26,20 @@ use factz::error::{Error, ErrorKind};
 use factz::field::parts::Parts;
 use factz::field::{blockwise, Bound, FieldConfig, Mode};
 use factz::gpu::mode_b_codec::CodecKernels;
+use factz::gpu::parts::DevParts;
 use kernels_host::Threads;
 use shim_exec::Shim;
-
-/// Exact-vertex mask as the kernels hold it: word `j * tiles_x + t`, bit x =
-/// vertex `32 t + x` of row j (written independently of the library's).
-fn pack_mask(exact: &[bool], ny: usize, nx: usize) -> Vec<u32> {
-    let tiles_x = nx.div_ceil(32);
-    let mut words = vec![0u32; ny * tiles_x];
-    for (k, _) in exact.iter().enumerate().filter(|(_, &e)| e) {
-        let (j, i) = (k / nx, k % nx);
-        words[j * tiles_x + i / 32] |= 1 << (i % 32);
-    }
-    words
-}
 
 /// `blockwise::encode` through the kernels, from the field in place (the
 /// device-resident entry point, on host memory).
 fn gpu_encode(f: &Field, xi: f64, chunk: bool, threads: Threads) -> Parts {
     // SAFETY: the views are read during this call only.
     let (u, v) = unsafe { (shim_exec::view(&f.u), shim_exec::view(&f.v)) };
-    CodecKernels {
-        exec: &Shim { threads },
-    }
-    .encode_device(u, v, f.ny, f.nx, xi, chunk)
-    .unwrap_or_else(|e| panic!("the shim encode failed: {e}"))
+    let exec = &Shim { threads };
+    CodecKernels { exec }
+        .encode_device(u, v, f.ny, f.nx, xi, chunk)
+        .and_then(|p| p.read(exec, f.ny * f.nx))
+        .unwrap_or_else(|e| panic!("the shim encode failed: {e}"))
 }
 
 /// `blockwise::decode` through the kernels, into u and v filled with a
@@ -67,10 +56,9 @@ fn gpu_decode(
     // SAFETY: the views are used during this call only, while u and v are
     // not otherwise borrowed.
     let (du, dv) = unsafe { (shim_exec::view_mut(&mut u), shim_exec::view_mut(&mut v)) };
-    CodecKernels {
-        exec: &Shim { threads },
-    }
-    .decode_device(parts, ny, nx, xi, du, dv)?;
+    let exec = &Shim { threads };
+    let parts = DevParts::upload(exec, parts)?;
+    CodecKernels { exec }.decode_device(&parts, ny, nx, xi, du, dv)?;
     Ok((u, v))
 }
 
@@ -385,19 +373,6 @@ fn streams_from_kernel_parts_are_the_cpus() {
 /// a GPU machine, `scripts/gpu-check`) the device against the CPU.
 mod cuda {
     use super::*;
-    use factz::gpu;
-
-    #[test]
-    fn mask_packing_round_trips() {
-        let f = fields::nan_mask(&fields::smooth(45, 70, 5), 6);
-        let parts = blockwise::encode(&f.u, &f.v, f.ny, f.nx, 1e-3 * f.finite_span(), false);
-        let words = gpu::mode_b_codec::pack_mask(&parts.exact, f.ny, f.nx);
-        assert_eq!(words, pack_mask(&parts.exact, f.ny, f.nx));
-        assert_eq!(
-            gpu::mode_b_codec::unpack_mask(&words, f.ny, f.nx),
-            parts.exact
-        );
-    }
 
     #[test]
     #[ignore = "needs a CUDA GPU: scripts/gpu-check"]

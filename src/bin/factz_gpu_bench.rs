@@ -6,9 +6,10 @@
 //!
 //! The field is synthetic and smooth (a few Fourier modes, many critical
 //! points), n x n. GB/s counts the field's 8 bytes per vertex. GPU compress
-//! time runs from device-resident u, v to the stream on the host (the kernels,
-//! Parts back, entropy coding on the host); GPU decompress from host bytes to
-//! the field in device memory. Every GPU stream is checked against the CPU's.
+//! time runs from device-resident u, v to the stream on the host (the kernels;
+//! with Huffman the codes coded on the device, with rANS brought back and
+//! coded on the host); GPU decompress from host bytes to the field in device
+//! memory. Every GPU stream is checked against the CPU's.
 //!
 //! Then the particle correction (`--particles N`, 0 to skip): a clustered
 //! snapshot in a periodic unit box, b from eta 0.2, compressed on the CPU and
@@ -17,7 +18,7 @@
 //! and the whole compression's, and whether the streams are the same.
 
 use cudarc::driver::CudaSlice;
-use factz::field::{self, Bound, FieldConfig, Mode};
+use factz::field::{self, Bound, Coder, FieldConfig, Mode};
 use factz::gpu::field as gf;
 use std::time::Instant;
 
@@ -144,7 +145,7 @@ fn main() {
     };
     let s = d.stream.clone();
     let ctx = s.context().clone();
-    println!("size mode backend compress_GBps decompress_GBps ratio same_stream");
+    println!("size mode coder backend compress_GBps decompress_GBps ratio same_stream");
     for &n in &sizes {
         let (u, v) = smooth(n);
         let gb = (8 * n * n) as f64 / 1e9;
@@ -152,9 +153,14 @@ fn main() {
         let dv = s.clone_htod(&v).expect("upload v");
         let mut ou: CudaSlice<f32> = s.alloc_zeros(n * n).expect("alloc");
         let mut ov: CudaSlice<f32> = s.alloc_zeros(n * n).expect("alloc");
-        for mode in [Mode::Blockwise, Mode::Speculative] {
+        // Huffman codes on the device; rANS (the default coder) on the host.
+        let cases = [Mode::Blockwise, Mode::Speculative]
+            .into_iter()
+            .flat_map(|m| [Coder::Huffman, Coder::Rans].map(|c| (m, c)));
+        for (mode, coder) in cases {
             let cfg = FieldConfig {
                 mode,
+                coder,
                 bound: Bound::Rel(rel),
                 ..FieldConfig::default()
             };
@@ -172,8 +178,9 @@ fn main() {
                     field::decompress_into(&cpu.bytes, hu, hv).expect("CPU")
                 });
                 println!(
-                    "{n} {} cpu {:.3} {:.3} {ratio:.2} -",
+                    "{n} {} {} cpu {:.3} {:.3} {ratio:.2} -",
                     mode.name(),
+                    coder.name(),
                     gb / cc,
                     gb / cd
                 );
@@ -192,8 +199,9 @@ fn main() {
                 "unchecked"
             };
             println!(
-                "{n} {} cuda {:.3} {:.3} {ratio:.2} {same}",
+                "{n} {} {} cuda {:.3} {:.3} {ratio:.2} {same}",
                 mode.name(),
+                coder.name(),
                 gb / tc,
                 gb / td
             );

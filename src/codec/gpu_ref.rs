@@ -113,11 +113,12 @@ pub struct Blocks {
     pub max_len: u32,
 }
 
-/// Reads a `huffman::encode` stream's header for `count` u32 symbols with the
-/// checks of `huffman::decode` (`huffman::read_header`; the per-block bit
-/// streams are the kernel's).
-pub fn parse(data: &[u8], count: usize) -> Result<Parsed> {
-    Ok(match read_header(data, count, u32::MAX)? {
+/// Reads a `huffman::encode` stream's header for `count` symbols of at most
+/// `max_symbol` (u32::MAX for u32 symbols, 255 for bytes) with the checks of
+/// `huffman::decode` (`huffman::read_header`; the per-block bit streams are
+/// the kernel's).
+pub fn parse(data: &[u8], count: usize, max_symbol: u32) -> Result<Parsed> {
+    Ok(match read_header(data, count, max_symbol)? {
         Header::Empty => Parsed::Empty,
         Header::Constant(s) => Parsed::Constant(s),
         Header::Blocks {

@@ -15,6 +15,16 @@ pub fn unpack_bits(bytes: &[u8], n: usize) -> Vec<bool> {
     (0..n).map(|k| bytes[k / 8] >> (k % 8) & 1 == 1).collect()
 }
 
+/// Set bits among the first n of a bitmap ([`unpack_bits`]'s count of true).
+pub fn count_bits(bytes: &[u8], n: usize) -> usize {
+    let full = &bytes[..n / 8];
+    let mut count: usize = full.iter().map(|b| b.count_ones() as usize).sum();
+    if n % 8 != 0 {
+        count += (bytes[n / 8] & ((1u8 << (n % 8)) - 1)).count_ones() as usize;
+    }
+    count
+}
+
 pub fn to_planes(words: &[u32]) -> Vec<u8> {
     let n = words.len();
     let mut out = vec![0u8; 4 * n];

@@ -13,10 +13,11 @@
 //! the worst case of every stream).
 
 use super::parts::Parts;
-use crate::codec::planes::{from_planes, pack_bits, to_planes, unpack_bits};
+use crate::codec::planes::{count_bits, from_planes, pack_bits, to_planes, unpack_bits};
 use crate::codec::{decode_bytes, decode_u32, encode_bytes, encode_u32, Coder};
 use crate::error::{Error, Result};
 use crate::format::{self, Header, Kind, Parsed};
+use std::borrow::Cow;
 
 pub const SEC_MASK: u32 = 1;
 pub const SEC_RAW: u32 = 2;
@@ -27,17 +28,37 @@ pub const MODE_LOSSLESS: u8 = 0;
 
 /// Entropy-code the parts into a complete stream.
 pub fn write(header: &Header, parts: &Parts, coder: Coder, zstd_level: i32) -> Result<Vec<u8>> {
-    let sections = if header.mode == MODE_LOSSLESS {
+    if header.mode == MODE_LOSSLESS {
         let plain = parts.raw.iter().flat_map(|w| w.to_le_bytes()).collect();
-        vec![(SEC_RAW, plain)]
-    } else {
-        vec![
-            (SEC_MASK, encode_bytes(coder, &pack_bits(&parts.exact))),
-            (SEC_RAW, encode_bytes(coder, &to_planes(&parts.raw))),
-            (SEC_IDS, encode_u32(coder, &parts.ids)),
-            (SEC_CODES, encode_u32(coder, &parts.codes)),
-        ]
+        return format::write(header, &[(SEC_RAW, plain)], zstd_level);
+    }
+    let coded = Coded {
+        mask: encode_bytes(coder, &pack_bits(&parts.exact)),
+        raw: encode_bytes(coder, &to_planes(&parts.raw)),
+        ids: encode_u32(coder, &parts.ids),
+        codes: encode_u32(coder, &parts.codes),
     };
+    write_coded(header, coded, zstd_level)
+}
+
+/// A coded mode's four sections, entropy-coded: what [`write`] stores, for a
+/// writer that codes some of them elsewhere (the GPU pipeline codes the ids
+/// and codes where the kernels left them).
+pub struct Coded {
+    pub mask: Vec<u8>,
+    pub raw: Vec<u8>,
+    pub ids: Vec<u8>,
+    pub codes: Vec<u8>,
+}
+
+/// A stream of a coded mode (B or S) from its coded sections.
+pub fn write_coded(header: &Header, c: Coded, zstd_level: i32) -> Result<Vec<u8>> {
+    let sections = [
+        (SEC_MASK, c.mask),
+        (SEC_RAW, c.raw),
+        (SEC_IDS, c.ids),
+        (SEC_CODES, c.codes),
+    ];
     format::write(header, &sections, zstd_level)
 }
 
@@ -47,22 +68,32 @@ fn ceiling(n: usize) -> usize {
     n.saturating_mul(24).saturating_add(1 << 20)
 }
 
+/// Section `id` as stored (zstd undone), bounded by the ceiling of `count`
+/// coded symbols.
+pub fn section<'a>(p: &'a Parsed, id: u32, count: usize) -> Result<Cow<'a, [u8]>> {
+    p.section(id, ceiling(count))
+}
+
 fn section_bytes(p: &Parsed, id: u32, coder: Coder, count: usize) -> Result<Vec<u8>> {
-    let coded = p.section(id, ceiling(count))?;
-    decode_bytes(coder, &coded, count)
+    decode_bytes(coder, &section(p, id, count)?, count)
 }
 
 fn section_u32(p: &Parsed, id: u32, coder: Coder, count: usize) -> Result<Vec<u32>> {
-    let coded = p.section(id, ceiling(count))?;
-    decode_u32(coder, &coded, count)
+    decode_u32(coder, &section(p, id, count)?, count)
+}
+
+/// The check [`read`] starts with: the stream holds a field.
+pub fn check_kind(p: &Parsed) -> Result<()> {
+    if p.header.kind != Kind::Field2d {
+        return Err(Error::invalid("stream holds particles, not a vector field"));
+    }
+    Ok(())
 }
 
 /// Decode the sections of a checked stream into parts; `ids_len` maps the number
 /// of coded vertices to the number of bound ids the mode stores.
 pub fn read(p: &Parsed, n: usize, coder: Coder, ids_len: impl Fn(usize) -> usize) -> Result<Parts> {
-    if p.header.kind != Kind::Field2d {
-        return Err(Error::invalid("stream holds particles, not a vector field"));
-    }
+    check_kind(p)?;
     if p.header.mode == MODE_LOSSLESS {
         let plain = p.section(SEC_RAW, 8 * n)?;
         if plain.len() != 8 * n {
@@ -80,14 +111,14 @@ pub fn read(p: &Parsed, n: usize, coder: Coder, ids_len: impl Fn(usize) -> usize
             ..Parts::default()
         });
     }
-    let exact = unpack_bits(&section_bytes(p, SEC_MASK, coder, n.div_ceil(8))?, n);
-    let n_exact = exact.iter().filter(|&&e| e).count();
+    let mask = section_bytes(p, SEC_MASK, coder, n.div_ceil(8))?;
+    let n_exact = count_bits(&mask, n);
     let raw = from_planes(&section_bytes(p, SEC_RAW, coder, 8 * n_exact)?);
     let n_coded = n - n_exact;
     let ids = section_u32(p, SEC_IDS, coder, ids_len(n_coded))?;
     let codes = section_u32(p, SEC_CODES, coder, 2 * n_coded)?;
     Ok(Parts {
-        exact,
+        exact: unpack_bits(&mask, n),
         raw,
         ids,
         codes,

@@ -13,8 +13,6 @@ use crate::particles::correct::{self, Descended, Options, Problem, Stopping, LOS
 
 /// Threads per block (any multiple of 32 up to 1024; the loss sum's is fixed).
 const BLOCK: u32 = 256;
-/// factz_p_scan's threads (one block).
-const SCAN_BLOCK: u32 = 256;
 /// FZP_NONE: a local particle not (yet) active.
 const NONE: u32 = u32::MAX;
 
@@ -123,13 +121,7 @@ pub fn descend<E: Exec>(e: &E, p: &Problem, opts: &Options) -> Result<Descended>
                     Arg::F64(p.half),
                 ],
             )?;
-            e.launch(
-                "factz_p_scan",
-                1,
-                SCAN_BLOCK,
-                &[grow.arg(), Arg::U64(nl64), rank.arg()],
-            )?;
-            let grown = rank.read(e, nl..nl + 1)?[0] as usize;
+            let grown = super::scan::exclusive_into(e, grow.view(), nl, rank.view())? as usize;
             if grown > 0 {
                 launch_items(
                     e,

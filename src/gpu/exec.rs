@@ -285,7 +285,7 @@ pub unsafe fn launch_items<E: Exec>(
 }
 
 /// Every `kernels/*.cu` source, with its name for NVRTC's messages.
-pub fn sources() -> [(&'static str, &'static str); 6] {
+pub fn sources() -> [(&'static str, &'static str); 7] {
     [
         (super::field_reduce::SOURCE, "field_reduce.cu"),
         (super::mode_b::SOURCE, "mode_b_bounds.cu"),
@@ -293,6 +293,7 @@ pub fn sources() -> [(&'static str, &'static str); 6] {
         (super::mode_s::SOURCE, "mode_s.cu"),
         (super::huffman::SOURCE, "huffman.cu"),
         (super::particles::SOURCE, "particles.cu"),
+        (super::scan::SOURCE, "scan.cu"),
     ]
 }
 

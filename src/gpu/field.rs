@@ -7,24 +7,27 @@
 //! a device through cudarc, or in tests the host build of the same `.cu`
 //! files, so CI runs this whole file's logic.
 //!
-//! What is still on the host (said where it happens):
-//! - entropy coding (`field::stream::write`) and decoding (`stream::read`);
-//! - mode S's Parts are assembled from per-vertex decisions copied back
-//!   (`gpu_ref_s::assemble_raw`, with only the exact vertices' values
-//!   gathered on the device; mode B compacts its raw words on the device);
+//! The kernels leave [`DevParts`] on the device and, with Huffman, the four
+//! sections are coded (and decoded) there too (`gpu::huffman`; bytes as u32
+//! symbols, which code the same): only the coded bytes, code tables and a few
+//! counts cross to the host. On the host still:
+//! - rANS (no kernels yet): its sections' symbols come back and are coded
+//!   there, and decoded there then copied up;
 //! - the verify pass and the lossless fallback read a host copy (only when
 //!   they run); a lossless stream decodes on the host and is copied up.
 
-use super::exec::{self, Cuda, Exec, View};
+use super::exec::{self, Buf, Cuda, Exec, View};
 use super::field_reduce;
+use super::huffman::HuffmanKernels;
 use super::mode_b_codec::CodecKernels;
 use super::mode_s::ModeSKernels;
+use super::parts::DevParts;
+use crate::codec::planes::to_planes;
+use crate::codec::{decode_bytes, decode_u32, encode_bytes, encode_u32, Coder};
 use crate::error::{Error, ErrorKind, Result};
-use crate::field::parts::Parts;
-use crate::field::{
-    self, blockwise, stream, Bound, Compressed, FieldConfig, FieldInfo, FieldReport, Mode,
-};
-use crate::format;
+use crate::field::stream::{self, Coded};
+use crate::field::{self, blockwise, Bound, Compressed, FieldConfig, FieldInfo, FieldReport, Mode};
+use crate::format::{self, Parsed};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
 
@@ -42,7 +45,8 @@ pub trait Kernels {
     fn to_host(&self, f: Self::Field<'_>, n: usize) -> Result<(Vec<f32>, Vec<f32>)>;
     /// `field::finite_range` of the first `n` values of both components.
     fn finite_range(&self, f: Self::Field<'_>, n: usize) -> Result<(f32, f32)>;
-    /// `blockwise::encode` / `speculative::encode`'s Parts (no caps).
+    /// `blockwise::encode` / `speculative::encode` (no caps), coded as
+    /// `stream::write` codes them; also returns the exact vertices' count.
     #[allow(clippy::too_many_arguments)]
     fn encode(
         &self,
@@ -52,12 +56,16 @@ pub trait Kernels {
         nx: usize,
         xi: f64,
         chunk_of_larger: bool,
-    ) -> Result<Parts>;
-    /// `blockwise::decode` / `speculative::decode` into `out`, with their checks.
+        coder: Coder,
+    ) -> Result<(Coded, usize)>;
+    /// `stream::read` then `blockwise::decode` / `speculative::decode` of a
+    /// checked stream of that mode into `out`, with their checks.
+    #[allow(clippy::too_many_arguments)]
     fn decode(
         &self,
         mode: Mode,
-        parts: &Parts,
+        p: &Parsed,
+        coder: Coder,
         ny: usize,
         nx: usize,
         xi: f64,
@@ -92,15 +100,17 @@ pub fn compress_on<K: Kernels>(
             field::bound_for_range(cfg.bound, lo, hi)
         }
     };
-    let parts = k.encode(cfg.mode, f, ny, nx, xi, cfg.chunk_of_larger)?;
-    finish(&parts, ny, nx, xi, cfg, || k.to_host(f, n))
+    let (coded, exact) = k.encode(cfg.mode, f, ny, nx, xi, cfg.chunk_of_larger, cfg.coder)?;
+    finish(coded, exact, ny, nx, xi, cfg, || k.to_host(f, n))
 }
 
-/// From Parts to the stream: `field::compress_with`'s tail (header, stream
-/// writer, the lossless fallback when coding does not pay, the verify pass),
-/// with the field fetched from `host` only when the fallback or verify needs it.
+/// From coded sections to the stream: `field::compress_with`'s tail (header,
+/// stream writer, the lossless fallback when coding does not pay, the verify
+/// pass), with the field fetched from `host` only when the fallback or verify
+/// needs it.
 pub fn finish(
-    parts: &Parts,
+    coded: Coded,
+    exact_vertices: usize,
     ny: usize,
     nx: usize,
     xi: f64,
@@ -116,15 +126,14 @@ pub fn finish(
     let verify_flag = if cfg.verify { format::FLAG_VERIFIED } else { 0 };
     let mut report = FieldReport {
         abs_bound: xi,
-        exact_vertices: parts.exact.iter().filter(|&&e| e).count(),
+        exact_vertices,
         lossless_fallback: false,
         verified: false,
         fallback_reason: None,
     };
-    let mut bytes = stream::write(
+    let mut bytes = stream::write_coded(
         &field::header(ny, nx, xi, cfg.mode as u8, cfg, flags | verify_flag),
-        parts,
-        cfg.coder,
+        coded,
         cfg.zstd_level,
     )?;
     let mut host = Some(host);
@@ -178,15 +187,7 @@ pub fn decompress_on<K: Kernels>(k: &K, bytes: &[u8], out: &mut K::Out<'_>) -> R
                 .unzip();
             k.put(&u, &v, out)?;
         }
-        Some(Mode::Blockwise) => {
-            let tiles = ny.div_ceil(blockwise::TILE) * nx.div_ceil(blockwise::TILE);
-            let parts = stream::read(&p, n, info.coder, |_| 2 * tiles)?;
-            k.decode(Mode::Blockwise, &parts, ny, nx, xi, out)?;
-        }
-        Some(Mode::Speculative) => {
-            let parts = stream::read(&p, n, info.coder, |coded| coded)?;
-            k.decode(Mode::Speculative, &parts, ny, nx, xi, out)?;
-        }
+        Some(mode) => k.decode(mode, &p, info.coder, ny, nx, xi, out)?,
     }
     Ok(info)
 }
@@ -194,6 +195,75 @@ pub fn decompress_on<K: Kernels>(k: &K, bytes: &[u8], out: &mut K::Out<'_>) -> R
 /// The pipeline's kernels on an executor, the field as views of its memory.
 pub struct OnExec<'e, E: Exec> {
     pub exec: &'e E,
+}
+
+impl<E: Exec> OnExec<'_, E> {
+    fn huffman(&self) -> HuffmanKernels<'_, E> {
+        HuffmanKernels { exec: self.exec }
+    }
+
+    /// `codec::encode_u32(coder, symbols)`: Huffman on the executor, rANS (no
+    /// kernels yet) on the host.
+    fn code(&self, symbols: View<u32>, coder: Coder) -> Result<Vec<u8>> {
+        match coder {
+            Coder::Huffman => self.huffman().encode(symbols),
+            Coder::Rans => Ok(encode_u32(
+                coder,
+                &symbols.read(self.exec, 0..symbols.len())?,
+            )),
+        }
+    }
+
+    /// `codec::encode_bytes(coder, bytes)`, as [`Self::code`] (Huffman codes
+    /// bytes and words alike).
+    fn code_bytes(&self, bytes: View<u8>, coder: Coder) -> Result<Vec<u8>> {
+        match coder {
+            Coder::Huffman => self
+                .huffman()
+                .encode(field_reduce::widen(self.exec, bytes)?.view()),
+            Coder::Rans => Ok(encode_bytes(coder, &bytes.read(self.exec, 0..bytes.len())?)),
+        }
+    }
+
+    /// The RAW section as `stream::write` codes it: the words' byte planes.
+    fn code_raw(&self, raw: View<u32>, coder: Coder) -> Result<Vec<u8>> {
+        let e = self.exec;
+        match coder {
+            Coder::Huffman => self
+                .huffman()
+                .encode(field_reduce::to_planes(e, raw)?.view()),
+            Coder::Rans => Ok(encode_bytes(coder, &to_planes(&raw.read(e, 0..raw.len())?))),
+        }
+    }
+
+    /// Section `id` of `count` symbols decoded into a new executor array:
+    /// Huffman there, rANS on the host. A byte section (`bytes`: the mask, the
+    /// raw planes) comes one byte per u32, its symbols checked to be bytes.
+    fn decode_section(
+        &self,
+        p: &Parsed,
+        id: u32,
+        coder: Coder,
+        count: usize,
+        bytes: bool,
+    ) -> Result<Buf<E, u32>> {
+        let e = self.exec;
+        let coded = stream::section(p, id, count)?;
+        let out = Buf::<E, u32>::zeros(e, count)?;
+        match (coder, bytes) {
+            (Coder::Huffman, false) => self.huffman().decode_into(&coded, out.view())?,
+            (Coder::Huffman, true) => self.huffman().decode_bytes_into(&coded, out.view())?,
+            (Coder::Rans, false) => out.view().write(e, 0, &decode_u32(coder, &coded, count)?)?,
+            (Coder::Rans, true) => {
+                let wide: Vec<u32> = decode_bytes(coder, &coded, count)?
+                    .into_iter()
+                    .map(u32::from)
+                    .collect();
+                out.view().write(e, 0, &wide)?
+            }
+        }
+        Ok(out)
+    }
 }
 
 impl<E: Exec> Kernels for OnExec<'_, E> {
@@ -224,33 +294,58 @@ impl<E: Exec> Kernels for OnExec<'_, E> {
         nx: usize,
         xi: f64,
         chunk: bool,
-    ) -> Result<Parts> {
+        coder: Coder,
+    ) -> Result<(Coded, usize)> {
         let exec = self.exec;
-        match mode {
-            Mode::Blockwise => CodecKernels { exec }.encode_device(u, v, ny, nx, xi, chunk),
-            Mode::Speculative => {
-                let d = ModeSKernels { exec }.encode_device(u, v, ny, nx, xi, chunk)?;
-                let raw = field_reduce::exact_values(exec, u, v, &d.exact)?;
-                Ok(crate::field::gpu_ref_s::assemble_raw(
-                    &raw, ny, nx, &d.exact, &d.ids, &d.codes,
-                ))
-            }
-        }
+        let parts = match mode {
+            Mode::Blockwise => CodecKernels { exec }.encode_device(u, v, ny, nx, xi, chunk)?,
+            Mode::Speculative => ModeSKernels { exec }.encode_device(u, v, ny, nx, xi, chunk)?,
+        };
+        let coded = Coded {
+            mask: self.code_bytes(parts.mask.view(), coder)?,
+            raw: self.code_raw(parts.raw.view(), coder)?,
+            ids: self.code(parts.ids.view(), coder)?,
+            codes: self.code(parts.codes.view(), coder)?,
+        };
+        Ok((coded, parts.n_exact))
     }
 
     fn decode(
         &self,
         mode: Mode,
-        parts: &Parts,
+        p: &Parsed,
+        coder: Coder,
         ny: usize,
         nx: usize,
         xi: f64,
         [u, v]: &mut Self::Out<'_>,
     ) -> Result<()> {
         let exec = self.exec;
+        let n = ny * nx;
+        // stream::read's order: kind, mask, raw, ids, codes.
+        stream::check_kind(p)?;
+        let wide = self.decode_section(p, stream::SEC_MASK, coder, n.div_ceil(8), true)?;
+        let mask = field_reduce::narrow(exec, wide.view())?;
+        let n_exact = field_reduce::count_bits(exec, mask.view(), n)?;
+        let planes = self.decode_section(p, stream::SEC_RAW, coder, 8 * n_exact, true)?;
+        let raw = field_reduce::from_planes(exec, planes.view())?;
+        let n_coded = n - n_exact;
+        let n_ids = match mode {
+            Mode::Blockwise => 2 * ny.div_ceil(blockwise::TILE) * nx.div_ceil(blockwise::TILE),
+            Mode::Speculative => n_coded,
+        };
+        let ids = self.decode_section(p, stream::SEC_IDS, coder, n_ids, false)?;
+        let codes = self.decode_section(p, stream::SEC_CODES, coder, 2 * n_coded, false)?;
+        let parts = DevParts {
+            mask,
+            n_exact,
+            raw,
+            ids,
+            codes,
+        };
         match mode {
-            Mode::Blockwise => CodecKernels { exec }.decode_device(parts, ny, nx, xi, *u, *v),
-            Mode::Speculative => ModeSKernels { exec }.decode_device(parts, ny, nx, xi, *u, *v),
+            Mode::Blockwise => CodecKernels { exec }.decode_device(&parts, ny, nx, xi, *u, *v),
+            Mode::Speculative => ModeSKernels { exec }.decode_device(&parts, ny, nx, xi, *u, *v),
         }
     }
 

@@ -272,11 +272,33 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
     /// executor, the blocks decoded there (one thread per 2^16-symbol block;
     /// the header on the host).
     pub fn decode_into(&self, data: &[u8], out: View<u32>) -> Result<()> {
+        self.decode_limited(data, out, u32::MAX)
+    }
+
+    /// `codec::decode_bytes(Coder::Huffman, data, out.len())` into `out`, one
+    /// byte per u32 (the format is the same; a symbol past 255 is refused as
+    /// the byte decoder refuses it).
+    pub fn decode_bytes_into(&self, data: &[u8], out: View<u32>) -> Result<()> {
+        self.decode_limited(data, out, u8::MAX.into())
+    }
+
+    fn decode_limited(&self, data: &[u8], out: View<u32>, max_symbol: u32) -> Result<()> {
         let e = self.exec;
         let count = out.len();
-        let b = match gpu_ref::parse(data, count)? {
+        let b = match gpu_ref::parse(data, count, max_symbol)? {
             Parsed::Empty => return Ok(()),
-            Parsed::Constant(s) => return out.write(e, 0, &vec![s; count]),
+            Parsed::Constant(s) => {
+                // SAFETY: (u32* out, u64 n, u32 symbol): out holds count.
+                return unsafe {
+                    launch_items(
+                        e,
+                        "factz_h_fill",
+                        count.min(COUNT_BLOCKS * THREADS as usize),
+                        THREADS,
+                        &[out.arg(), Arg::U64(count as u64), Arg::U32(s)],
+                    )
+                };
+            }
             Parsed::Blocks(b) => b,
         };
         let blocks = b.byte_off.len() - 1;

@@ -3,8 +3,12 @@
 //! NVRTC dynamically, so a build with this feature still runs where neither is
 //! installed: [`device`] says why no GPU is used and callers stay on the CPU.
 //!
-//! So far it holds mode B's bound derivation ([`mode_b`]); it is not wired
-//! into the compressors yet (issue 6).
+//! Every module drives its `kernels/*.cu` through [`exec::Exec`] (cudarc on a
+//! device; in tests the same sources built as host C++): [`field`] is the
+//! field pipeline over [`mode_b`] / [`mode_b_codec`], [`mode_s`],
+//! [`field_reduce`] and [`huffman`], its parts held in [`parts::DevParts`];
+//! [`particles`] and [`descent`] are the particle correction's pair search and
+//! optimiser; [`scan`] is the grid-wide prefix sum they all place output with.
 
 pub mod descent;
 pub mod exec;
@@ -15,6 +19,8 @@ pub mod mode_b;
 pub mod mode_b_codec;
 pub mod mode_s;
 pub mod particles;
+pub mod parts;
+pub mod scan;
 
 use crate::error::{Error, Result};
 use cudarc::driver::CudaContext;

@@ -5,6 +5,7 @@
 
 use super::exec::{launch_items, Arg, Buf, Exec, View};
 use super::mode_b::{self, BoundKernels, BoundOut};
+use super::parts::DevParts;
 use crate::error::{Error, Result};
 use crate::field::parts::Parts;
 use crate::field::quantize::NUM_IDS;
@@ -15,8 +16,8 @@ const TILE: usize = 32;
 const TILES_PER_BLOCK: usize = 4;
 /// One warp per tile, `TILES_PER_BLOCK` tiles per block.
 const PER_TILE_BLOCK: [u32; 3] = [TILE as u32, TILES_PER_BLOCK as u32, 1];
-/// Threads of the one-block scan (FZC_SCAN_THREADS).
-const SCAN_THREADS: u32 = 256;
+/// Threads per block of the mask layout kernels (one thread per byte or word).
+const SHAPE_THREADS: u32 = 256;
 
 /// The tile grid of a field: (tiles across, tiles in all).
 fn tiles(ny: usize, nx: usize) -> (usize, usize) {
@@ -33,29 +34,6 @@ fn per_tile(tiles: usize) -> Result<[u32; 3]> {
     Ok([blocks.max(1), 1, 1])
 }
 
-/// The exact-vertex mask in the kernels' layout: word `j * tiles_x + t`, bit x
-/// = vertex `32 t + x` of row j.
-pub fn pack_mask(exact: &[bool], ny: usize, nx: usize) -> Vec<u32> {
-    let tiles_x = nx.div_ceil(TILE);
-    let mut words = vec![0u32; ny * tiles_x];
-    for (k, _) in exact.iter().enumerate().filter(|(_, &e)| e) {
-        let (j, i) = (k / nx, k % nx);
-        words[j * tiles_x + i / TILE] |= 1 << (i % TILE);
-    }
-    words
-}
-
-/// The inverse of [`pack_mask`].
-pub fn unpack_mask(words: &[u32], ny: usize, nx: usize) -> Vec<bool> {
-    let tiles_x = nx.div_ceil(TILE);
-    (0..ny * nx)
-        .map(|k| {
-            let (j, i) = (k / nx, k % nx);
-            words[j * tiles_x + i / TILE] >> (i % TILE) & 1 == 1
-        })
-        .collect()
-}
-
 /// Mode B's bound, encode and decode kernels on one executor.
 pub struct CodecKernels<'e, E: Exec> {
     pub exec: &'e E,
@@ -65,20 +43,8 @@ impl<E: Exec> CodecKernels<'_, E> {
     /// Exclusive scan of the `nt` per-tile counts into nt + 1 offsets; returns
     /// them and the total.
     fn scan(&self, counts: &Buf<E, u32>, nt: usize) -> Result<(Buf<E, u64>, usize)> {
-        let e = self.exec;
-        let offsets = Buf::<E, u64>::zeros(e, nt + 1)?;
-        // SAFETY: (const u32* counts, long long n, u64* offsets) with counts
-        // of nt and offsets of nt + 1.
-        unsafe {
-            e.launch(
-                "factz_b_scan",
-                1,
-                SCAN_THREADS,
-                &[counts.arg(), Arg::U64(nt as u64), offsets.arg()],
-            )?
-        };
-        let total = offsets.read(e, nt..nt + 1)?[0] as usize;
-        Ok((offsets, total))
+        let (offsets, total) = super::scan::exclusive(self.exec, counts.view(), nt)?;
+        Ok((offsets, total as usize))
     }
 
     /// `blockwise::encode(u, v, ny, nx, xi, chunk_of_larger)` from host memory.
@@ -92,11 +58,12 @@ impl<E: Exec> CodecKernels<'_, E> {
         chunk_of_larger: bool,
     ) -> Result<Parts> {
         let (du, dv) = super::upload_field(self.exec, u, v, ny, nx)?;
-        self.encode_device(du.view(), dv.view(), ny, nx, xi, chunk_of_larger)
+        self.encode_device(du.view(), dv.view(), ny, nx, xi, chunk_of_larger)?
+            .read(self.exec, ny * nx)
     }
 
     /// [`Self::encode`] from a field already on the executor (`u`, `v` hold
-    /// at least ny * nx values); only the Parts come back.
+    /// at least ny * nx values); the Parts stay there.
     pub fn encode_device(
         &self,
         u: View<f32>,
@@ -105,7 +72,7 @@ impl<E: Exec> CodecKernels<'_, E> {
         nx: usize,
         xi: f64,
         chunk_of_larger: bool,
-    ) -> Result<Parts> {
+    ) -> Result<DevParts<E>> {
         let e = self.exec;
         let n = super::field_views(u, v, ny, nx)?;
         let (tx, nt) = tiles(ny, nx);
@@ -171,11 +138,22 @@ impl<E: Exec> CodecKernels<'_, E> {
                 ],
             )?
         };
-        Ok(Parts {
-            exact: unpack_mask(&mask.read(e, 0..ny * tx)?, ny, nx),
-            raw: raw.read(e, 0..2 * exact)?,
-            ids: ids.read(e, 0..2 * nt)?,
-            codes: codes.read(e, 0..2 * (n - exact))?,
+        let bytes = Buf::<E, u8>::zeros(e, n.div_ceil(8))?;
+        unsafe {
+            launch_items(
+                e,
+                "factz_b_mask_bytes",
+                n.div_ceil(8),
+                SHAPE_THREADS,
+                &[mask.arg(), ny64, nx64, bytes.arg()],
+            )?
+        };
+        Ok(DevParts {
+            mask: bytes,
+            n_exact: exact,
+            raw,
+            ids,
+            codes,
         })
     }
 
@@ -196,19 +174,23 @@ impl<E: Exec> CodecKernels<'_, E> {
                 "u, v and the exact mask must hold ny * nx values each",
             ));
         }
+        if parts.exact.len() != n {
+            return Err(Error::invalid("the exact mask must hold ny * nx values"));
+        }
         let du = Buf::<E, f32>::zeros(e, n)?;
         let dv = Buf::<E, f32>::zeros(e, n)?;
-        self.decode_device(parts, ny, nx, xi, du.view(), dv.view())?;
+        let parts = DevParts::upload(e, parts)?;
+        self.decode_device(&parts, ny, nx, xi, du.view(), dv.view())?;
         u.copy_from_slice(&du.read(e, 0..n)?);
         v.copy_from_slice(&dv.read(e, 0..n)?);
         Ok(())
     }
 
-    /// [`Self::decode`] into executor arrays of at least ny * nx values (the
-    /// parts go up; the field stays where it is).
+    /// [`Self::decode`] of Parts on the executor into arrays there of at
+    /// least ny * nx values, with `blockwise::decode`'s checks.
     pub fn decode_device(
         &self,
-        parts: &Parts,
+        parts: &DevParts<E>,
         ny: usize,
         nx: usize,
         xi: f64,
@@ -217,25 +199,35 @@ impl<E: Exec> CodecKernels<'_, E> {
     ) -> Result<()> {
         let e = self.exec;
         let n = super::field_views(u, v, ny, nx)?;
-        if parts.exact.len() != n {
-            return Err(Error::invalid("the exact mask must hold ny * nx values"));
+        if parts.mask.len() != n.div_ceil(8) {
+            return Err(Error::internal(
+                "mode B: the exact-vertex bitmap has the wrong size",
+            ));
         }
-        let (_, nt) = tiles(ny, nx);
+        let (tx, nt) = tiles(ny, nx);
         if parts.ids.len() != 2 * nt {
             return Err(Error::corrupt(
                 "mode B stream has the wrong number of tile bound ids",
             ));
         }
-        if parts.ids.iter().any(|&id| id >= NUM_IDS) {
+        if parts.max_id(e)? >= NUM_IDS {
             return Err(Error::corrupt("mode B stream has an out-of-range bound id"));
         }
-        let ids = Buf::from(e, &parts.ids)?;
-        let mask = Buf::from(e, &pack_mask(&parts.exact, ny, nx))?;
+        let mask = Buf::<E, u32>::zeros(e, ny * tx)?;
         let tile_exact = Buf::<E, u32>::zeros(e, nt)?;
         let (ny64, nx64) = (Arg::U64(ny as u64), Arg::U64(nx as u64));
         // SAFETY (every launch here): as in `encode_device`; raw and codes
         // are read only at the positions the mask implies, checked against
         // their lengths before the decode launch.
+        unsafe {
+            launch_items(
+                e,
+                "factz_b_mask_words",
+                ny * tx,
+                SHAPE_THREADS,
+                &[parts.mask.arg(), ny64, nx64, mask.arg()],
+            )?
+        };
         unsafe {
             launch_items(
                 e,
@@ -251,8 +243,7 @@ impl<E: Exec> CodecKernels<'_, E> {
                 "mode B stream: value counts do not match the exact-vertex mask",
             ));
         }
-        let raw = Buf::from(e, &parts.raw)?;
-        let codes = Buf::from(e, &parts.codes)?;
+        let (raw, codes, ids) = (&parts.raw, &parts.codes, &parts.ids);
         unsafe {
             e.launch_dims(
                 "factz_b_decode",

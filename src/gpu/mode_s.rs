@@ -2,13 +2,19 @@
 //! kernels in tests): `kernels/mode_s.cu` decides every vertex as
 //! `speculative::encode` does (plain path, no bound caps) and replays
 //! `speculative::decode`, bit for bit. The host drives the schedule: one
-//! launch per kernel and per (step, phase); `field::gpu_ref_s` writes the
-//! per-vertex decisions into Parts in the CPU's order.
+//! launch per kernel and per (step, phase); then the per-vertex decisions go
+//! into Parts in the CPU's order on the executor too (`factz_s_order_exact`,
+//! the grid scan, `factz_s_assemble`), and the decoder finds each vertex's
+//! stream entries the same way (`factz_s_slots`).
 
 use super::exec::{Arg, Buf, Exec, View};
-use crate::error::Result;
+use super::field_reduce::{pack_flags, unpack_flags};
+use super::parts::DevParts;
+use super::scan;
+use crate::error::{Error, Result};
 use crate::field::gpu_ref_s::{self, PHASES};
 use crate::field::parts::Parts;
+use crate::field::quantize::NUM_IDS;
 
 pub const SOURCE: &str = include_str!("../../kernels/mode_s.cu");
 const BLOCK: u32 = 128;
@@ -31,17 +37,16 @@ pub struct Encoded {
     pub v: Vec<f32>,
 }
 
-/// The per-vertex decisions of the encode kernels, on the host: `exact` (0/1),
-/// bound `ids` and `codes` (2 per vertex) as `gpu_ref_s::assemble` takes them,
-/// the triangle signatures and the reconstructed field.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Decisions {
-    pub exact: Vec<u8>,
-    pub ids: Vec<u8>,
-    pub codes: Vec<i32>,
-    pub sigs: Vec<u8>,
-    pub u: Vec<f32>,
-    pub v: Vec<f32>,
+/// The per-vertex decisions of the encode kernels, on the executor: `exact`
+/// (0/1), bound `ids` and `codes` (2 per vertex) as `gpu_ref_s::assemble`
+/// takes them, the triangle signatures and the reconstructed field.
+pub struct Decisions<E: Exec> {
+    pub exact: Buf<E, u8>,
+    pub ids: Buf<E, u8>,
+    pub codes: Buf<E, i32>,
+    pub sigs: Buf<E, u8>,
+    pub u: Buf<E, f32>,
+    pub v: Buf<E, f32>,
 }
 
 /// The mode S kernels on one executor.
@@ -85,18 +90,19 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
     ) -> Result<Encoded> {
         let e = self.exec;
         let (du, dv) = super::upload_field(e, u, v, ny, nx)?;
-        let d = self.encode_device(du.view(), dv.view(), ny, nx, xi, chunk_of_larger)?;
+        let d = self.decide(du.view(), dv.view(), ny, nx, xi, chunk_of_larger)?;
+        let n = ny * nx;
+        let parts = self.assemble(du.view(), dv.view(), &d, ny, nx)?;
         Ok(Encoded {
-            parts: gpu_ref_s::assemble(u, v, ny, nx, &d.exact, &d.ids, &d.codes),
-            sigs: d.sigs,
-            u: d.u,
-            v: d.v,
+            parts: parts.read(e, n)?,
+            sigs: d.sigs.read(e, 0..d.sigs.len())?,
+            u: d.u.read(e, 0..n)?,
+            v: d.v.read(e, 0..n)?,
         })
     }
 
-    /// The kernels of [`Self::encode`] on a field already on the executor
-    /// (`u`, `v` of at least ny * nx values): the per-vertex decisions come
-    /// back (`gpu_ref_s::assemble` turns them into Parts).
+    /// [`Self::encode`]'s Parts from a field already on the executor (`u`,
+    /// `v` of at least ny * nx values), left there.
     pub fn encode_device(
         &self,
         u: View<f32>,
@@ -105,7 +111,93 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
         nx: usize,
         xi: f64,
         chunk_of_larger: bool,
-    ) -> Result<Decisions> {
+    ) -> Result<DevParts<E>> {
+        let d = self.decide(u, v, ny, nx, xi, chunk_of_larger)?;
+        self.assemble(u, v, &d, ny, nx)
+    }
+
+    /// Each position's exact vertices ahead of it in the stream order, n + 1
+    /// entries (the last: how many are exact), from the per-vertex flags.
+    fn before(&self, exact: &Buf<E, u8>, ny: usize, nx: usize) -> Result<(Buf<E, u64>, usize)> {
+        let e = self.exec;
+        let n = ny * nx;
+        let flags = Buf::<E, u32>::zeros(e, n)?;
+        // SAFETY: (const u8* exact, ny, nx, u32* flags): n each.
+        unsafe {
+            self.grid(
+                "factz_s_order_exact",
+                n,
+                &[
+                    exact.arg(),
+                    Arg::U64(ny as u64),
+                    Arg::U64(nx as u64),
+                    flags.arg(),
+                ],
+            )?
+        };
+        let (before, n_exact) = scan::exclusive(e, flags.view(), n)?;
+        Ok((before, n_exact as usize))
+    }
+
+    /// The decisions as Parts in the CPU's order, on the executor (`u`, `v`:
+    /// the original field, whose bits the exact vertices store).
+    pub fn assemble(
+        &self,
+        u: View<f32>,
+        v: View<f32>,
+        d: &Decisions<E>,
+        ny: usize,
+        nx: usize,
+    ) -> Result<DevParts<E>> {
+        let e = self.exec;
+        let n = super::field_views(u, v, ny, nx)?;
+        let (before, n_exact) = self.before(&d.exact, ny, nx)?;
+        let raw = Buf::<E, u32>::zeros(e, 2 * n_exact)?;
+        let ids = Buf::<E, u32>::zeros(e, n - n_exact)?;
+        let codes = Buf::<E, u32>::zeros(e, 2 * (n - n_exact))?;
+        // SAFETY: the kernel's parameters in order (u, v read as 32-bit
+        // words); before holds n + 1, raw two words per exact vertex, ids and
+        // codes one and two per coded vertex, as the scan counted.
+        unsafe {
+            self.grid(
+                "factz_s_assemble",
+                n,
+                &[
+                    u.arg(),
+                    v.arg(),
+                    d.exact.arg(),
+                    d.ids.arg(),
+                    d.codes.arg(),
+                    before.arg(),
+                    Arg::U64(ny as u64),
+                    Arg::U64(nx as u64),
+                    raw.arg(),
+                    ids.arg(),
+                    codes.arg(),
+                ],
+            )?
+        };
+        Ok(DevParts {
+            mask: pack_flags(e, d.exact.view(), n)?,
+            n_exact,
+            raw,
+            ids,
+            codes,
+        })
+    }
+
+    /// The kernels of [`Self::encode`] on a field already on the executor
+    /// (`u`, `v` of at least ny * nx values): the per-vertex decisions, left
+    /// there.
+    pub fn decide(
+        &self,
+        u: View<f32>,
+        v: View<f32>,
+        ny: usize,
+        nx: usize,
+        xi: f64,
+        chunk_of_larger: bool,
+    ) -> Result<Decisions<E>> {
         let e = self.exec;
         let n = super::field_views(u, v, ny, nx)?;
         let ntri = 2 * ny.saturating_sub(1) * nx.saturating_sub(1);
@@ -215,12 +307,12 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
             }
         }
         Ok(Decisions {
-            exact: exact.read(e, 0..n)?,
-            ids: ids.read(e, 0..n)?,
-            codes: codes.read(e, 0..2 * n)?,
-            sigs: sigs.read(e, 0..ntri)?,
-            u: ru.read(e, 0..n)?,
-            v: rv.read(e, 0..n)?,
+            exact,
+            ids,
+            codes,
+            sigs,
+            u: ru,
+            v: rv,
         })
     }
 
@@ -236,15 +328,22 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
         let n = crate::field::vertex_count(ny, nx)?;
         let du = Buf::<E, f32>::zeros(e, n)?;
         let dv = Buf::<E, f32>::zeros(e, n)?;
-        self.decode_device(parts, ny, nx, xi, du.view(), dv.view())?;
+        self.decode_device(
+            &DevParts::upload(e, parts)?,
+            ny,
+            nx,
+            xi,
+            du.view(),
+            dv.view(),
+        )?;
         Ok((du.read(e, 0..n)?, dv.read(e, 0..n)?))
     }
 
-    /// [`Self::decode`] into arrays on the executor (`u`, `v` of at least
-    /// ny * nx values): the parts go up, the field stays there.
+    /// [`Self::decode`] of Parts on the executor into arrays there (`u`, `v`
+    /// of at least ny * nx values), with `speculative::decode`'s checks.
     pub fn decode_device(
         &self,
-        parts: &Parts,
+        parts: &DevParts<E>,
         ny: usize,
         nx: usize,
         xi: f64,
@@ -253,26 +352,57 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
     ) -> Result<()> {
         let e = self.exec;
         let n = super::field_views(u, v, ny, nx)?;
-        let slot = gpu_ref_s::decode_slots(parts, ny, nx)?;
+        if parts.mask.len() != n.div_ceil(8) {
+            return Err(Error::internal(
+                "mode S: the exact-vertex bitmap has the wrong size",
+            ));
+        }
+        let dexact = unpack_flags(e, parts.mask.view(), n)?;
+        // The slots index raw and the coded entries: the counts the scan
+        // finds must match their lengths (speculative::decode's check).
+        let (before, n_exact) = self.before(&dexact, ny, nx)?;
+        let n_coded = n - n_exact;
+        if parts.n_exact != n_exact
+            || parts.raw.len() != 2 * n_exact
+            || parts.codes.len() != 2 * n_coded
+            || parts.ids.len() != n_coded
+        {
+            return Err(Error::corrupt(
+                "mode S stream: value counts do not match the exact-vertex mask",
+            ));
+        }
+        if parts.max_id(e)? >= NUM_IDS {
+            return Err(Error::corrupt("mode S stream has an out-of-range bound id"));
+        }
+        let dslot = Buf::<E, i64>::zeros(e, n)?;
+        // SAFETY: (const u8* exact, const u64* before, ny, nx, i64* slot): n
+        // each (before n + 1).
+        unsafe {
+            self.grid(
+                "factz_s_slots",
+                n,
+                &[
+                    dexact.arg(),
+                    before.arg(),
+                    Arg::U64(ny as u64),
+                    Arg::U64(nx as u64),
+                    dslot.arg(),
+                ],
+            )?
+        };
         let nu = Buf::<E, f32>::zeros(e, n)?;
         let nv = Buf::<E, f32>::zeros(e, n)?;
         // The kernels write every vertex; zeroing first (from the fresh
         // staging buffers) keeps the output defined even if one were skipped.
         u.copy_from(e, nu.view(), n)?;
         v.copy_from(e, nv.view(), n)?;
-        let exact: Vec<u8> = parts.exact.iter().map(|&x| x as u8).collect();
-        let dexact = Buf::from(e, &exact)?;
-        // Raw words go up as u32; the kernel reads them as floats (a bit copy).
-        let draw = Buf::from(e, &parts.raw)?;
-        let dids = Buf::from(e, &parts.ids)?;
-        let dcodes = Buf::from(e, &parts.codes)?;
-        let dslot = Buf::from(e, &slot)?;
         let (ny_a, nx_a) = (Arg::U64(ny as u64), Arg::U64(nx as u64));
+        // Raw words are u32; the kernel reads them as floats (a bit copy).
         let stream = [
             dexact.arg(),
-            draw.arg(),
-            dids.arg(),
-            dcodes.arg(),
+            parts.raw.arg(),
+            parts.ids.arg(),
+            parts.codes.arg(),
             dslot.arg(),
         ];
         let mut args = stream.to_vec();

@@ -7,9 +7,7 @@
 
 use super::descent;
 use super::exec::{launch_items, Arg, Buf, Exec, Plain};
-use super::field::{Backend, Ran};
-use crate::error::{Error, ErrorKind, Result};
-use crate::particles;
+use crate::error::{Error, Result};
 use crate::particles::correct::{Corrector, Descended, Options, Problem};
 use crate::particles::geometry::Space;
 use crate::particles::gpu_ref::{self, Bins, GridGeometry};
@@ -18,8 +16,6 @@ use crate::particles::vulnerable::Pair;
 pub const SOURCE: &str = include_str!("../../kernels/particles.cu");
 /// Threads per block (FZP_BLOCK in the kernel: the shared arrays hold a block).
 const BLOCK: u32 = 256;
-/// Threads of the one-block scan.
-const SCAN_BLOCK: u32 = 256;
 /// Radix digits per pass (FZP_DIGITS).
 const DIGITS: usize = 256;
 /// Forward-neighbour slots per cell (FZP_MAX_NB).
@@ -50,19 +46,7 @@ pub struct ParticleKernels<'e, E: Exec> {
 impl<'e, E: Exec> ParticleKernels<'e, E> {
     /// Exclusive scan of `input[0..n)` into a new buffer of n + 1; returns it and the total.
     fn scan(&self, input: &Buf<E, u64>, n: usize) -> Result<(Buf<E, u64>, u64)> {
-        let e = self.exec;
-        let out = Buf::zeros(e, n + 1)?;
-        // SAFETY: (const u64* in, u64 n, u64* out) with in >= n and out >= n + 1 entries.
-        unsafe {
-            e.launch(
-                "factz_p_scan",
-                1,
-                SCAN_BLOCK,
-                &[input.arg(), Arg::U64(n as u64), out.arg()],
-            )?
-        };
-        let total = out.read(e, n..n + 1)?[0];
-        Ok((out, total))
+        super::scan::exclusive(self.exec, input.view(), n)
     }
 
     fn bin(&self, pos: &Buf<E, f32>, n: usize, g: &Buf<E, GridGeometry>) -> Result<DeviceBins<E>> {
@@ -400,33 +384,4 @@ impl<E: Exec> Corrector for GpuCorrection<'_, E> {
     fn descend(&self, p: &Problem, opts: &Options) -> Result<Descended> {
         descent::descend(self.exec, p, opts)
     }
-}
-
-/// `particles::compress` on the chosen backend: with `Cuda` the vulnerable
-/// pairs and the optimiser run on the device ([`GpuCorrection`]); `Cuda`
-/// fails (Unsupported, with the reason) without a usable device, `Auto` then
-/// runs the CPU and says why. Both give the same bytes.
-pub fn compress_host(
-    backend: Backend,
-    pos: &[f32],
-    cfg: &particles::ParticleConfig,
-) -> Result<(particles::Compressed, Ran)> {
-    let ran = |backend, fallback_reason| Ran {
-        backend,
-        fallback_reason,
-    };
-    let exec = match (backend, super::exec::shared()) {
-        (Backend::Cpu, _) => return Ok((particles::compress(pos, cfg)?, ran(Backend::Cpu, None))),
-        (Backend::Auto, Err(e)) if e.kind == ErrorKind::Unsupported => {
-            return Ok((
-                particles::compress(pos, cfg)?,
-                ran(Backend::Cpu, Some(e.message)),
-            ))
-        }
-        (_, Err(e)) => return Err(e),
-        (_, Ok(exec)) => exec,
-    };
-    let prepared = particles::prepare(pos, cfg)?;
-    let c = particles::finish_with(pos, cfg, prepared, None, &GpuCorrection { exec })?;
-    Ok((c, ran(Backend::Cuda, None)))
 }

@@ -54,6 +54,16 @@ pub unsafe fn view_mut<T: Plain>(a: &mut [T]) -> View<T> {
     unsafe { View::from_raw(a.as_mut_ptr() as u64, a.len()) }
 }
 
+thread_local! {
+    static READ: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Bytes this thread has read back from any shim executor (the host copies a
+/// pipeline makes: on a GPU, device-to-host transfers).
+pub fn bytes_read() -> usize {
+    READ.with(|r| r.get())
+}
+
 /// The shim as an executor; `threads` picks fibers or OS threads per block.
 pub struct Shim {
     pub threads: Threads,
@@ -78,8 +88,16 @@ impl Exec for Shim {
     }
 
     unsafe fn read_at(&self, addr: u64, out: &mut [u8]) -> Result<()> {
+        READ.with(|r| r.set(r.get() + out.len()));
         // SAFETY: the caller's: addr holds out.len() bytes of host memory.
         unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
+    /// One memcpy, as a device-to-device copy: not a read back.
+    unsafe fn copy_at(&self, dst: u64, src: u64, bytes: usize) -> Result<()> {
+        // SAFETY: the caller's: both hold `bytes` bytes of host memory.
+        unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, bytes) };
         Ok(())
     }
 
