@@ -11,6 +11,14 @@
  * two ranks. The bound and the linking length are resolved over all ranks. Each
  * rank's stream decodes alone (factz_particles_decompress). If any rank fails,
  * every rank returns an error; none hangs.
+ *
+ * cfg->backend is honoured as by the single-process calls (each rank picks its
+ * own GPU, device 0 of what it sees; the streams are the same whichever runs):
+ * FACTZ_BACKEND_CUDA without a usable GPU on some rank makes every rank return
+ * an error (FACTZ_UNSUPPORTED where the GPU is missing); FACTZ_BACKEND_AUTO
+ * falls back to the CPU rank by rank.
+ * factz_field_compress_mpi_at runs on the CPU only (its border caps have no
+ * GPU kernels): FACTZ_BACKEND_CUDA is FACTZ_UNSUPPORTED there.
  */
 #ifndef FACTZ_MPI_H
 #define FACTZ_MPI_H

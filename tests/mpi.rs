@@ -25,7 +25,7 @@ use factz::field::FieldConfig;
 use factz::particles::{decompress, Bound, Linking, ParticleConfig};
 use std::process::Command;
 
-const CASES: [&str; 17] = [
+const CASES: [&str; 18] = [
     "field-rows",
     "field-blocks",
     "field-uneven",
@@ -43,6 +43,7 @@ const CASES: [&str; 17] = [
     "eta-rel-even",
     "one-rank-fails",
     "without-ghosts-breaks-links",
+    "periodic-backend",
 ];
 
 /// mpirun's options before `-np N`: a job that hangs (a rank that panicked
@@ -569,6 +570,77 @@ fn field_child<C: Communicator>(world: &C, rank: usize, size: usize, how: &str) 
     }
 }
 
+/// The backend choice over MPI (`config->backend` of the MPI entry points):
+/// where a backend runs, its streams are the CPU's and it says where it ran;
+/// `Auto` without a usable GPU runs the CPU and says why; `Cuda` without one,
+/// and the ring path (CPU only) with `Cuda`, fail on every rank as
+/// Unsupported, with no hang.
+fn backend_choice<C: Communicator>(
+    world: &C,
+    rank: usize,
+    size: usize,
+    mine: &[f32],
+    cfg: &ParticleConfig,
+) {
+    use factz::backend::{Backend, Ran};
+    use factz::error::ErrorKind;
+    let check =
+        |what: &str, backend: Backend, got: factz::Result<(Vec<u8>, Ran)>, cpu: &[u8]| match got {
+            Ok((bytes, ran)) => {
+                assert!(
+                    bytes == cpu,
+                    "rank {rank}: {what} {backend:?}: stream differs"
+                );
+                assert!(
+                    ran.backend == Backend::Cuda
+                        || (backend == Backend::Auto && ran.fallback_reason.is_some()),
+                    "rank {rank}: {what} {backend:?}: {ran:?}"
+                );
+            }
+            Err(e) => {
+                assert_eq!(backend, Backend::Cuda, "rank {rank}: {what}: {e}");
+                assert_eq!(e.kind, ErrorKind::Unsupported, "rank {rank}: {what}: {e}");
+            }
+        };
+    let (cpu, _) = compress_particles(world, mine, cfg).expect("CPU particles");
+    for backend in [Backend::Auto, Backend::Cuda] {
+        let got = factz::dist::compress_particles_on(world, backend, mine, cfg)
+            .map(|(c, r)| (c.bytes, r.ran));
+        check("particles", backend, got, &cpu.bytes);
+    }
+    let f = field();
+    let [y0, x0, h, w] = block(f.ny, f.nx, size, rank, "rows");
+    let own = fields::window(&f, y0, x0, h, w);
+    let fcfg = FieldConfig::default();
+    let cpu = compress_field(world, &own.u, &own.v, h, w, &fcfg).expect("CPU field");
+    let ring = compress_field_at(world, &own.u, &own.v, h, w, (y0, x0), &fcfg).expect("CPU ring");
+    for backend in [Backend::Auto, Backend::Cuda] {
+        let got = factz::dist::compress_field_on(world, backend, &own.u, &own.v, h, w, &fcfg)
+            .map(|(c, ran)| (c.bytes, ran));
+        check("field", backend, got, &cpu.bytes);
+        let got = factz::dist::compress_field_at_on(
+            world,
+            backend,
+            &own.u,
+            &own.v,
+            h,
+            w,
+            (y0, x0),
+            &fcfg,
+        )
+        .map(|(c, ran)| (c.bytes, ran));
+        if backend == Backend::Cuda {
+            let e = got.expect_err("the ring path has no GPU kernels");
+            assert_eq!(e.kind, ErrorKind::Unsupported, "rank {rank}: {e}");
+        } else {
+            check("ring", backend, got, &ring.bytes);
+        }
+    }
+    if rank == 0 {
+        println!("backends agree with the CPU over {size} ranks");
+    }
+}
+
 fn child(case: &str) {
     let universe = mpi::initialize().expect("MPI_Init");
     let world = universe.world();
@@ -596,6 +668,7 @@ fn child(case: &str) {
     let mine = &all[3 * lo..3 * hi];
 
     match case {
+        "periodic-backend" => return backend_choice(&world, rank, size, mine, &cfg),
         "one-rank-fails" => {
             // The last rank passes a bad bound; every rank must get an error.
             if rank + 1 == size {

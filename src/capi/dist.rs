@@ -10,8 +10,9 @@
 use super::boundary::Failure;
 use super::buffers::{self, check_disjoint, check_output, check_scalar_out, Span};
 use super::field::{self as cfield, factz_field_config};
-use super::particles::{compress_into_with, factz_particles_config, read_config, values};
+use super::particles::{compress_into_with, factz_particles_config, read_config_backend, values};
 use super::status::factz_status;
+use crate::backend::Backend;
 use crate::dist::mpi::ffi;
 use crate::dist::mpi::raw::FromRaw;
 use crate::dist::mpi::topology::SimpleCommunicator;
@@ -26,7 +27,10 @@ use crate::field::Layout;
 /// box or the whole set's bounding box). Particles should be spatially
 /// decomposed (each rank a region), as simulation codes hold them; any
 /// distribution is correct, a spatial one stores fewer particles exactly. Each
-/// rank's stream decodes alone with factz_particles_decompress. If any rank
+/// rank's stream decodes alone with factz_particles_decompress.
+/// `cfg->backend` picks where each rank's correction runs, as for
+/// factz_particles_compress (FACTZ_BACKEND_CUDA without a usable GPU on some
+/// rank: an error on every rank, FACTZ_UNSUPPORTED on that one). If any rank
 /// fails (bad input on one rank), every rank returns an error (no hang).
 ///
 /// # Safety
@@ -50,7 +54,7 @@ pub unsafe extern "C" fn factz_particles_compress_mpi(
             // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
             unsafe { out_len.write(0) };
             // SAFETY: the caller's contract on cfg.
-            let cfg = unsafe { read_config(cfg) }?;
+            let (cfg, backend) = unsafe { read_config_backend(cfg) }?;
             let len = values(n)?;
             // SAFETY: xyz holds 3n readable floats (the caller's contract).
             let pos = unsafe { buffers::input(xyz, len, "xyz") }?;
@@ -59,10 +63,10 @@ pub unsafe extern "C" fn factz_particles_compress_mpi(
             check_output(out, out_capacity, "out")?;
             let out_span = Span::of(out.cast_const(), out_capacity);
             check_disjoint(out_span, "out", Span::of(xyz, len), "xyz")?;
-            Ok::<_, Failure>((cfg, pos, len))
+            Ok::<_, Failure>(((cfg, backend), pos, len))
         })();
         let comm = duplicate(comm)?;
-        let (cfg, pos, len) = match prepared {
+        let ((cfg, backend), pos, len) = match prepared {
             Ok(p) => p,
             Err(f) => {
                 // Take part in the agreement with an input the checks refuse,
@@ -87,7 +91,10 @@ pub unsafe extern "C" fn factz_particles_compress_mpi(
                 out_capacity,
                 out_len,
                 std::ptr::null_mut(),
-                |pos, cfg| crate::dist::compress_particles(&comm, pos, cfg).map(|(c, _)| (c, 0)),
+                |pos, cfg| {
+                    let (c, r) = crate::dist::compress_particles_on(&comm, backend, pos, cfg)?;
+                    Ok((c, super::backend::ran_flags(&r.ran)))
+                },
             )
         }
     })
@@ -120,8 +127,10 @@ pub unsafe extern "C" fn factz_particles_compress_mpi_f(
 /// the whole field keeps every critical point, across rank borders too (each
 /// block's perimeter is stored exactly), and every value is within one bound (a
 /// relative bound is relative to the whole field's range). Collective; each
-/// rank's stream decodes alone with factz_field_decompress. If any rank fails,
-/// every rank returns an error. Otherwise as factz_field_compress.
+/// rank's stream decodes alone with factz_field_decompress. `cfg->backend`
+/// picks where each rank's block is compressed, as for factz_field_compress.
+/// If any rank fails, every rank returns an error. Otherwise as
+/// factz_field_compress.
 ///
 /// # Safety
 /// `comm` is a valid intra-communicator of an initialized MPI; otherwise as
@@ -155,7 +164,9 @@ pub unsafe extern "C" fn factz_field_compress_mpi(
 /// the one-vertex ring around each other's block, and the border is coded under
 /// the bounds of the triangles that cross it instead of being stored exactly
 /// (a better ratio: see README's MPI section). Collective; each rank's stream
-/// decodes alone with factz_field_decompress.
+/// decodes alone with factz_field_decompress. It runs on the CPU only (the
+/// border's bound caps have no GPU kernels): FACTZ_BACKEND_CUDA is
+/// FACTZ_UNSUPPORTED, FACTZ_BACKEND_AUTO runs the CPU.
 ///
 /// # Safety
 /// As factz_field_compress_mpi.
@@ -234,7 +245,7 @@ unsafe fn field_mpi(
             // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
             unsafe { out_len.write(0) };
             // SAFETY: the caller's contract on cfg.
-            let cfg = unsafe { cfield::read_config(cfg) }?;
+            let (cfg, backend) = unsafe { cfield::read_config_backend(cfg) }?;
             let n = cfield::vertices(ny, nx)?;
             // SAFETY: u and v hold n readable floats each (the caller's contract).
             let (us, vs) = unsafe { (buffers::input(u, n, "u")?, buffers::input(v, n, "v")?) };
@@ -242,18 +253,19 @@ unsafe fn field_mpi(
             let out_span = Span::of(out.cast_const(), out_capacity);
             check_disjoint(out_span, "out", Span::of(u, n), "u")?;
             check_disjoint(out_span, "out", Span::of(v, n), "v")?;
-            Ok::<_, Failure>((cfg, us, vs, n))
+            Ok::<_, Failure>(((cfg, backend), us, vs, n))
         })();
         let comm = duplicate(comm)?;
-        let run = |u: &[f32], v: &[f32], ny, nx, cfg: &crate::field::FieldConfig| match at {
-            Some(yx) => crate::dist::compress_field_at(&comm, u, v, ny, nx, yx, cfg),
-            None => crate::dist::compress_field(&comm, u, v, ny, nx, cfg),
+        let run = |backend, u: &[f32], v: &[f32], ny, nx, cfg: &crate::field::FieldConfig| match at
+        {
+            Some(yx) => crate::dist::compress_field_at_on(&comm, backend, u, v, ny, nx, yx, cfg),
+            None => crate::dist::compress_field_on(&comm, backend, u, v, ny, nx, cfg),
         };
-        let (cfg, us, vs, n) = match prepared {
+        let ((cfg, backend), us, vs, n) = match prepared {
             Ok(p) => p,
             Err(f) => {
                 // Take part in the agreement with an input the checks refuse.
-                let _ = run(&[], &[], 0, 0, &Default::default());
+                let _ = run(Backend::Cpu, &[], &[], 0, 0, &Default::default());
                 return Err(f);
             }
         };
@@ -271,7 +283,10 @@ unsafe fn field_mpi(
                 out_capacity,
                 out_len,
                 std::ptr::null_mut(),
-                |u, v, ny, nx, cfg| run(u, v, ny, nx, cfg).map(|c| (c, 0)),
+                |u, v, ny, nx, cfg| {
+                    let (c, ran) = run(backend, u, v, ny, nx, cfg)?;
+                    Ok((c, super::backend::ran_flags(&ran)))
+                },
             )
         }
     })

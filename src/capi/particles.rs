@@ -372,23 +372,11 @@ fn check_half_box(b: f64, l: f64) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Reads and checks a caller's config.
+/// Reads and checks a caller's config, and the backend it names.
 ///
 /// # Safety
 /// `cfg` is NULL or points to a factz_particles_config of at least its struct_size bytes.
-#[cfg(feature = "mpi")]
-pub(crate) unsafe fn read_config(
-    cfg: *const factz_particles_config,
-) -> Result<ParticleConfig, Failure> {
-    // SAFETY: the same contract.
-    unsafe { read_config_backend(cfg) }.map(|(c, _)| c)
-}
-
-/// [`read_config`] and the backend it names.
-///
-/// # Safety
-/// As [`read_config`].
-unsafe fn read_config_backend(
+pub(crate) unsafe fn read_config_backend(
     cfg: *const factz_particles_config,
 ) -> Result<(ParticleConfig, Backend), Failure> {
     // SAFETY: the caller's contract: at least the 4 bytes of struct_size.

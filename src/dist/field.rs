@@ -16,6 +16,7 @@
 //! relative to the whole field), and one rank's failure is every rank's.
 
 use super::{agree, guarded};
+use crate::backend::{self, Backend, Ran};
 use crate::field::halo::Ringed;
 use crate::field::{self, bound_for_range, finite_range, Bound, Compressed, FieldConfig};
 use crate::{Error, Result};
@@ -34,6 +35,22 @@ pub fn compress_field<C: Communicator>(
     nx: usize,
     cfg: &FieldConfig,
 ) -> Result<Compressed> {
+    compress_field_on(comm, Backend::Cpu, u, v, ny, nx, cfg).map(|(c, _)| c)
+}
+
+/// [`compress_field`] with each rank's block compressed on `backend`
+/// (`backend::compress_field`: `Cuda` without a usable device fails on every
+/// rank, `Auto` falls back per rank); the streams are the same whichever runs
+/// it. Also returns where this rank's ran.
+pub fn compress_field_on<C: Communicator>(
+    comm: &C,
+    backend: Backend,
+    u: &[f32],
+    v: &[f32],
+    ny: usize,
+    nx: usize,
+    cfg: &FieldConfig,
+) -> Result<(Compressed, Ran)> {
     let local = guarded("checking the block", || {
         let n = field::vertex_count(ny, nx)?;
         if u.len() != n || v.len() != n {
@@ -51,7 +68,7 @@ pub fn compress_field<C: Communicator>(
     local_cfg.bound = Bound::Abs(global_bound(comm, range, cfg.bound));
     local_cfg.chunk_of_larger |= comm.size() > 1;
     let compressed = guarded("compressing the block", || {
-        field::compress(u, v, ny, nx, &local_cfg)
+        backend::compress_field(backend, u, v, ny, nx, &local_cfg)
     });
     agree(comm, compressed)
 }
@@ -94,10 +111,35 @@ pub fn compress_field_at<C: Communicator>(
     v: &[f32],
     ny: usize,
     nx: usize,
-    (y0, x0): (usize, usize),
+    at: (usize, usize),
     cfg: &FieldConfig,
 ) -> Result<Compressed> {
+    compress_field_at_on(comm, Backend::Cpu, u, v, ny, nx, at, cfg).map(|(c, _)| c)
+}
+
+/// [`compress_field_at`] for a chosen backend: the CPU only so far (the
+/// border's bound caps have no kernels), so `Cuda` fails on every rank with
+/// that reason and `Auto` runs the CPU and says why.
+#[allow(clippy::too_many_arguments)]
+pub fn compress_field_at_on<C: Communicator>(
+    comm: &C,
+    backend: Backend,
+    u: &[f32],
+    v: &[f32],
+    ny: usize,
+    nx: usize,
+    (y0, x0): (usize, usize),
+    cfg: &FieldConfig,
+) -> Result<(Compressed, Ran)> {
+    const CPU_ONLY: &str = "the ring exchange (compress_field_at) runs on the CPU only: its border caps have no GPU kernels";
+    let ran = Ran {
+        backend: Backend::Cpu,
+        fallback_reason: (backend == Backend::Auto).then(|| CPU_ONLY.to_string()),
+    };
     let local = guarded("checking the block", || {
+        if backend == Backend::Cuda {
+            return Err(Error::unsupported(CPU_ONLY));
+        }
         field::check_config(cfg)?;
         let ringed = Ringed::new(u, v, ny, nx)?;
         y0.checked_add(ny)
@@ -178,10 +220,11 @@ pub fn compress_field_at<C: Communicator>(
     let mut local_cfg = *cfg;
     local_cfg.bound = Bound::Abs(xi);
     local_cfg.chunk_of_larger = false;
-    agree(
+    let c = agree(
         comm,
         field::compress_capped(u, v, ny, nx, &local_cfg, &ringed.caps()),
-    )
+    )?;
+    Ok((c, ran))
 }
 
 const TAG_RING: mpi::Tag = 0x6672;

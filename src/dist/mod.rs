@@ -32,8 +32,10 @@
 //! report). Every rank returns an error if any rank fails, never a hang.
 
 mod field;
-pub use self::field::{compress_field, compress_field_at};
+pub use self::field::{compress_field, compress_field_at, compress_field_at_on, compress_field_on};
 
+use crate::backend::{self, Backend, Ran};
+use crate::error::ErrorKind;
 use crate::field::{bound_for_range, finite_range};
 use crate::particles::{
     self, check_config, geometry, particle_count, vulnerable, Bound, Compressed, Linking,
@@ -75,6 +77,8 @@ pub struct DistReport {
     /// Seconds compressing this rank's particles (base and correction, so
     /// `setup_s` included).
     pub compress_s: f64,
+    /// Where this rank's correction ran (`backend::corrector`).
+    pub ran: Ran,
 }
 
 /// Compresses this rank's particles `pos` (AoS) so that, with every rank of
@@ -90,10 +94,25 @@ pub fn compress_particles<C: Communicator>(
     pos: &[f32],
     cfg: &ParticleConfig,
 ) -> Result<(Compressed, DistReport)> {
+    compress_particles_on(comm, Backend::Cpu, pos, cfg)
+}
+
+/// [`compress_particles`] with each rank's correction (pair search and
+/// optimiser) on `backend` (`backend::corrector`: `Cuda` without a usable
+/// device fails on every rank, `Auto` falls back per rank); the streams are
+/// the same whichever runs it. `DistReport::ran` says where it ran.
+pub fn compress_particles_on<C: Communicator>(
+    comm: &C,
+    backend: Backend,
+    pos: &[f32],
+    cfg: &ParticleConfig,
+) -> Result<(Compressed, DistReport)> {
     let t0 = std::time::Instant::now();
-    let summary = agree(
+    let (summary, (corrector, ran)) = agree(
         comm,
-        guarded("checking the input", || local_summary(pos, cfg)),
+        guarded("checking the input", || {
+            Ok((local_summary(pos, cfg)?, backend::corrector(backend)?))
+        }),
     )?;
     let global = reduce(comm, &summary);
     let setup = resolve(cfg, &global);
@@ -148,7 +167,7 @@ pub fn compress_particles<C: Communicator>(
 
     let t2 = std::time::Instant::now();
     let compressed = guarded("the correction", || {
-        particles::finish(pos, &local_cfg, prepared, Some(&forced))
+        particles::finish_with(pos, &local_cfg, prepared, Some(&forced), corrector.as_ref())
     });
     let compress_s = setup_s + t2.elapsed().as_secs_f64();
     let compressed = agree(comm, compressed)?;
@@ -165,6 +184,7 @@ pub fn compress_particles<C: Communicator>(
         setup_s,
         cross_s,
         compress_s,
+        ran,
     };
     Ok((compressed, report))
 }
@@ -438,7 +458,13 @@ pub(crate) fn agree<C: Communicator, T>(comm: &C, local: Result<T>) -> Result<T>
     let mut flags = vec![0i32; comm.size() as usize];
     comm.all_gather_into(&failed, &mut flags[..]);
     if let Err(e) = local {
-        return Err(Error::invalid(format!("rank {}: {e}", comm.rank())));
+        // An unsupported request (no GPU for `Cuda`) stays one; anything
+        // else is this rank's bad input.
+        let kind = match e.kind {
+            ErrorKind::Unsupported => ErrorKind::Unsupported,
+            _ => ErrorKind::InvalidArgument,
+        };
+        return Err(Error::new(kind, format!("rank {}: {e}", comm.rank())));
     }
     match flags.iter().position(|&f| f != 0) {
         Some(r) => Err(Error::invalid(format!(
