@@ -344,6 +344,13 @@ impl Cuda {
         }
     }
 
+    /// Makes the context current on the calling thread: cudarc's own calls
+    /// do, the raw copies above do not, and a test harness or a caller's
+    /// thread pool may call from any thread.
+    fn bind(&self) -> Result<()> {
+        self.stream.context().bind_to_thread().map_err(driver)
+    }
+
     fn function(&self, name: &str) -> Result<CudaFunction> {
         let mut f = self
             .loaded
@@ -377,18 +384,21 @@ impl Exec for Cuda {
     }
 
     unsafe fn write_at(&self, addr: u64, data: &[u8]) -> Result<()> {
+        self.bind()?;
         // SAFETY: the caller's; pageable host memory is staged before this
         // returns, so `data` may go right after.
         unsafe { result::memcpy_htod_async(addr, data, self.stream.cu_stream()) }.map_err(driver)
     }
 
     unsafe fn read_at(&self, addr: u64, out: &mut [u8]) -> Result<()> {
+        self.bind()?;
         // SAFETY: the caller's; the synchronize keeps `out` borrowed until written.
         unsafe { result::memcpy_dtoh_async(out, addr, self.stream.cu_stream()) }.map_err(driver)?;
         self.stream.synchronize().map_err(driver)
     }
 
     unsafe fn copy_at(&self, dst: u64, src: u64, bytes: usize) -> Result<()> {
+        self.bind()?;
         // SAFETY: the caller's.
         unsafe { result::memcpy_dtod_async(dst, src, bytes, self.stream.cu_stream()) }
             .map_err(driver)
