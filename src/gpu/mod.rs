@@ -27,23 +27,19 @@ use cudarc::driver::CudaContext;
 use std::sync::Arc;
 
 /// The first CUDA device, or why there is none (a message fit for the user:
-/// the caller falls back to the CPU). Never panics: cudarc panics when a
+/// `Auto` reports it as why the CPU ran, `Cuda` fails with it). Never panics: cudarc panics when a
 /// library it needs is missing, so the driver is looked for first and the
 /// device count is taken under `catch_unwind`.
 pub fn device() -> Result<Arc<CudaContext>> {
     // SAFETY: only tries to dlopen libcuda; nothing is called.
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
-        return Err(Error::unsupported(
-            "no CUDA driver (libcuda.so) found; running on the CPU",
-        ));
+        return Err(Error::unsupported("no CUDA driver (libcuda.so) found"));
     }
     let count = std::panic::catch_unwind(CudaContext::device_count)
-        .map_err(|_| Error::unsupported("the CUDA driver failed to load; running on the CPU"))?
-        .map_err(|e| Error::unsupported(format!("CUDA: {e}; running on the CPU")))?;
+        .map_err(|_| Error::unsupported("the CUDA driver failed to load"))?
+        .map_err(|e| Error::unsupported(format!("CUDA: {e}")))?;
     if count < 1 {
-        return Err(Error::unsupported(
-            "the CUDA driver sees no device; running on the CPU",
-        ));
+        return Err(Error::unsupported("the CUDA driver sees no device"));
     }
     CudaContext::new(0).map_err(|e| Error::unsupported(format!("CUDA device 0: {e}")))
 }

@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc != 8) return die("usage: c|f|bad RAW.f32 N B BOX XI OUT.f32");
+    if (argc != 8) return die("usage: c|f|bad|auto|cuda RAW.f32 N B BOX XI OUT.f32");
     const char *how = argv[1];
     size_t n = strtoull(argv[3], NULL, 10);
     float *all = malloc(3 * n * sizeof *all + 1);
@@ -55,7 +55,26 @@ int main(int argc, char **argv) {
     else if (!strcmp(how, "bad"))
         st = factz_particles_compress_mpi(MPI_COMM_WORLD, rank == size - 1 ? NULL : xyz,
                                           rank == size - 1 ? 5 : mine, &cfg, stream, cap, &len);
-    else
+    else if (!strcmp(how, "auto") || !strcmp(how, "cuda")) {
+        /* The backend choice: AUTO runs wherever it can (the streams are the
+         * CPU's); CUDA without a GPU must fail on every rank, as
+         * FACTZ_UNSUPPORTED where the GPU is missing, and then the CPU runs. */
+        cfg.backend = !strcmp(how, "auto") ? FACTZ_BACKEND_AUTO : FACTZ_BACKEND_CUDA;
+        st = factz_particles_compress_mpi(MPI_COMM_WORLD, xyz, mine, &cfg, stream, cap, &len);
+        int failed = st != FACTZ_OK, any = 0, all = 0;
+        MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (any && (!all || !strcmp(how, "auto"))) return die("the backend choice failed on some rank");
+        if (any) {
+            if (st != FACTZ_UNSUPPORTED) fprintf(stderr, "rank %d: %s\n", rank, factz_last_error());
+            int unsupported = st == FACTZ_UNSUPPORTED, some = 0;
+            MPI_Allreduce(&unsupported, &some, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            if (!some) return die("FACTZ_BACKEND_CUDA failed, but no rank said FACTZ_UNSUPPORTED");
+            if (rank == 0) printf("cuda: unsupported here (%s); ", factz_last_error());
+            cfg.backend = FACTZ_BACKEND_CPU;
+            st = factz_particles_compress_mpi(MPI_COMM_WORLD, xyz, mine, &cfg, stream, cap, &len);
+        }
+    } else
         st = factz_particles_compress_mpi(MPI_COMM_WORLD, xyz, mine, &cfg, stream, cap, &len);
 
     if (!strcmp(how, "bad")) {
