@@ -448,36 +448,40 @@ fn crafted_streams_are_refused_as_the_cpu_does() {
 
 /// With Huffman the pipeline codes every section where the kernels left it:
 /// what comes back from the executor while compressing is the coded bytes and
-/// small tables (code counts, block sizes), far less than the field, and
-/// decoding sends nothing back.
+/// small tables (code counts, block sizes), far less than the field; and
+/// decoding, with either coder, sends nothing back but statuses and counts.
 #[test]
-fn huffman_sections_stay_on_the_executor() {
+fn sections_stay_on_the_executor() {
     let k = shim();
     let f = fields::turbulence(256, 5);
     let n = f.ny * f.nx;
     for mode in [Mode::Blockwise, Mode::Speculative] {
-        let cfg = FieldConfig {
-            mode,
-            coder: Coder::Huffman,
-            ..FieldConfig::default()
-        };
-        let before = shim_exec::bytes_read();
-        let c = gf::compress_on(&k, [&f.u, &f.v], f.ny, f.nx, &cfg).unwrap();
-        let read = shim_exec::bytes_read() - before;
-        let allowed = c.bytes.len() + (32 << 10);
-        assert!(
-            read <= allowed,
-            "{mode:?}: {read} bytes read back for a {}-byte stream",
-            c.bytes.len()
-        );
-        let before = shim_exec::bytes_read();
-        let (mut u, mut v) = (vec![0f32; n], vec![0f32; n]);
-        gf::decompress_on(&k, &c.bytes, &mut [&mut u, &mut v]).unwrap();
-        let read = shim_exec::bytes_read() - before;
-        assert!(
-            read <= 32 << 10,
-            "{mode:?}: {read} bytes read back decoding"
-        );
+        for coder in [Coder::Huffman, Coder::Rans] {
+            let cfg = FieldConfig {
+                mode,
+                coder,
+                ..FieldConfig::default()
+            };
+            let before = shim_exec::bytes_read();
+            let c = gf::compress_on(&k, [&f.u, &f.v], f.ny, f.nx, &cfg).unwrap();
+            let read = shim_exec::bytes_read() - before;
+            if coder == Coder::Huffman {
+                let allowed = c.bytes.len() + (32 << 10);
+                assert!(
+                    read <= allowed,
+                    "{mode:?}: {read} bytes read back for a {}-byte stream",
+                    c.bytes.len()
+                );
+            }
+            let before = shim_exec::bytes_read();
+            let (mut u, mut v) = (vec![0f32; n], vec![0f32; n]);
+            gf::decompress_on(&k, &c.bytes, &mut [&mut u, &mut v]).unwrap();
+            let read = shim_exec::bytes_read() - before;
+            assert!(
+                read <= 32 << 10,
+                "{mode:?} {coder:?}: {read} bytes read back decoding"
+            );
+        }
     }
 }
 

@@ -263,26 +263,10 @@ fn corrupt_streams_decode_as_on_the_cpu() {
     let good = codec::encode_u32(Coder::Huffman, &codes);
     let mut r = Rng::new(14);
     let mut errors = 0;
-    let mut cases: Vec<(String, Vec<u8>, usize)> = vec![
-        ("truncated".into(), good[..good.len() - 1].to_vec(), n),
-        ("one byte more".into(), [&good[..], &[0]].concat(), n),
-        ("count - 1".into(), good.clone(), n - 1),
-        ("count + 1".into(), good.clone(), n + 1),
-        ("count + 2^16".into(), good.clone(), n + 65_536),
-    ];
+    let mut cases = common::corrupt::stream_cases(&good, n, 60, &mut r);
     let mut padded = good.clone();
     *padded.last_mut().unwrap() |= 0x80;
     cases.push(("padding bit set".into(), padded, n));
-    for k in 0..60 {
-        let mut bad = good.clone();
-        let at = if k < 20 {
-            r.below(64)
-        } else {
-            good.len() - 1 - r.below(good.len() / 2)
-        };
-        bad[at] ^= 1 << r.below(8);
-        cases.push((format!("bit flip at byte {at}"), bad, n));
-    }
     for (what, data, count) in cases {
         let cpu = codec::decode_u32(Coder::Huffman, &data, count);
         let gpu = gpu_decode(&data, count, Threads::Fibers);

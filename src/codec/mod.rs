@@ -19,6 +19,11 @@ pub mod gpu_ref;
 mod huffman;
 pub mod planes;
 mod rans;
+/// The host side of the GPU rANS decoder (`kernels/rans.cu`).
+#[doc(hidden)]
+pub mod rans_gpu_ref {
+    pub use super::rans::{block_status, device_layout, DeviceLayout, DevicePlane};
+}
 pub mod varint;
 
 use crate::error::{Error, Result};

@@ -626,21 +626,21 @@ fn parse_plane<'a>(
     }
 }
 
-/// Decodes `count` symbols; see the module doc for the layout.
-pub(crate) fn decode<T: PlaneSym>(data: &[u8], count: usize) -> Result<Vec<T>> {
+/// A stream's block size and its stored planes (shift, plane), with every
+/// check of the header; `max_planes`: 4 for u32 symbols, 1 for bytes.
+fn parse(data: &[u8], count: usize, max_planes: u32) -> Result<(u8, Vec<(u32, Plane<'_>)>)> {
     let mut pos = 0usize;
     let block_log2 = get_u8(data, &mut pos, "rans: block size")?;
     if !(MIN_BLOCK_LOG2..=MAX_BLOCK_LOG2).contains(&block_log2) {
         return Err(Error::corrupt("rans: block size out of range"));
     }
     let mask = get_u8(data, &mut pos, "rans: plane mask")?;
-    if u32::from(mask) >> T::PLANES != 0 {
+    if u32::from(mask) >> max_planes != 0 {
         return Err(Error::corrupt("rans: invalid plane mask"));
     }
-    let block = 1usize << block_log2;
-    let n_blocks = count.div_ceil(block);
+    let n_blocks = count.div_ceil(1usize << block_log2);
     let mut planes = Vec::new();
-    for k in 0..T::PLANES {
+    for k in 0..max_planes {
         if mask & (1 << k) != 0 {
             planes.push((8 * k, parse_plane(data, &mut pos, count, n_blocks)?));
         }
@@ -648,6 +648,92 @@ pub(crate) fn decode<T: PlaneSym>(data: &[u8], count: usize) -> Result<Vec<T>> {
     if pos != data.len() {
         return Err(Error::corrupt("rans: trailing bytes"));
     }
+    Ok((block_log2, planes))
+}
+
+/// A stream laid out for the GPU decoder (`kernels/rans.cu`): the header
+/// parsed and checked here, the blocks decoded there.
+#[derive(Debug, Clone, Default)]
+pub struct DeviceLayout {
+    pub block_log2: u32,
+    /// The constant planes' bytes, in place: every symbol starts from it.
+    pub base: u32,
+    /// Per rANS plane: its shift, its decoding table (4096 slots: freq |
+    /// bias << 16, and the symbol), and each block's (offset, length) in the
+    /// stream.
+    pub rans: Vec<DevicePlane>,
+    /// Per sparse plane: its shift and (index, byte) entries, indices ascending.
+    pub sparse: Vec<(u32, Vec<(u64, u8)>)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct DevicePlane {
+    pub shift: u32,
+    pub slots: Vec<u32>,
+    pub syms: Vec<u8>,
+    pub blocks: Vec<[u64; 2]>,
+}
+
+/// The block statuses the GPU decoder reports (kernels/rans.cu FZR_*), in
+/// the errors `decode_block` gives for them.
+pub fn block_status(status: u32) -> Result<()> {
+    Err(Error::corrupt(match status {
+        0 => return Ok(()),
+        1 => "rans: truncated block header",
+        2 => "rans: invalid initial state",
+        3 => "rans: truncated block",
+        4 => "rans: block has trailing bytes",
+        5 => "rans: final state mismatch",
+        _ => {
+            return Err(Error::internal(format!(
+                "rans kernel: block status {status}"
+            )))
+        }
+    }))
+}
+
+/// [`decode`]'s header checks for `count` symbols of `max_planes` bytes
+/// each (4: u32 symbols, 1: bytes), and the stream as the GPU decodes it.
+pub fn device_layout(data: &[u8], count: usize, max_planes: u32) -> Result<DeviceLayout> {
+    let (block_log2, planes) = parse(data, count, max_planes)?;
+    let mut out = DeviceLayout {
+        block_log2: u32::from(block_log2),
+        ..DeviceLayout::default()
+    };
+    for (shift, plane) in planes {
+        match plane {
+            Plane::Const(v) => out.base |= u32::from(v) << shift,
+            Plane::Sparse(entries) => out.sparse.push((
+                shift,
+                entries.into_iter().map(|(i, b)| (i as u64, b)).collect(),
+            )),
+            Plane::Rans(t, blocks) => out.rans.push(DevicePlane {
+                shift,
+                slots: t
+                    .slots
+                    .iter()
+                    .map(|d| u32::from(d.freq) | u32::from(d.bias) << 16)
+                    .collect(),
+                syms: t.syms.to_vec(),
+                blocks: blocks
+                    .iter()
+                    .map(|b| {
+                        [
+                            (b.as_ptr() as usize - data.as_ptr() as usize) as u64,
+                            b.len() as u64,
+                        ]
+                    })
+                    .collect(),
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// Decodes `count` symbols; see the module doc for the layout.
+pub(crate) fn decode<T: PlaneSym>(data: &[u8], count: usize) -> Result<Vec<T>> {
+    let (block_log2, planes) = parse(data, count, T::PLANES)?;
+    let block = 1usize << block_log2;
     let mut base = T::default();
     for (shift, plane) in &planes {
         if let Plane::Const(v) = plane {

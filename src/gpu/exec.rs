@@ -285,7 +285,7 @@ pub unsafe fn launch_items<E: Exec>(
 }
 
 /// Every `kernels/*.cu` source, with its name for NVRTC's messages.
-pub fn sources() -> [(&'static str, &'static str); 7] {
+pub fn sources() -> [(&'static str, &'static str); 8] {
     [
         (super::field_reduce::SOURCE, "field_reduce.cu"),
         (super::mode_b::SOURCE, "mode_b_bounds.cu"),
@@ -294,6 +294,7 @@ pub fn sources() -> [(&'static str, &'static str); 7] {
         (super::huffman::SOURCE, "huffman.cu"),
         (super::particles::SOURCE, "particles.cu"),
         (super::scan::SOURCE, "scan.cu"),
+        (super::rans::SOURCE, "rans.cu"),
     ]
 }
 

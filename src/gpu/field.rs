@@ -7,12 +7,12 @@
 //! a device through cudarc, or in tests the host build of the same `.cu`
 //! files, so CI runs this whole file's logic.
 //!
-//! The kernels leave [`DevParts`] on the device and, with Huffman, the four
-//! sections are coded (and decoded) there too (`gpu::huffman`; bytes as u32
-//! symbols, which code the same): only the coded bytes, code tables and a few
-//! counts cross to the host. On the host still:
-//! - rANS (no kernels yet): its sections' symbols come back and are coded
-//!   there, and decoded there then copied up;
+//! The kernels leave [`DevParts`] on the device. The four sections are
+//! decoded there with either coder (`gpu::huffman`, `gpu::rans`; bytes as
+//! u32 symbols), and with Huffman coded there too: only the coded bytes, code
+//! tables and a few counts cross to the host. On the host still:
+//! - rANS encoding (no kernels): the sections' symbols come back and are
+//!   coded there;
 //! - the verify pass and the lossless fallback read a host copy (only when
 //!   they run); a lossless stream decodes on the host and is copied up.
 
@@ -22,8 +22,9 @@ use super::huffman::HuffmanKernels;
 use super::mode_b_codec::CodecKernels;
 use super::mode_s::ModeSKernels;
 use super::parts::DevParts;
+use super::rans::RansKernels;
 use crate::codec::planes::to_planes;
-use crate::codec::{decode_bytes, decode_u32, encode_bytes, encode_u32, Coder};
+use crate::codec::{encode_bytes, encode_u32, Coder};
 use crate::error::{Error, ErrorKind, Result};
 use crate::field::stream::{self, Coded};
 use crate::field::{self, blockwise, Bound, Compressed, FieldConfig, FieldInfo, FieldReport, Mode};
@@ -203,7 +204,7 @@ impl<E: Exec> OnExec<'_, E> {
     }
 
     /// `codec::encode_u32(coder, symbols)`: Huffman on the executor, rANS (no
-    /// kernels yet) on the host.
+    /// encoding kernels) on the host.
     fn code(&self, symbols: View<u32>, coder: Coder) -> Result<Vec<u8>> {
         match coder {
             Coder::Huffman => self.huffman().encode(symbols),
@@ -236,8 +237,8 @@ impl<E: Exec> OnExec<'_, E> {
         }
     }
 
-    /// Section `id` of `count` symbols decoded into a new executor array:
-    /// Huffman there, rANS on the host. A byte section (`bytes`: the mask, the
+    /// Section `id` of `count` symbols decoded into a new executor array
+    /// (both coders decode there). A byte section (`bytes`: the mask, the
     /// raw planes) comes one byte per u32, its symbols checked to be bytes.
     fn decode_section(
         &self,
@@ -250,17 +251,12 @@ impl<E: Exec> OnExec<'_, E> {
         let e = self.exec;
         let coded = stream::section(p, id, count)?;
         let out = Buf::<E, u32>::zeros(e, count)?;
+        let rans = RansKernels { exec: e };
         match (coder, bytes) {
             (Coder::Huffman, false) => self.huffman().decode_into(&coded, out.view())?,
             (Coder::Huffman, true) => self.huffman().decode_bytes_into(&coded, out.view())?,
-            (Coder::Rans, false) => out.view().write(e, 0, &decode_u32(coder, &coded, count)?)?,
-            (Coder::Rans, true) => {
-                let wide: Vec<u32> = decode_bytes(coder, &coded, count)?
-                    .into_iter()
-                    .map(u32::from)
-                    .collect();
-                out.view().write(e, 0, &wide)?
-            }
+            (Coder::Rans, false) => rans.decode_into(&coded, out.view())?,
+            (Coder::Rans, true) => rans.decode_bytes_into(&coded, out.view())?,
         }
         Ok(out)
     }

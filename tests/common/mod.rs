@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod container;
+pub mod corrupt;
 pub mod e2e;
 pub mod fields;
 pub mod oracle;

@@ -1,0 +1,187 @@
+//! The GPU rANS decoder (`kernels/rans.cu`, issue 6) against the CPU's
+//! (`src/codec/rans.rs`), without a GPU: the library's host code
+//! (`gpu::rans`, around the CPU's header parser `codec::rans_gpu_ref`)
+//! drives the kernels as host C++ through `kernels/shim`.
+//!
+//! - CPU streams decode to the same symbols: quantization codes of turbulence
+//!   (modes B and S), constant, sparse and rANS planes mixed, random words
+//!   (four rANS planes), byte streams, several blocks with a partial last one.
+//! - Corrupted streams (truncation, extra bytes, wrong counts, bit flips in
+//!   the header and the blocks): the same symbols, or an error for both, of
+//!   the same kind; a byte stream holding a second plane is refused.
+//! - On a GPU (`#[ignore]`d, scripts/gpu-check): the device, the same.
+
+#![cfg(feature = "cuda")]
+
+mod common;
+#[path = "common/kernels_host.rs"]
+mod kernels_host;
+#[path = "common/nvrtc.rs"]
+mod nvrtc;
+#[path = "common/shim_exec.rs"]
+mod shim_exec;
+
+use common::fields::{self, Rng};
+use factz::codec::{self, rans_gpu_ref, Coder};
+use factz::field::{blockwise, speculative};
+use factz::gpu::exec::{Buf, Exec};
+use factz::gpu::rans::RansKernels;
+use kernels_host::Threads;
+use shim_exec::Shim;
+
+/// The kernels' decode of a u32 stream (`bytes`: a byte stream, one per u32).
+fn decode<E: Exec>(e: &E, data: &[u8], count: usize, bytes: bool) -> factz::Result<Vec<u32>> {
+    let k = RansKernels { exec: e };
+    let out = Buf::<E, u32>::zeros(e, count)?;
+    // Poison: a symbol the kernels skip shows.
+    out.view().write(e, 0, &vec![0xdead_beef; count])?;
+    if bytes {
+        k.decode_bytes_into(data, out.view())?;
+    } else {
+        k.decode_into(data, out.view())?;
+    }
+    out.read(e, 0..count)
+}
+
+/// The suite of symbol streams: what the field pipeline codes, and planes of
+/// every kind.
+fn suite(turb_n: usize) -> Vec<(String, Vec<u32>)> {
+    let turb = fields::turbulence(turb_n, 5);
+    let mut r = Rng::new(31);
+    let mut out = Vec::new();
+    for rel in [1e-2, 1e-5] {
+        let xi = rel * turb.finite_span();
+        let b = blockwise::encode(&turb.u, &turb.v, turb_n, turb_n, xi, false);
+        let s = speculative::encode(&turb.u, &turb.v, turb_n, turb_n, xi, false);
+        out.push((format!("mode B codes {rel:e}"), b.codes));
+        out.push((format!("mode S codes {rel:e}"), s.codes));
+        out.push((format!("mode S ids {rel:e}"), s.ids));
+    }
+    out.push(("empty".into(), vec![]));
+    out.push(("one symbol".into(), vec![7]));
+    out.push(("constant".into(), vec![0x0102_0304; 70_001]));
+    // Small values with rare large outliers: a rANS low plane, sparse high ones.
+    let outliers: Vec<u32> = (0..150_000)
+        .map(|i| {
+            if i % 5000 == 17 {
+                0x00ab_0000 | (i as u32 & 0xff)
+            } else {
+                r.below(9) as u32
+            }
+        })
+        .collect();
+    out.push(("outliers".into(), outliers));
+    let words: Vec<u32> = (0..70_003).map(|_| r.next_u64() as u32).collect();
+    out.push(("random words".into(), words));
+    let geometric: Vec<u32> = (0..200_000)
+        .map(|_| r.next_u64().trailing_zeros())
+        .collect();
+    out.push(("geometric".into(), geometric));
+    out
+}
+
+#[test]
+fn cpu_streams_decode_to_the_same_symbols() {
+    let fibers = Shim {
+        threads: Threads::Fibers,
+    };
+    // Plane kinds the suite reaches: constant, sparse, rANS, and several
+    // rANS planes in one stream.
+    let (mut constant, mut sparse, mut multi) = (false, false, false);
+    for (what, symbols) in suite(256) {
+        let data = codec::encode_u32(Coder::Rans, &symbols);
+        let layout = rans_gpu_ref::device_layout(&data, symbols.len(), 4).unwrap();
+        constant |= layout.base != 0;
+        sparse |= !layout.sparse.is_empty();
+        multi |= layout.rans.len() > 1;
+        let got =
+            decode(&fibers, &data, symbols.len(), false).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(got == symbols, "{what}: GPU decode differs");
+    }
+    assert!(
+        constant && sparse && multi,
+        "plane kinds: {constant} {sparse} {multi}"
+    );
+    // Byte streams (the mask and raw sections).
+    let mut r = Rng::new(5);
+    for (what, bytes) in [
+        ("random bytes", r.bytes(100_000)),
+        (
+            "mostly zero",
+            (0..130_000)
+                .map(|i| (i % 977 == 0) as u8)
+                .collect::<Vec<u8>>(),
+        ),
+        ("constant bytes", vec![9u8; 5000]),
+    ] {
+        let data = codec::encode_bytes(Coder::Rans, &bytes);
+        let got = decode(&fibers, &data, bytes.len(), true).unwrap();
+        let want: Vec<u32> = bytes.iter().map(|&b| b.into()).collect();
+        assert!(got == want, "{what}: GPU byte decode differs");
+    }
+}
+
+#[test]
+fn os_threads_agree() {
+    let os = Shim {
+        threads: Threads::Os,
+    };
+    let mut r = Rng::new(8);
+    let symbols: Vec<u32> = (0..5000).map(|_| r.below(300) as u32).collect();
+    let data = codec::encode_u32(Coder::Rans, &symbols);
+    assert!(decode(&os, &data, symbols.len(), false).unwrap() == symbols);
+}
+
+#[test]
+fn corrupt_streams_decode_as_on_the_cpu() {
+    let fibers = Shim {
+        threads: Threads::Fibers,
+    };
+    let mut r = Rng::new(14);
+    let mut errors = 0;
+    for (what, symbols) in suite(128) {
+        if symbols.len() < 1000 {
+            continue;
+        }
+        let n = symbols.len();
+        let good = codec::encode_u32(Coder::Rans, &symbols);
+        let cases = common::corrupt::stream_cases(&good, n, 30, &mut r);
+        for (case, data, count) in cases {
+            let cpu = codec::decode_u32(Coder::Rans, &data, count);
+            let gpu = decode(&fibers, &data, count, false);
+            match (&cpu, &gpu) {
+                (Ok(c), Ok(g)) => assert!(c == g, "{what}, {case}: decodes differ"),
+                (Err(c), Err(g)) => {
+                    assert_eq!(c.kind, g.kind, "{what}, {case}: {c} vs {g}");
+                    errors += 1;
+                }
+                _ => panic!(
+                    "{what}, {case}: CPU {:?} but GPU {:?}",
+                    cpu.map(|v| v.len()),
+                    gpu.map(|v| v.len())
+                ),
+            }
+        }
+    }
+    assert!(errors >= 50, "only {errors} corruptions detected");
+    // A word stream read as bytes: more than one plane, refused by both.
+    let words = codec::encode_u32(Coder::Rans, &[0x0100, 0x0203, 7]);
+    assert!(codec::decode_bytes(Coder::Rans, &words, 3).is_err());
+    assert!(decode(&fibers, &words, 3, true).is_err());
+}
+
+mod cuda {
+    use super::*;
+
+    #[test]
+    #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
+    fn device_matches_the_cpu() {
+        let cuda = nvrtc::device();
+        for (what, symbols) in suite(512) {
+            let data = codec::encode_u32(Coder::Rans, &symbols);
+            let got = decode(&cuda, &data, symbols.len(), false)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert!(got == symbols, "{what}: device decode differs");
+        }
+    }
+}
