@@ -351,10 +351,7 @@ fn crafted_streams_are_refused_as_the_cpu_does() {
                 &factz::format::parse(&c.bytes).unwrap(),
                 n,
                 coder,
-                |coded| match mode {
-                    Mode::Blockwise => 2 * f.ny.div_ceil(32) * f.nx.div_ceil(32),
-                    Mode::Speculative => coded,
-                },
+                |coded| factz::field::ids_len(mode, f.ny, f.nx, coded),
             )
             .unwrap();
             let mut bad_id = good.clone();
@@ -421,10 +418,7 @@ fn crafted_streams_are_refused_as_the_cpu_does() {
         };
         // The true bitmap with 256 added to one byte: a device that narrowed
         // symbols without the check would decode the field.
-        let ids_len = |coded| match mode {
-            Mode::Blockwise => 2 * f.ny.div_ceil(32) * f.nx.div_ceil(32),
-            Mode::Speculative => coded,
-        };
+        let ids_len = |coded| factz::field::ids_len(mode, f.ny, f.nx, coded);
         let parts = factz::field::stream::read(&p, n, Coder::Huffman, ids_len).unwrap();
         let mut wide: Vec<u32> = factz::codec::planes::pack_bits(&parts.exact)
             .into_iter()

@@ -508,6 +508,15 @@ pub fn decompress_into(bytes: &[u8], u: &mut [f32], v: &mut [f32]) -> Result<()>
     decode_parsed(&p, &info, u, v)
 }
 
+/// Bound ids a stream of `mode` stores for an ny x nx field with `coded`
+/// coded vertices (mode B: two per tile; mode S: one per coded vertex).
+pub fn ids_len(mode: Mode, ny: usize, nx: usize, coded: usize) -> usize {
+    match mode {
+        Mode::Blockwise => 2 * ny.div_ceil(blockwise::TILE) * nx.div_ceil(blockwise::TILE),
+        Mode::Speculative => coded,
+    }
+}
+
 /// Decode a parsed, checked stream into arrays of its shape.
 fn decode_parsed(p: &format::Parsed, info: &FieldInfo, u: &mut [f32], v: &mut [f32]) -> Result<()> {
     let (ny, nx, xi) = (info.ny, info.nx, info.abs_bound);
@@ -520,14 +529,12 @@ fn decode_parsed(p: &format::Parsed, info: &FieldInfo, u: &mut [f32], v: &mut [f
                 v[k] = f32::from_bits(w[1]);
             }
         }
-        Some(Mode::Blockwise) => {
-            let tiles = ny.div_ceil(blockwise::TILE) * nx.div_ceil(blockwise::TILE);
-            let parts = stream::read(p, n, info.coder, |_| 2 * tiles)?;
-            blockwise::decode(&parts, ny, nx, xi, u, v)?;
-        }
-        Some(Mode::Speculative) => {
-            let parts = stream::read(p, n, info.coder, |coded| coded)?;
-            speculative::decode(&parts, ny, nx, xi, u, v)?;
+        Some(mode) => {
+            let parts = stream::read(p, n, info.coder, |coded| ids_len(mode, ny, nx, coded))?;
+            match mode {
+                Mode::Blockwise => blockwise::decode(&parts, ny, nx, xi, u, v)?,
+                Mode::Speculative => speculative::decode(&parts, ny, nx, xi, u, v)?,
+            }
         }
     }
     Ok(())

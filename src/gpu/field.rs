@@ -27,7 +27,7 @@ use crate::codec::planes::to_planes;
 use crate::codec::{encode_bytes, encode_u32, Coder};
 use crate::error::{Error, ErrorKind, Result};
 use crate::field::stream::{self, Coded};
-use crate::field::{self, blockwise, Bound, Compressed, FieldConfig, FieldInfo, FieldReport, Mode};
+use crate::field::{self, Bound, Compressed, FieldConfig, FieldInfo, FieldReport, Mode};
 use crate::format::{self, Parsed};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
@@ -326,10 +326,7 @@ impl<E: Exec> Kernels for OnExec<'_, E> {
         let planes = self.decode_section(p, stream::SEC_RAW, coder, 8 * n_exact, true)?;
         let raw = field_reduce::from_planes(exec, planes.view())?;
         let n_coded = n - n_exact;
-        let n_ids = match mode {
-            Mode::Blockwise => 2 * ny.div_ceil(blockwise::TILE) * nx.div_ceil(blockwise::TILE),
-            Mode::Speculative => n_coded,
-        };
+        let n_ids = field::ids_len(mode, ny, nx, n_coded);
         let ids = self.decode_section(p, stream::SEC_IDS, coder, n_ids, false)?;
         let codes = self.decode_section(p, stream::SEC_CODES, coder, 2 * n_coded, false)?;
         let parts = DevParts {

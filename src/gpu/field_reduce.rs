@@ -2,7 +2,7 @@
 //! (`kernels/field_reduce.cu`), so the field stays where it is: the finite
 //! range a relative bound needs, and the exact-vertex bitmap of mode S.
 
-use super::exec::{launch_items, Arg, Buf, Exec, View};
+use super::exec::{launch_items, Arg, Buf, Exec, Plain, View};
 use crate::error::{Error, Result};
 
 pub const SOURCE: &str = include_str!("../../kernels/field_reduce.cu");
@@ -30,38 +30,32 @@ pub fn finite_range<E: Exec>(e: &E, u: View<f32>, v: View<f32>, n: usize) -> Res
     Ok(crate::field::finite_range(&part.read(e, 0..2 * blocks)?))
 }
 
-/// The stream's exact-vertex bitmap (`planes::pack_bits`) of n flag bytes.
-pub fn pack_flags<E: Exec>(e: &E, flags: View<u8>, n: usize) -> Result<Buf<E, u8>> {
-    check_len(flags.len(), n)?;
-    let bytes = Buf::<E, u8>::zeros(e, n.div_ceil(8))?;
-    // SAFETY: (const u8* flags, u64 n, u8* bytes): flags holds n, bytes one per 8.
+/// `kernel(const A* input, u64 n, B* out)`, one thread per item, into a new
+/// array of `out_len`: every kernel of this file but the two reductions.
+///
+/// # Safety
+/// For this `n`, the kernel reads at most `input`'s elements and writes at
+/// most `out_len`, with `items` threads.
+unsafe fn map<E: Exec, A: Plain, B: Plain>(
+    e: &E,
+    kernel: &str,
+    input: View<A>,
+    n: usize,
+    items: usize,
+    out_len: usize,
+) -> Result<Buf<E, B>> {
+    let out = Buf::<E, B>::zeros(e, out_len)?;
+    // SAFETY: the caller's.
     unsafe {
         launch_items(
             e,
-            "factz_f_pack_flags",
-            n.div_ceil(8),
+            kernel,
+            items,
             BLOCK,
-            &[flags.arg(), Arg::U64(n as u64), bytes.arg()],
+            &[input.arg(), Arg::U64(n as u64), out.arg()],
         )?
     };
-    Ok(bytes)
-}
-
-/// The inverse of [`pack_flags`]: n flag bytes (0 or 1).
-pub fn unpack_flags<E: Exec>(e: &E, bytes: View<u8>, n: usize) -> Result<Buf<E, u8>> {
-    check_len(bytes.len(), n.div_ceil(8))?;
-    let flags = Buf::<E, u8>::zeros(e, n)?;
-    // SAFETY: (const u8* bytes, u64 n, u8* flags): as in pack_flags.
-    unsafe {
-        launch_items(
-            e,
-            "factz_f_unpack_flags",
-            n,
-            BLOCK,
-            &[bytes.arg(), Arg::U64(n as u64), flags.arg()],
-        )?
-    };
-    Ok(flags)
+    Ok(out)
 }
 
 fn check_len(len: usize, need: usize) -> Result<()> {
@@ -73,13 +67,27 @@ fn check_len(len: usize, need: usize) -> Result<()> {
     Ok(())
 }
 
-/// Launch a one-thread-per-item kernel of this file over `n` items.
-///
-/// # Safety
-/// As [`Exec::launch`].
-unsafe fn per_item<E: Exec>(e: &E, kernel: &str, n: usize, args: &[Arg]) -> Result<()> {
-    // SAFETY: the caller's.
-    unsafe { launch_items(e, kernel, n, BLOCK, args) }
+/// The stream's exact-vertex bitmap (`planes::pack_bits`) of n flag bytes.
+pub fn pack_flags<E: Exec>(e: &E, flags: View<u8>, n: usize) -> Result<Buf<E, u8>> {
+    check_len(flags.len(), n)?;
+    // SAFETY: one thread per output byte, reading its 8 flags.
+    unsafe {
+        map(
+            e,
+            "factz_f_pack_flags",
+            flags,
+            n,
+            n.div_ceil(8),
+            n.div_ceil(8),
+        )
+    }
+}
+
+/// The inverse of [`pack_flags`]: n flag bytes (0 or 1).
+pub fn unpack_flags<E: Exec>(e: &E, bytes: View<u8>, n: usize) -> Result<Buf<E, u8>> {
+    check_len(bytes.len(), n.div_ceil(8))?;
+    // SAFETY: one thread per flag, reading its byte.
+    unsafe { map(e, "factz_f_unpack_flags", bytes, n, n, n) }
 }
 
 /// Set bits among the first `n_bits` of a bitmap on the executor.
@@ -106,63 +114,27 @@ pub fn count_bits<E: Exec>(e: &E, bytes: View<u8>, n_bits: usize) -> Result<usiz
 /// Bytes as u32 symbols (the Huffman kernels' input).
 pub fn widen<E: Exec>(e: &E, bytes: View<u8>) -> Result<Buf<E, u32>> {
     let n = bytes.len();
-    let out = Buf::<E, u32>::zeros(e, n)?;
-    // SAFETY: (const u8* bytes, u64 n, u32* out): n each.
-    unsafe {
-        per_item(
-            e,
-            "factz_f_widen",
-            n,
-            &[bytes.arg(), Arg::U64(n as u64), out.arg()],
-        )?
-    };
-    Ok(out)
+    // SAFETY: n in, n out.
+    unsafe { map(e, "factz_f_widen", bytes, n, n, n) }
 }
 
 /// The inverse of [`widen`] (symbols already checked to be bytes).
 pub fn narrow<E: Exec>(e: &E, symbols: View<u32>) -> Result<Buf<E, u8>> {
     let n = symbols.len();
-    let out = Buf::<E, u8>::zeros(e, n)?;
-    // SAFETY: (const u32* symbols, u64 n, u8* out): n each.
-    unsafe {
-        per_item(
-            e,
-            "factz_f_narrow",
-            n,
-            &[symbols.arg(), Arg::U64(n as u64), out.arg()],
-        )?
-    };
-    Ok(out)
+    // SAFETY: n in, n out.
+    unsafe { map(e, "factz_f_narrow", symbols, n, n, n) }
 }
 
 /// `planes::to_planes` of words, as 4 u32 symbols per word.
 pub fn to_planes<E: Exec>(e: &E, words: View<u32>) -> Result<Buf<E, u32>> {
     let n = words.len();
-    let out = Buf::<E, u32>::zeros(e, 4 * n)?;
-    // SAFETY: (const u32* words, u64 n, u32* out): n words, 4 n symbols.
-    unsafe {
-        per_item(
-            e,
-            "factz_f_to_planes",
-            n,
-            &[words.arg(), Arg::U64(n as u64), out.arg()],
-        )?
-    };
-    Ok(out)
+    // SAFETY: n words in, 4 n symbols out.
+    unsafe { map(e, "factz_f_to_planes", words, n, n, 4 * n) }
 }
 
 /// `planes::from_planes` of byte symbols (a multiple of 4) into words.
 pub fn from_planes<E: Exec>(e: &E, planes: View<u32>) -> Result<Buf<E, u32>> {
     let n = planes.len() / 4;
-    let out = Buf::<E, u32>::zeros(e, n)?;
-    // SAFETY: (const u32* planes, u64 n, u32* words): 4 n symbols, n words.
-    unsafe {
-        per_item(
-            e,
-            "factz_f_from_planes",
-            n,
-            &[planes.arg(), Arg::U64(n as u64), out.arg()],
-        )?
-    };
-    Ok(out)
+    // SAFETY: 4 n symbols in, n words out.
+    unsafe { map(e, "factz_f_from_planes", planes, n, n, n) }
 }
