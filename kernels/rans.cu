@@ -1,7 +1,17 @@
-// The byte-plane rANS decoder (src/codec/rans.rs `decode`) on the GPU, driven
-// by src/gpu/rans.rs: the host parses and checks the header with the CPU's
-// code (`rans_gpu_ref::device_layout`), these kernels decode the blocks.
+// The byte-plane rANS coder (src/codec/rans.rs) on the GPU, driven by
+// src/gpu/rans.rs. The headers (plane kinds, frequencies) are the CPU's code
+// on the host (`rans_gpu_ref`); these kernels do the per-symbol work.
 //
+// Encoding (`rans_gpu_ref::device_encoding` plans it from the histograms):
+//   factz_r_histogram per-block counts of each byte plane (merged in block
+//                     order by huffman.cu's factz_h_merge)
+//   factz_r_nonzero   a sparse plane's entries: flags, the grid scan, then
+//   factz_r_entries   each entry (index << 8 | byte) at its scanned slot
+//   factz_r_encode    one thread per block of one rANS plane: encode_block,
+//                     the payload at the end of the block's scratch region
+//   factz_r_gather    the payloads packed back to back
+//
+// Decoding (`rans_gpu_ref::device_layout` parses and checks the header):
 //   factz_r_fill      out = the constant planes' bytes (`base`)
 //   factz_r_decode    one thread per (block, rANS plane): the plane's symbols
 //                     ORed into out, with decode_block's checks (a status per
@@ -30,6 +40,104 @@
 #define FZR_FINAL 5
 
 typedef unsigned long long fzr_u64;
+
+// ------------------------------------------------------------ encoding
+
+#define FZR_THREADS 256
+#define FZR_PLANES 4
+// A block length no payload has: a symbol without a frequency was met.
+#define FZR_NO_CODE 0xffffffffffffffffull
+
+// partial[b * 1024 + k * 256 + byte] = the count of `byte` in plane k among
+// the symbols thread block b visits (grid-stride).
+extern "C" __global__ void factz_r_histogram(const unsigned int* symbols, fzr_u64 n,
+                                             unsigned int* partial) {
+    __shared__ unsigned int hist[FZR_PLANES * 256];
+    unsigned int t = threadIdx.x;
+    for (unsigned int k = t; k < FZR_PLANES * 256; k += blockDim.x) hist[k] = 0;
+    __syncthreads();
+    for (fzr_u64 i = (fzr_u64)blockIdx.x * blockDim.x + t; i < n;
+         i += (fzr_u64)gridDim.x * blockDim.x) {
+        unsigned int s = symbols[i];
+        for (unsigned int k = 0; k < FZR_PLANES; k++) atomicAdd(&hist[k * 256 + ((s >> (8 * k)) & 255u)], 1u);
+    }
+    __syncthreads();
+    for (unsigned int k = t; k < FZR_PLANES * 256; k += blockDim.x)
+        partial[(fzr_u64)blockIdx.x * FZR_PLANES * 256 + k] = hist[k];
+}
+
+// flags[i] = 1 where symbol i's byte at `shift` is not zero.
+extern "C" __global__ void factz_r_nonzero(const unsigned int* symbols, fzr_u64 n, unsigned int shift,
+                                           unsigned int* flags) {
+    fzr_u64 i = (fzr_u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) flags[i] = ((symbols[i] >> shift) & 255u) != 0;
+}
+
+// entries[slot[i]] = i << 8 | byte for those symbols (slot: the flags' scan).
+extern "C" __global__ void factz_r_entries(const unsigned int* symbols, fzr_u64 n, unsigned int shift,
+                                           const fzr_u64* slot, fzr_u64* entries) {
+    fzr_u64 i = (fzr_u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned int b = (symbols[i] >> shift) & 255u;
+    if (b != 0) entries[slot[i]] = i << 8 | b;
+}
+
+// Block b of the plane at `shift`: symbols b << block_log2 .. (up to n) coded
+// as encode_block codes them with the table (per byte value s: table[3 s] =
+// x_max, table[3 s + 1] = rcp, table[3 s + 2] = rcp_shift | cmpl_freq << 8 |
+// start << 24). The renormalization words are written backwards from the end
+// of the block's region of scratch (region bytes each), then the four states
+// before them, so the payload is the region's last lens[b] bytes.
+extern "C" __global__ void factz_r_encode(const unsigned int* symbols, fzr_u64 n, unsigned int block_log2,
+                                          const fzr_u64* table, unsigned int shift, unsigned char* scratch,
+                                          fzr_u64 region, fzr_u64 n_blocks, fzr_u64* lens) {
+    fzr_u64 b = (fzr_u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= n_blocks) return;
+    fzr_u64 first = b << block_log2, end = first + ((fzr_u64)1 << block_log2);
+    if (end > n) end = n;
+    fzr_u64 len = end - first;
+    unsigned char* top = scratch + (b + 1) * region;
+    unsigned int x[FZR_STATES];
+    for (int j = 0; j < FZR_STATES; j++) x[j] = FZR_RANS_L;
+    fzr_u64 nw = 0;
+    // Symbols last to first, symbol k in state k % 4: encode_block's order
+    // (the partial quad's states high to low, then the quads from the last).
+    for (fzr_u64 k = len; k-- > 0;) {
+        unsigned int j = (unsigned int)(k % FZR_STATES);
+        unsigned int sym = (symbols[first + k] >> shift) & 255u;
+        fzr_u64 x_max = table[3 * sym], rcp = table[3 * sym + 1], packed = table[3 * sym + 2];
+        if (x_max == 0) {
+            lens[b] = FZR_NO_CODE;
+            return;
+        }
+        unsigned int v = x[j];
+        if ((fzr_u64)v >= x_max) {
+            nw++;
+            unsigned char* w = top - 2 * nw;
+            w[0] = (unsigned char)v;
+            w[1] = (unsigned char)(v >> 8);
+            v >>= 16;
+        }
+        unsigned int q = (unsigned int)(((fzr_u64)v * rcp) >> 32) >> (unsigned int)(packed & 255u);
+        x[j] = v + q * (unsigned int)((packed >> 8) & 0xffffu) + (unsigned int)(packed >> 24);
+    }
+    unsigned char* p = top - 2 * nw - 4 * FZR_STATES;
+    for (int j = 0; j < FZR_STATES; j++)
+        for (int k = 0; k < 4; k++) p[4 * j + k] = (unsigned char)(x[j] >> (8 * k));
+    lens[b] = 2 * nw + 4 * FZR_STATES;
+}
+
+// out[dst[b] ..] = the last lens[b] bytes of region b of scratch. Grid: (any, blocks).
+extern "C" __global__ void factz_r_gather(const unsigned char* scratch, fzr_u64 region, const fzr_u64* lens,
+                                          const fzr_u64* dst, unsigned char* out) {
+    fzr_u64 b = blockIdx.y, len = lens[b];
+    const unsigned char* src = scratch + (b + 1) * region - len;
+    for (fzr_u64 i = (fzr_u64)blockIdx.x * blockDim.x + threadIdx.x; i < len;
+         i += (fzr_u64)gridDim.x * blockDim.x)
+        out[dst[b] + i] = src[i];
+}
+
+// ------------------------------------------------------------ decoding
 
 extern "C" __global__ void factz_r_fill(unsigned int* out, fzr_u64 n, unsigned int base) {
     for (fzr_u64 i = (fzr_u64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -104,6 +212,11 @@ extern "C" __global__ void factz_r_sparse(const fzr_u64* entries, fzr_u64 n, uns
 #ifndef FZSHIM_EXPORT
 #define FZSHIM_EXPORT(kernel)
 #endif
+FZSHIM_EXPORT(factz_r_histogram)
+FZSHIM_EXPORT(factz_r_nonzero)
+FZSHIM_EXPORT(factz_r_entries)
+FZSHIM_EXPORT(factz_r_encode)
+FZSHIM_EXPORT(factz_r_gather)
 FZSHIM_EXPORT(factz_r_fill)
 FZSHIM_EXPORT(factz_r_decode)
 FZSHIM_EXPORT(factz_r_sparse)

@@ -1,8 +1,12 @@
-//! The GPU rANS decoder (`kernels/rans.cu`, issue 6) against the CPU's
+//! The GPU rANS coder (`kernels/rans.cu`, issue 6) against the CPU's
 //! (`src/codec/rans.rs`), without a GPU: the library's host code
-//! (`gpu::rans`, around the CPU's header parser `codec::rans_gpu_ref`)
+//! (`gpu::rans`, around the CPU's header code `codec::rans_gpu_ref`)
 //! drives the kernels as host C++ through `kernels/shim`.
 //!
+//! - Encoding gives the CPU's bytes, for words and bytes, on every plane kind
+//!   (constant, sparse, rANS, several rANS planes, a sparse candidate that
+//!   loses to rANS), empty and single-symbol streams, several blocks with a
+//!   partial last one; under fibers and OS threads.
 //! - CPU streams decode to the same symbols: quantization codes of turbulence
 //!   (modes B and S), constant, sparse and rANS planes mixed, random words
 //!   (four rANS planes), byte streams, several blocks with a partial last one.
@@ -103,22 +107,97 @@ fn cpu_streams_decode_to_the_same_symbols() {
         "plane kinds: {constant} {sparse} {multi}"
     );
     // Byte streams (the mask and raw sections).
-    let mut r = Rng::new(5);
-    for (what, bytes) in [
-        ("random bytes", r.bytes(100_000)),
-        (
-            "mostly zero",
-            (0..130_000)
-                .map(|i| (i % 977 == 0) as u8)
-                .collect::<Vec<u8>>(),
-        ),
-        ("constant bytes", vec![9u8; 5000]),
-    ] {
+    for (what, bytes) in byte_suite() {
         let data = codec::encode_bytes(Coder::Rans, &bytes);
         let got = decode(&fibers, &data, bytes.len(), true).unwrap();
         let want: Vec<u32> = bytes.iter().map(|&b| b.into()).collect();
         assert!(got == want, "{what}: GPU byte decode differs");
     }
+}
+
+/// The kernels' encode of `symbols` (`bytes`: a byte stream, one per u32).
+fn encode<E: Exec>(e: &E, symbols: &[u32], bytes: bool) -> factz::Result<Vec<u8>> {
+    let k = RansKernels { exec: e };
+    let d = Buf::from(e, symbols)?;
+    if bytes {
+        k.encode_bytes(d.view())
+    } else {
+        k.encode(d.view())
+    }
+}
+
+/// Byte streams: the mask and raw sections' kinds.
+fn byte_suite() -> Vec<(&'static str, Vec<u8>)> {
+    let mut r = Rng::new(5);
+    vec![
+        ("random bytes", r.bytes(100_000)),
+        (
+            "mostly zero",
+            (0..130_000).map(|i| (i % 977 == 0) as u8).collect(),
+        ),
+        // Rare enough to try a sparse plane (2 bytes an entry under the
+        // rANS estimate), gaps long enough (2-byte varints) that its body
+        // passes the estimate: rANS after all.
+        (
+            "sparse loses",
+            (0..200_000)
+                .map(|i| {
+                    if i % 129 == 0 {
+                        1 + (i / 129 % 100) as u8
+                    } else {
+                        0
+                    }
+                })
+                .collect(),
+        ),
+        ("constant bytes", vec![9u8; 5000]),
+        ("zero bytes", vec![0u8; 3000]),
+        ("empty bytes", vec![]),
+    ]
+}
+
+#[test]
+fn encoding_gives_the_cpu_bytes() {
+    let fibers = Shim {
+        threads: Threads::Fibers,
+    };
+    for (what, symbols) in suite(256) {
+        let want = codec::encode_u32(Coder::Rans, &symbols);
+        let got = encode(&fibers, &symbols, false).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(got == want, "{what}: GPU stream differs");
+    }
+    for (what, bytes) in byte_suite() {
+        let want = codec::encode_bytes(Coder::Rans, &bytes);
+        let wide: Vec<u32> = bytes.iter().map(|&b| b.into()).collect();
+        let got = encode(&fibers, &wide, true).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(got == want, "{what}: GPU byte stream differs");
+    }
+    // OS threads (truly concurrent atomics and blocks; slow, so small
+    // streams): words over four planes, rare outliers, codes.
+    let os = Shim {
+        threads: Threads::Os,
+    };
+    let mut r = Rng::new(21);
+    let words: Vec<u32> = (0..3000)
+        .map(|_| r.next_u64() as u32 >> (r.below(32)))
+        .collect();
+    let outliers: Vec<u32> = (0..9000)
+        .map(|i| if i % 700 == 3 { 0x3300 } else { i % 5 })
+        .collect();
+    for symbols in [words, outliers] {
+        let want = codec::encode_u32(Coder::Rans, &symbols);
+        assert!(
+            encode(&os, &symbols, false).unwrap() == want,
+            "OS threads differ"
+        );
+    }
+    // The suite reaches a sparse candidate that rANS beats, and a stream
+    // with a sparse plane (checked on the CPU's streams, whose bytes the
+    // kernels match).
+    let loses = codec::encode_bytes(Coder::Rans, &byte_suite()[2].1);
+    assert_eq!(loses[2], 1, "the 'sparse loses' stream is rANS-coded");
+    // A byte stream holding a value past 255 is an error, not a wrong stream.
+    assert!(encode(&fibers, &[1, 2, 256], true).is_err());
 }
 
 #[test]
@@ -182,6 +261,16 @@ mod cuda {
             let got = decode(&cuda, &data, symbols.len(), false)
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
             assert!(got == symbols, "{what}: device decode differs");
+            let coded = encode(&cuda, &symbols, false).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert!(coded == data, "{what}: device stream differs");
+        }
+        for (what, bytes) in byte_suite() {
+            let wide: Vec<u32> = bytes.iter().map(|&b| b.into()).collect();
+            let coded = encode(&cuda, &wide, true).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert!(
+                coded == codec::encode_bytes(Coder::Rans, &bytes),
+                "{what}: device byte stream differs"
+            );
         }
     }
 }

@@ -6,9 +6,9 @@
 //!
 //! The field is synthetic and smooth (a few Fourier modes, many critical
 //! points), n x n. GB/s counts the field's 8 bytes per vertex. GPU compress
-//! time runs from device-resident u, v to the stream on the host (the kernels;
-//! with Huffman the sections coded on the device, with rANS brought back and
-//! coded on the host); GPU decompress from host bytes to the field in device
+//! time runs from device-resident u, v to the stream on the host (the kernels
+//! and the coding of every section on the device, with either coder); GPU
+//! decompress from host bytes to the field in device
 //! memory (both coders decode on the device). Every GPU stream is checked against the CPU's.
 //!
 //! Then the particle correction (`--particles N`, 0 to skip): a clustered
@@ -153,8 +153,6 @@ fn main() {
         let dv = s.clone_htod(&v).expect("upload v");
         let mut ou: CudaSlice<f32> = s.alloc_zeros(n * n).expect("alloc");
         let mut ov: CudaSlice<f32> = s.alloc_zeros(n * n).expect("alloc");
-        // Huffman codes on the device; rANS (the default coder) encodes on the
-        // host and decodes on the device.
         let cases = [Mode::Blockwise, Mode::Speculative]
             .into_iter()
             .flat_map(|m| [Coder::Huffman, Coder::Rans].map(|c| (m, c)));

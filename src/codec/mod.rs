@@ -19,10 +19,13 @@ pub mod gpu_ref;
 mod huffman;
 pub mod planes;
 mod rans;
-/// The host side of the GPU rANS decoder (`kernels/rans.cu`).
+/// The host side of the GPU rANS coder (`kernels/rans.cu`).
 #[doc(hidden)]
 pub mod rans_gpu_ref {
-    pub use super::rans::{block_status, device_layout, DeviceLayout, DevicePlane};
+    pub use super::rans::{
+        block_status, device_assemble, device_encoding, device_layout, sparse_body, DeviceEncoding,
+        DeviceLayout, DevicePlane, ENCODE_BLOCK_LOG2,
+    };
 }
 pub mod varint;
 

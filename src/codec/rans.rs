@@ -33,6 +33,7 @@
 //! for any count larger than its last sparse index.
 
 use rayon::prelude::*;
+use std::convert::Infallible;
 
 use super::varint::{get_u8, get_uvarint_max, put_uvarint};
 use crate::error::{Error, Result};
@@ -182,7 +183,7 @@ fn normalize(hist: &[u64; 256]) -> [u32; 256] {
 }
 
 #[derive(Clone, Copy, Default)]
-struct EncSym {
+pub(crate) struct EncSym {
     /// Renormalize (emit one 16-bit word) when the state is >= x_max.
     x_max: u64,
     /// Reciprocal of freq: x / freq == ((x * rcp) >> 32) >> rcp_shift for x < 2^20 * freq.
@@ -285,27 +286,19 @@ fn rans_size(hist: &[u64; 256], freq: &[u32; 256], n_blocks: usize) -> usize {
     (bits / 8.0) as usize + n_blocks * (4 * STATES + 3) + 2 + 3 * m
 }
 
-/// The body of a sparse plane (see the module doc), or None if it would not be
-/// shorter than `budget` bytes.
-fn sparse_plane<T: PlaneSym>(src: &[T], shift: u32, nnz: u64, budget: usize) -> Option<Vec<u8>> {
-    let chunks: Vec<Vec<(usize, u8)>> = src
-        .par_chunks(1 << 16)
-        .enumerate()
-        .map(|(c, chunk)| {
-            let base = c << 16;
-            chunk
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| s.plane(shift) != 0)
-                .map(|(i, s)| (base + i, s.plane(shift)))
-                .collect()
-        })
-        .collect();
+/// The body of a sparse plane (see the module doc) from its `nnz` (index,
+/// byte) entries, indices ascending, or None if it would not be shorter than
+/// `budget` bytes.
+pub fn sparse_body(
+    entries: impl IntoIterator<Item = (u64, u8)>,
+    nnz: u64,
+    budget: usize,
+) -> Option<Vec<u8>> {
     let mut body = Vec::with_capacity((2 * nnz as usize).min(budget));
     put_uvarint(&mut body, nnz);
-    let mut next = 0usize;
-    for &(i, b) in chunks.iter().flatten() {
-        put_uvarint(&mut body, (i - next) as u64);
+    let mut next = 0u64;
+    for (i, b) in entries {
+        put_uvarint(&mut body, i - next);
         body.push(b);
         next = i + 1;
         if body.len() >= budget {
@@ -315,11 +308,91 @@ fn sparse_plane<T: PlaneSym>(src: &[T], shift: u32, nnz: u64, budget: usize) -> 
     Some(body)
 }
 
-/// How the encoder codes one stored plane.
-enum EncPlane {
-    /// Constant or sparse: written entirely in the plane header.
-    Const,
-    Rans(Box<[EncSym; 256]>),
+/// [`sparse_body`] of plane `shift` of `src`.
+fn sparse_plane<T: PlaneSym>(src: &[T], shift: u32, nnz: u64, budget: usize) -> Option<Vec<u8>> {
+    let chunks: Vec<Vec<(u64, u8)>> = src
+        .par_chunks(1 << 16)
+        .enumerate()
+        .map(|(c, chunk)| {
+            let base = c << 16;
+            chunk
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.plane(shift) != 0)
+                .map(|(i, s)| ((base + i) as u64, s.plane(shift)))
+                .collect()
+        })
+        .collect();
+    sparse_body(chunks.into_iter().flatten(), nnz, budget)
+}
+
+/// How one stored plane is written.
+pub(crate) enum PlaneCode {
+    /// Constant or sparse: the plane is its header.
+    Whole(Vec<u8>),
+    /// rANS: the header (kind and frequencies), and the encoder table its
+    /// blocks are coded with.
+    Rans(Vec<u8>, Box<[EncSym; 256]>),
+}
+
+/// The plane of `n` symbols (`n_blocks` blocks) with histogram `hist`:
+/// constant for one value; sparse when it is likely smaller than rANS and
+/// `sparse(nnz, budget)` gives a body under the rANS estimate; else rANS.
+pub(crate) fn plan_plane<E>(
+    hist: &[u64; 256],
+    n: usize,
+    n_blocks: usize,
+    sparse: impl FnOnce(u64, usize) -> std::result::Result<Option<Vec<u8>>, E>,
+) -> std::result::Result<PlaneCode, E> {
+    let present: Vec<usize> = (0..256).filter(|&s| hist[s] > 0).collect();
+    if present.len() == 1 {
+        return Ok(PlaneCode::Whole(vec![KIND_CONST, present[0] as u8]));
+    }
+    let freq = normalize(hist);
+    let rans_bytes = rans_size(hist, &freq, n_blocks);
+    let nnz = n as u64 - hist[0];
+    if nnz.saturating_mul(2) < rans_bytes as u64 {
+        if let Some(body) = sparse(nnz, rans_bytes)? {
+            let mut h = vec![KIND_SPARSE];
+            h.extend_from_slice(&body);
+            return Ok(PlaneCode::Whole(h));
+        }
+    }
+    let mut h = vec![KIND_RANS, (present.len() - 1) as u8];
+    for &s in &present {
+        h.push(s as u8);
+        put_uvarint(&mut h, u64::from(freq[s] - 1));
+    }
+    Ok(PlaneCode::Rans(h, Box::new(enc_table(&freq))))
+}
+
+/// Blocks of n symbols.
+fn blocks_of(n: usize) -> usize {
+    n.div_ceil(1 << BLOCK_LOG2)
+}
+
+/// The stream: the stored planes (`mask`) in order, each rANS plane followed
+/// by its blocks' lengths and payloads (`payloads`: one list per rANS plane).
+fn assemble(mask: u8, planes: &[PlaneCode], payloads: &[Vec<&[u8]>]) -> Vec<u8> {
+    let mut out = vec![BLOCK_LOG2, mask];
+    out.reserve(payloads.iter().flatten().map(|b| b.len() + 3).sum());
+    let mut rans = payloads.iter();
+    for plane in planes {
+        match plane {
+            PlaneCode::Whole(h) => out.extend_from_slice(h),
+            PlaneCode::Rans(h, _) => {
+                out.extend_from_slice(h);
+                let blocks = rans.next().map_or(&[][..], |b| &b[..]);
+                for b in blocks {
+                    put_uvarint(&mut out, b.len() as u64);
+                }
+                for b in blocks {
+                    out.extend_from_slice(b);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Encodes `src`; see the module doc for the layout.
@@ -330,47 +403,23 @@ pub(crate) fn encode<T: PlaneSym>(src: &[T]) -> Vec<u8> {
         .map(|k| 8 * k)
         .collect();
     let mask = shifts.iter().fold(0u8, |m, &sh| m | (1 << (sh / 8)));
-    let mut headers: Vec<Vec<u8>> = Vec::with_capacity(shifts.len());
-    let mut planes: Vec<EncPlane> = Vec::with_capacity(shifts.len());
-    let n_blocks = src.len().div_ceil(1 << BLOCK_LOG2);
-    for (hist, &shift) in plane_histograms(src, &shifts).iter().zip(&shifts) {
-        let present: Vec<usize> = (0..256).filter(|&s| hist[s] > 0).collect();
-        let mut h = Vec::new();
-        if present.len() == 1 {
-            h.push(KIND_CONST);
-            h.push(present[0] as u8);
-            planes.push(EncPlane::Const);
-            headers.push(h);
-            continue;
-        }
-        let freq = normalize(hist);
-        let rans_bytes = rans_size(hist, &freq, n_blocks);
-        let nnz = src.len() as u64 - hist[0];
-        if nnz.saturating_mul(2) < rans_bytes as u64 {
-            if let Some(body) = sparse_plane(src, shift, nnz, rans_bytes) {
-                h.push(KIND_SPARSE);
-                h.extend_from_slice(&body);
-                planes.push(EncPlane::Const);
-                headers.push(h);
-                continue;
-            }
-        }
-        h.push(KIND_RANS);
-        h.push((present.len() - 1) as u8);
-        for &s in &present {
-            h.push(s as u8);
-            put_uvarint(&mut h, u64::from(freq[s] - 1));
-        }
-        planes.push(EncPlane::Rans(Box::new(enc_table(&freq))));
-        headers.push(h);
-    }
+    let n_blocks = blocks_of(src.len());
+    let planes: Vec<PlaneCode> = plane_histograms(src, &shifts)
+        .iter()
+        .zip(&shifts)
+        .map(|(hist, &shift)| {
+            let sparse = |nnz, budget| Ok::<_, Infallible>(sparse_plane(src, shift, nnz, budget));
+            let Ok(plane) = plan_plane(hist, src.len(), n_blocks, sparse);
+            plane
+        })
+        .collect();
     // Block-major: a block's rANS planes are coded one after the other while it is in cache.
     let rans: Vec<(u32, &[EncSym; 256])> = shifts
         .iter()
         .zip(&planes)
         .filter_map(|(&sh, p)| match p {
-            EncPlane::Const => None,
-            EncPlane::Rans(t) => Some((sh, &**t)),
+            PlaneCode::Whole(_) => None,
+            PlaneCode::Rans(_, t) => Some((sh, &**t)),
         })
         .collect();
     let blocks: Vec<Vec<Vec<u8>>> = if rans.is_empty() {
@@ -380,22 +429,99 @@ pub(crate) fn encode<T: PlaneSym>(src: &[T]) -> Vec<u8> {
             .map(|b| rans.iter().map(|&(sh, t)| encode_block(b, sh, t)).collect())
             .collect()
     };
-    let mut out = vec![BLOCK_LOG2, mask];
-    out.reserve(blocks.iter().flatten().map(|b| b.len() + 3).sum());
-    let mut r = 0;
-    for (plane, header) in planes.iter().zip(&headers) {
-        out.extend_from_slice(header);
-        if let EncPlane::Rans(_) = plane {
-            for b in &blocks {
-                put_uvarint(&mut out, b[r].len() as u64);
-            }
-            for b in &blocks {
-                out.extend_from_slice(&b[r]);
-            }
-            r += 1;
+    let payloads: Vec<Vec<&[u8]>> = (0..rans.len())
+        .map(|r| blocks.iter().map(|b| &b[r][..]).collect())
+        .collect();
+    assemble(mask, &planes, &payloads)
+}
+
+// ------------------------------------------------- encoder, GPU host side
+
+/// The encoder's plan for a device (`kernels/rans.cu` factz_r_encode): the
+/// stored planes from their histograms, each rANS plane's table in the
+/// kernel's layout.
+pub struct DeviceEncoding {
+    /// Stored planes (bit k: plane k).
+    pub mask: u8,
+    /// Per rANS plane, in plane order: its shift and table, 256 entries of
+    /// (x_max, rcp, rcp_shift | cmpl_freq << 8 | start << 24).
+    pub rans: Vec<(u32, Vec<[u64; 3]>)>,
+    planes: Vec<PlaneCode>,
+}
+
+/// Symbols per rANS block when encoding.
+pub const ENCODE_BLOCK_LOG2: u32 = BLOCK_LOG2 as u32;
+
+/// `encode`'s plan for `n` symbols of `planes` bytes (4: u32, 1: bytes) with
+/// plane histograms `hists` (plane k at k); `sparse(shift, nnz, budget)`
+/// gives a sparse plane's body as [`sparse_body`] does (the device compacts
+/// the entries).
+pub fn device_encoding<E>(
+    hists: &[[u64; 256]],
+    n: usize,
+    planes: u32,
+    mut sparse: impl FnMut(u32, u64, usize) -> std::result::Result<Option<Vec<u8>>, E>,
+) -> std::result::Result<DeviceEncoding, E> {
+    let mut out = DeviceEncoding {
+        mask: 0,
+        rans: Vec::new(),
+        planes: Vec::new(),
+    };
+    // A plane is stored when some symbol's byte there is not zero.
+    for (k, hist) in hists.iter().enumerate().take(planes as usize) {
+        if hist[0] as usize == n {
+            continue;
         }
+        let shift = 8 * k as u32;
+        out.mask |= 1 << k;
+        let plane = plan_plane(hist, n, blocks_of(n), |nnz, budget| {
+            sparse(shift, nnz, budget)
+        })?;
+        if let PlaneCode::Rans(_, t) = &plane {
+            let table = t
+                .iter()
+                .map(|e| {
+                    [
+                        e.x_max,
+                        e.rcp,
+                        u64::from(e.rcp_shift)
+                            | u64::from(e.cmpl_freq) << 8
+                            | u64::from(e.start) << 24,
+                    ]
+                })
+                .collect();
+            out.rans.push((shift, table));
+        }
+        out.planes.push(plane);
     }
-    out
+    Ok(out)
+}
+
+/// The stream of a [`DeviceEncoding`], given each rANS plane's block
+/// payloads concatenated and their lengths.
+pub fn device_assemble(plan: &DeviceEncoding, payloads: &[(Vec<u64>, Vec<u8>)]) -> Result<Vec<u8>> {
+    let mut split: Vec<Vec<&[u8]>> = Vec::with_capacity(payloads.len());
+    for (lens, data) in payloads {
+        let mut at = 0usize;
+        let mut blocks = Vec::with_capacity(lens.len());
+        for &l in lens {
+            let end = at.saturating_add(l as usize);
+            blocks.push(
+                data.get(at..end).ok_or_else(|| {
+                    Error::internal("rans kernels: block lengths past the payload")
+                })?,
+            );
+            at = end;
+        }
+        if at != data.len() {
+            return Err(Error::internal("rans kernels: payload past the blocks"));
+        }
+        split.push(blocks);
+    }
+    if split.len() != plan.rans.len() {
+        return Err(Error::internal("rans kernels: a payload per rANS plane"));
+    }
+    Ok(assemble(plan.mask, &plan.planes, &split))
 }
 
 // ---------------------------------------------------------------- decoder

@@ -284,6 +284,35 @@ pub unsafe fn launch_items<E: Exec>(
     unsafe { e.launch(kernel, blocks, threads, args) }
 }
 
+/// Most thread blocks along a row of [`launch_rows`] (grid-stride), and most
+/// rows of a grid (CUDA's gridDim.y limit).
+const ROW_BLOCKS: usize = 64;
+const MAX_GRID_Y: usize = 65_535;
+
+/// Launch a grid row per item (blockIdx.y) for `items` items of up to
+/// `longest` elements each, the row's blocks striding along them. More than
+/// a grid's rows go in several launches: `args(first)` gives a launch's
+/// arguments seen from item `first` (blockIdx.y is then relative to it).
+///
+/// # Safety
+/// As [`Exec::launch_dims`] for each launch.
+pub unsafe fn launch_rows<E: Exec>(
+    e: &E,
+    kernel: &str,
+    items: usize,
+    longest: usize,
+    threads: u32,
+    args: impl Fn(usize) -> Vec<Arg>,
+) -> Result<()> {
+    let across = longest.div_ceil(threads as usize).clamp(1, ROW_BLOCKS) as u32;
+    for first in (0..items).step_by(MAX_GRID_Y) {
+        let rows = (items - first).min(MAX_GRID_Y) as u32;
+        // SAFETY: the caller's.
+        unsafe { e.launch_dims(kernel, [across, rows, 1], [threads, 1, 1], &args(first))? };
+    }
+    Ok(())
+}
+
 /// Every `kernels/*.cu` source, with its name for NVRTC's messages.
 pub fn sources() -> [(&'static str, &'static str); 8] {
     [

@@ -7,14 +7,12 @@
 //! a device through cudarc, or in tests the host build of the same `.cu`
 //! files, so CI runs this whole file's logic.
 //!
-//! The kernels leave [`DevParts`] on the device. The four sections are
-//! decoded there with either coder (`gpu::huffman`, `gpu::rans`; bytes as
-//! u32 symbols), and with Huffman coded there too: only the coded bytes, code
-//! tables and a few counts cross to the host. On the host still:
-//! - rANS encoding (no kernels): the sections' symbols come back and are
-//!   coded there;
-//! - the verify pass and the lossless fallback read a host copy (only when
-//!   they run); a lossless stream decodes on the host and is copied up.
+//! The kernels leave [`DevParts`] on the device. The four sections are coded
+//! and decoded there with either coder (`gpu::huffman`, `gpu::rans`; bytes
+//! as u32 symbols): only the coded bytes, code tables, histograms and a few
+//! counts cross to the host. On the host still: the verify pass and the
+//! lossless fallback read a host copy (only when they run); a lossless
+//! stream decodes on the host and is copied up.
 
 use super::exec::{self, Buf, Cuda, Exec, View};
 use super::field_reduce;
@@ -23,8 +21,7 @@ use super::mode_b_codec::CodecKernels;
 use super::mode_s::ModeSKernels;
 use super::parts::DevParts;
 use super::rans::RansKernels;
-use crate::codec::planes::to_planes;
-use crate::codec::{encode_bytes, encode_u32, Coder};
+use crate::codec::Coder;
 use crate::error::{Error, ErrorKind, Result};
 use crate::field::stream::{self, Coded};
 use crate::field::{self, Bound, Compressed, FieldConfig, FieldInfo, FieldReport, Mode};
@@ -203,37 +200,24 @@ impl<E: Exec> OnExec<'_, E> {
         HuffmanKernels { exec: self.exec }
     }
 
-    /// `codec::encode_u32(coder, symbols)`: Huffman on the executor, rANS (no
-    /// encoding kernels) on the host.
+    fn rans(&self) -> RansKernels<'_, E> {
+        RansKernels { exec: self.exec }
+    }
+
+    /// `codec::encode_u32(coder, symbols)` on the executor.
     fn code(&self, symbols: View<u32>, coder: Coder) -> Result<Vec<u8>> {
         match coder {
             Coder::Huffman => self.huffman().encode(symbols),
-            Coder::Rans => Ok(encode_u32(
-                coder,
-                &symbols.read(self.exec, 0..symbols.len())?,
-            )),
+            Coder::Rans => self.rans().encode(symbols),
         }
     }
 
-    /// `codec::encode_bytes(coder, bytes)`, as [`Self::code`] (Huffman codes
-    /// bytes and words alike).
-    fn code_bytes(&self, bytes: View<u8>, coder: Coder) -> Result<Vec<u8>> {
+    /// `codec::encode_bytes(coder, ..)` of bytes held one per u32 (Huffman
+    /// codes bytes and words alike).
+    fn code_bytes(&self, bytes: View<u32>, coder: Coder) -> Result<Vec<u8>> {
         match coder {
-            Coder::Huffman => self
-                .huffman()
-                .encode(field_reduce::widen(self.exec, bytes)?.view()),
-            Coder::Rans => Ok(encode_bytes(coder, &bytes.read(self.exec, 0..bytes.len())?)),
-        }
-    }
-
-    /// The RAW section as `stream::write` codes it: the words' byte planes.
-    fn code_raw(&self, raw: View<u32>, coder: Coder) -> Result<Vec<u8>> {
-        let e = self.exec;
-        match coder {
-            Coder::Huffman => self
-                .huffman()
-                .encode(field_reduce::to_planes(e, raw)?.view()),
-            Coder::Rans => Ok(encode_bytes(coder, &to_planes(&raw.read(e, 0..raw.len())?))),
+            Coder::Huffman => self.huffman().encode(bytes),
+            Coder::Rans => self.rans().encode_bytes(bytes),
         }
     }
 
@@ -251,7 +235,7 @@ impl<E: Exec> OnExec<'_, E> {
         let e = self.exec;
         let coded = stream::section(p, id, count)?;
         let out = Buf::<E, u32>::zeros(e, count)?;
-        let rans = RansKernels { exec: e };
+        let rans = self.rans();
         match (coder, bytes) {
             (Coder::Huffman, false) => self.huffman().decode_into(&coded, out.view())?,
             (Coder::Huffman, true) => self.huffman().decode_bytes_into(&coded, out.view())?,
@@ -298,8 +282,12 @@ impl<E: Exec> Kernels for OnExec<'_, E> {
             Mode::Speculative => ModeSKernels { exec }.encode_device(u, v, ny, nx, xi, chunk)?,
         };
         let coded = Coded {
-            mask: self.code_bytes(parts.mask.view(), coder)?,
-            raw: self.code_raw(parts.raw.view(), coder)?,
+            mask: self.code_bytes(field_reduce::widen(exec, parts.mask.view())?.view(), coder)?,
+            // The RAW section as `stream::write` codes it: the words' byte planes.
+            raw: self.code_bytes(
+                field_reduce::to_planes(exec, parts.raw.view())?.view(),
+                coder,
+            )?,
             ids: self.code(parts.ids.view(), coder)?,
             codes: self.code(parts.codes.view(), coder)?,
         };

@@ -4,7 +4,7 @@
 //! header with the CPU's code (`codec::gpu_ref`), so the bytes equal
 //! `codec::encode_u32(Coder::Huffman, ..)`'s.
 
-use super::exec::{launch_items, Arg, Buf, Exec, View};
+use super::exec::{launch_items, launch_rows, Arg, Buf, Exec, View};
 use crate::codec::gpu_ref::{self, Parsed};
 use crate::error::{Error, Result};
 
@@ -14,10 +14,6 @@ const THREADS: u32 = 256;
 const SHARED_BINS: u32 = 4096;
 /// Most blocks of the counting kernels (grid-stride loops).
 const COUNT_BLOCKS: usize = 1024;
-/// Most blocks gathering one Huffman block's bytes (grid-stride).
-const GATHER_BLOCKS: usize = 64;
-/// Most rows of a grid (CUDA's gridDim.y limit).
-const MAX_GRID_Y: usize = 65_535;
 /// Threads per block of the decoder (one thread per Huffman block).
 const DECODE_THREADS: u32 = 32;
 
@@ -230,30 +226,20 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
         };
         let total = offs[blocks] as usize;
         let out = Buf::<E, u8>::zeros(e, total)?;
-        // Huffman block b = blockIdx.y; a grid has at most 65535 rows, so
-        // more blocks go in several launches, the offset arrays seen from the
-        // first block of each (b is then relative to it).
         let longest = offs.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0) as usize;
-        let across = longest.div_ceil(THREADS as usize).clamp(1, GATHER_BLOCKS) as u32;
-        for first in (0..blocks).step_by(MAX_GRID_Y) {
-            let rows = (blocks - first).min(MAX_GRID_Y) as u32;
-            // SAFETY: (const u32* words, const u64* word_off, const u64* byte_off,
-            // u8* out): the offsets from `first` on index words and out within
-            // their totals; rows <= the blocks left.
-            unsafe {
-                e.launch_dims(
-                    "factz_h_gather",
-                    [across, rows, 1],
-                    [THREADS, 1, 1],
-                    &[
-                        words.arg(),
-                        word_off.view().offset(first).arg(),
-                        byte_off.view().offset(first).arg(),
-                        out.arg(),
-                    ],
-                )?
-            };
-        }
+        // SAFETY: (const u32* words, const u64* word_off, const u64* byte_off,
+        // u8* out), Huffman block b = blockIdx.y seen from block `first`:
+        // the offsets index words and out within their totals.
+        unsafe {
+            launch_rows(e, "factz_h_gather", blocks, longest, THREADS, |first| {
+                vec![
+                    words.arg(),
+                    word_off.view().offset(first).arg(),
+                    byte_off.view().offset(first).arg(),
+                    out.arg(),
+                ]
+            })?
+        };
         if bad.read(e, 0..1)?[0] != 0 {
             return Err(Error::internal("huffman kernels: a symbol without a code"));
         }

@@ -1,19 +1,32 @@
-//! rANS decoding on an [`Exec`] (`kernels/rans.cu`): the header parsed and
-//! checked on the host by the CPU's code (`codec::rans_gpu_ref`), every
-//! block decoded on the executor, so `decode_into` gives
-//! `codec::decode_u32(Coder::Rans, ..)`'s symbols (and its errors) without
-//! the symbols crossing to the host. Encoding stays on the host.
+//! rANS coding on an [`Exec`] (`kernels/rans.cu`) in the CPU's format, the
+//! headers on the host by the CPU's code (`codec::rans_gpu_ref`), the
+//! symbols never crossing to the host:
+//! - `encode`: plane histograms, sparse planes' entries and every block's
+//!   payload on the executor; only the histograms (4 KiB), sparse entries
+//!   (a plane is sparse only when they are few) and the payload come back,
+//!   and the bytes are `codec::encode_u32(Coder::Rans, ..)`'s.
+//! - `decode_into`: every block decoded on the executor, with
+//!   `codec::decode_u32`'s symbols and errors.
 
-use super::exec::{launch_items, Arg, Buf, Exec, View};
-use crate::codec::rans_gpu_ref::{block_status, device_layout};
-use crate::error::Result;
+use super::exec::{launch_items, launch_rows, Arg, Buf, Exec, View};
+use super::scan;
+use crate::codec::rans_gpu_ref::{
+    block_status, device_assemble, device_encoding, device_layout, sparse_body, ENCODE_BLOCK_LOG2,
+};
+use crate::error::{Error, Result};
 
 pub const SOURCE: &str = include_str!("../../kernels/rans.cu");
 const THREADS: u32 = 256;
 /// Threads per block of the decoder (one thread per rANS block and plane).
 const DECODE_THREADS: u32 = 32;
-/// Most blocks of the fill (grid-stride).
+/// Most blocks of the fill and the histogram (grid-stride).
 const FILL_BLOCKS: usize = 1024;
+/// Counts per histogram block: FZR_PLANES x 256.
+const HIST_BINS: usize = 4 * 256;
+/// Threads per block of the encoder (one thread per rANS block).
+const ENCODE_THREADS: u32 = 32;
+/// FZR_NO_CODE: a block met a symbol without a frequency.
+const NO_CODE: u64 = u64::MAX;
 
 /// The rANS kernels on one executor.
 pub struct RansKernels<'e, E: Exec> {
@@ -21,6 +34,207 @@ pub struct RansKernels<'e, E: Exec> {
 }
 
 impl<E: Exec> RansKernels<'_, E> {
+    /// `codec::encode_u32(Coder::Rans, symbols)`.
+    pub fn encode(&self, symbols: View<u32>) -> Result<Vec<u8>> {
+        self.encode_planes(symbols, 4)
+    }
+
+    /// `codec::encode_bytes(Coder::Rans, bytes)` of bytes held one per u32
+    /// (a value past 255 is an error).
+    pub fn encode_bytes(&self, bytes: View<u32>) -> Result<Vec<u8>> {
+        self.encode_planes(bytes, 1)
+    }
+
+    /// [`Self::encode`] of host symbols (copied to the executor first).
+    pub fn encode_host(&self, symbols: &[u32]) -> Result<Vec<u8>> {
+        self.encode(Buf::from(self.exec, symbols)?.view())
+    }
+
+    fn encode_planes(&self, symbols: View<u32>, planes: u32) -> Result<Vec<u8>> {
+        let n = symbols.len();
+        let hists = self.histograms(symbols)?;
+        if hists[planes as usize..].iter().any(|h| h[0] as usize != n) {
+            return Err(Error::internal(
+                "rans: a byte stream holds a value past 255",
+            ));
+        }
+        let plan = device_encoding(&hists, n, planes, |shift, nnz, budget| {
+            self.sparse(symbols, shift, nnz, budget)
+        })?;
+        let payloads = plan
+            .rans
+            .iter()
+            .map(|(shift, table)| self.encode_plane(symbols, *shift, table))
+            .collect::<Result<Vec<_>>>()?;
+        device_assemble(&plan, &payloads)
+    }
+
+    /// Counts of each byte value in each of the four planes.
+    fn histograms(&self, symbols: View<u32>) -> Result<Vec<[u64; 256]>> {
+        let e = self.exec;
+        let n = symbols.len();
+        let mut out = vec![[0u64; 256]; 4];
+        if n == 0 {
+            return Ok(out);
+        }
+        let blocks = n.div_ceil(THREADS as usize).min(FILL_BLOCKS);
+        let partial = Buf::<E, u32>::zeros(e, blocks * HIST_BINS)?;
+        let counts = Buf::<E, u64>::zeros(e, HIST_BINS)?;
+        // SAFETY: (const u32* symbols, u64 n, u32* partial): partial holds
+        // blocks x HIST_BINS; then huffman.cu's (const u32* partial, u32
+        // blocks, u32 bins, u64* counts), counts holding bins.
+        unsafe {
+            e.launch(
+                "factz_r_histogram",
+                blocks as u32,
+                THREADS,
+                &[symbols.arg(), Arg::U64(n as u64), partial.arg()],
+            )?;
+            launch_items(
+                e,
+                "factz_h_merge",
+                HIST_BINS,
+                THREADS,
+                &[
+                    partial.arg(),
+                    Arg::U32(blocks as u32),
+                    Arg::U32(HIST_BINS as u32),
+                    counts.arg(),
+                ],
+            )?;
+        }
+        let counts = counts.read(e, 0..HIST_BINS)?;
+        for (h, c) in out.iter_mut().zip(counts.chunks_exact(256)) {
+            h.copy_from_slice(c);
+        }
+        Ok(out)
+    }
+
+    /// The body of the sparse plane at `shift` (`nnz` entries), or None past
+    /// `budget` bytes: the entries compacted here, the body written by the
+    /// CPU's `sparse_body`.
+    fn sparse(
+        &self,
+        symbols: View<u32>,
+        shift: u32,
+        nnz: u64,
+        budget: usize,
+    ) -> Result<Option<Vec<u8>>> {
+        let e = self.exec;
+        let n = symbols.len();
+        let flags = Buf::<E, u32>::zeros(e, n)?;
+        let args = [symbols.arg(), Arg::U64(n as u64), Arg::U32(shift)];
+        // SAFETY: (symbols, u64 n, u32 shift, u32* flags): flags holds n.
+        unsafe {
+            launch_items(
+                e,
+                "factz_r_nonzero",
+                n,
+                THREADS,
+                &[&args[..], &[flags.arg()]].concat(),
+            )?
+        };
+        let (slot, total) = scan::exclusive(e, flags.view(), n)?;
+        if total != nnz {
+            return Err(Error::internal(format!(
+                "rans kernels: {total} entries in a plane the histogram gives {nnz}"
+            )));
+        }
+        let entries = Buf::<E, u64>::zeros(e, nnz as usize)?;
+        // SAFETY: (symbols, u64 n, u32 shift, const u64* slot, u64* entries):
+        // the slots of the nonzero symbols are below their count, nnz.
+        unsafe {
+            launch_items(
+                e,
+                "factz_r_entries",
+                n,
+                THREADS,
+                &[&args[..], &[slot.arg(), entries.arg()]].concat(),
+            )?
+        };
+        let entries = entries.read(e, 0..nnz as usize)?;
+        Ok(sparse_body(
+            entries.iter().map(|&x| (x >> 8, x as u8)),
+            nnz,
+            budget,
+        ))
+    }
+
+    /// The plane at `shift` coded with `table` (`DeviceEncoding::rans`'s
+    /// layout): each block's payload length, and the payloads back to back.
+    fn encode_plane(
+        &self,
+        symbols: View<u32>,
+        shift: u32,
+        table: &[[u64; 3]],
+    ) -> Result<(Vec<u64>, Vec<u8>)> {
+        let e = self.exec;
+        let n = symbols.len();
+        let log2 = ENCODE_BLOCK_LOG2;
+        let n_blocks = n.div_ceil(1 << log2);
+        // A block's states and at most one word per symbol.
+        let region = 16 + 2 * n.min(1 << log2);
+        let scratch = Buf::<E, u8>::zeros(e, n_blocks * region)?;
+        let table: Vec<u64> = table.iter().flatten().copied().collect();
+        let table = Buf::from(e, &table)?;
+        let lens = Buf::<E, u64>::zeros(e, n_blocks)?;
+        // SAFETY: (symbols, u64 n, u32 block_log2, const u64* table, u32
+        // shift, u8* scratch, u64 region, u64 n_blocks, u64* lens): table
+        // holds 3 x 256, scratch a region per block, lens one per block.
+        unsafe {
+            launch_items(
+                e,
+                "factz_r_encode",
+                n_blocks,
+                ENCODE_THREADS,
+                &[
+                    symbols.arg(),
+                    Arg::U64(n as u64),
+                    Arg::U32(log2),
+                    table.arg(),
+                    Arg::U32(shift),
+                    scratch.arg(),
+                    Arg::U64(region as u64),
+                    Arg::U64(n_blocks as u64),
+                    lens.arg(),
+                ],
+            )?
+        };
+        let lens_host = lens.read(e, 0..n_blocks)?;
+        if lens_host
+            .iter()
+            .any(|&l| l == NO_CODE || l as usize > region)
+        {
+            return Err(Error::internal(
+                "rans kernels: a symbol without a frequency",
+            ));
+        }
+        let mut dst = Vec::with_capacity(n_blocks + 1);
+        let mut total = 0u64;
+        for &l in &lens_host {
+            dst.push(total);
+            total += l;
+        }
+        let dst = Buf::from(e, &dst)?;
+        let out = Buf::<E, u8>::zeros(e, total as usize)?;
+        let longest = lens_host.iter().copied().max().unwrap_or(0) as usize;
+        // SAFETY: (const u8* scratch, u64 region, const u64* lens, const u64*
+        // dst, u8* out), seen from block `first`: each payload lies within
+        // its region and, at dst, within out (the lengths' sum).
+        unsafe {
+            launch_rows(e, "factz_r_gather", n_blocks, longest, THREADS, |first| {
+                vec![
+                    scratch.view().offset(first * region).arg(),
+                    Arg::U64(region as u64),
+                    lens.view().offset(first).arg(),
+                    dst.view().offset(first).arg(),
+                    out.arg(),
+                ]
+            })?
+        };
+        Ok((lens_host, out.read(e, 0..total as usize)?))
+    }
+
     /// `codec::decode_u32(Coder::Rans, data, out.len())` into `out`.
     pub fn decode_into(&self, data: &[u8], out: View<u32>) -> Result<()> {
         self.decode_planes(data, out, 4)
