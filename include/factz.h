@@ -315,8 +315,10 @@ typedef struct factz_field_config {
   /*
    A factz_backend: where factz_field_compress* run (default
    FACTZ_BACKEND_CPU; the stream is the same on every backend). The
-   _device functions always run on the GPU, the MPI ones on the CPU; the
-   report's FACTZ_RAN_ON_GPU flag says where a compression ran.
+   _device functions always run on the GPU; the MPI ones follow it on
+   every rank, except factz_field_compress_mpi_at (CPU only, see
+   factz_mpi.h); the report's FACTZ_RAN_ON_GPU flag says where a
+   compression ran.
    */
   uint32_t backend;
 } factz_field_config;
