@@ -368,15 +368,19 @@ fn parallel_hdf5() -> Vec<String> {
 }
 
 /// tests/c/field_mpi.c through include/factz_mpi.h (factz_field_compress_mpi
-/// and _at, each with MPI_Comm, a Fortran handle and a failing rank), the
-/// assembled field checked by the brute-force critical-point oracle.
+/// and _at, each with MPI_Comm, a Fortran handle and a failing rank; and
+/// config->backend AUTO and CUDA, which without a GPU, or on the ring path,
+/// fails on every rank as FACTZ_UNSUPPORTED before the program reruns on the
+/// CPU), the assembled field checked by the brute-force critical-point oracle.
 fn c_field_program() -> Vec<String> {
     let exe = cbuild::build_shared_with("mpicc", "mpi_particles", "field_mpi.c", "field_mpi");
     let (args, check) = field_program_case();
     run_program(
         "C-field",
         Command::new(&exe),
-        &["c", "f", "bad", "at", "at-f", "at-bad"],
+        &[
+            "c", "f", "bad", "at", "at-f", "at-bad", "auto", "cuda", "at-cuda",
+        ],
         &args,
         check,
     )
