@@ -541,30 +541,42 @@ pub fn inspect(argv: Vec<OsString>) -> CliResult<u8> {
             bytes.len(),
             short(bits)
         );
-        let _ = writeln!(s, "sections:     {}", p.sections.len());
-        let _ = writeln!(
-            s,
-            "  {:>3}  {:<6} {:>10} {:>12} {:>12}  {:<4}  crc32",
-            "id", "name", "offset", "stored", "raw", "zstd"
-        );
-        for (sec, ok) in p.sections.iter().zip(&crc_ok) {
-            let _ = writeln!(
-                s,
-                "  {:>3}  {:<6} {:>10} {:>12} {:>12}  {:<4}  {:08x}{}",
-                sec.id,
-                section_name(sec.id),
-                sec.offset,
-                sec.stored_len,
-                sec.raw_len,
-                if sec.zstd { "yes" } else { "no" },
-                sec.crc,
-                if *ok { "" } else { " MISMATCH" }
-            );
-        }
+        section_table(&mut s, &p, &crc_ok, section_name, 6);
         fileio::print_stdout(&s)?;
     }
     crc_failure(path, &p, &crc_ok)?;
     Ok(0)
+}
+
+/// `inspect`'s section table: a row per section, its name from `name` in a
+/// column `w` wide.
+pub fn section_table(
+    s: &mut String,
+    p: &format::Parsed,
+    crc_ok: &[bool],
+    name: fn(u32) -> &'static str,
+    w: usize,
+) {
+    let _ = writeln!(s, "sections:     {}", p.sections.len());
+    let _ = writeln!(
+        s,
+        "  {:>3}  {:<w$} {:>10} {:>12} {:>12}  {:<4}  crc32",
+        "id", "name", "offset", "stored", "raw", "zstd"
+    );
+    for (sec, ok) in p.sections.iter().zip(crc_ok) {
+        let _ = writeln!(
+            s,
+            "  {:>3}  {:<w$} {:>10} {:>12} {:>12}  {:<4}  {:08x}{}",
+            sec.id,
+            name(sec.id),
+            sec.offset,
+            sec.stored_len,
+            sec.raw_len,
+            if sec.zstd { "yes" } else { "no" },
+            sec.crc,
+            if *ok { "" } else { " MISMATCH" }
+        );
+    }
 }
 
 /// Whether each section's stored bytes match its checksum.

@@ -3,7 +3,7 @@
 
 use crate::args::{self, switch, val, Args, FlagSpec};
 use crate::backend;
-use crate::commands::{crc_failure, flag_names, print_help_if, section_crcs};
+use crate::commands::{crc_failure, flag_names, print_help_if, section_crcs, section_table};
 use crate::fileio::{self, shown, Progress};
 use crate::json::{Json, Obj};
 use crate::stats::short;
@@ -559,26 +559,7 @@ pub fn inspect(a: &Args, path: &str, bytes: &[u8], p: &Parsed) -> CliResult<u8> 
                 short(bp)
             );
         }
-        let _ = writeln!(s, "sections:     {}", p.sections.len());
-        let _ = writeln!(
-            s,
-            "  {:>3}  {:<12} {:>10} {:>12} {:>12}  {:<4}  crc32",
-            "id", "name", "offset", "stored", "raw", "zstd"
-        );
-        for (sec, ok) in p.sections.iter().zip(&crc_ok) {
-            let _ = writeln!(
-                s,
-                "  {:>3}  {:<12} {:>10} {:>12} {:>12}  {:<4}  {:08x}{}",
-                sec.id,
-                section_name(sec.id),
-                sec.offset,
-                sec.stored_len,
-                sec.raw_len,
-                if sec.zstd { "yes" } else { "no" },
-                sec.crc,
-                if *ok { "" } else { " MISMATCH" }
-            );
-        }
+        section_table(&mut s, p, &crc_ok, section_name, 12);
         fileio::print_stdout(&s)?;
     }
     crc_failure(path, p, &crc_ok)?;
