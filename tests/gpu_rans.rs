@@ -5,8 +5,8 @@
 //!
 //! - Encoding gives the CPU's bytes, for words and bytes, on every plane kind
 //!   (constant, sparse, rANS, several rANS planes, a sparse candidate that
-//!   loses to rANS), empty and single-symbol streams, several blocks with a
-//!   partial last one; under fibers and OS threads.
+//!   loses to rANS), empty and single-symbol streams, partial quads, block
+//!   edges and a partial last block; under fibers and OS threads.
 //! - CPU streams decode to the same symbols: quantization codes of turbulence
 //!   (modes B and S), constant, sparse and rANS planes mixed, random words
 //!   (four rANS planes), byte streams, several blocks with a partial last one.
@@ -171,6 +171,16 @@ fn encoding_gives_the_cpu_bytes() {
         let wide: Vec<u32> = bytes.iter().map(|&b| b.into()).collect();
         let got = encode(&fibers, &wide, true).unwrap_or_else(|e| panic!("{what}: {e}"));
         assert!(got == want, "{what}: GPU byte stream differs");
+    }
+    // Block edges: partial quads (n % 4), one symbol past a block, a block exactly.
+    let mut r = Rng::new(3);
+    for n in [2, 3, 5, 6, 7, 4097, 65_535, 65_536, 65_537, 65_538, 131_075] {
+        let symbols: Vec<u32> = (0..n).map(|_| 1 + r.below(5) as u32).collect();
+        let want = codec::encode_u32(Coder::Rans, &symbols);
+        // (A few symbols are cheaper as a sparse plane.)
+        assert!(n < 100 || want[2] == 1, "{n} symbols: a rANS plane");
+        let got = encode(&fibers, &symbols, false).unwrap();
+        assert!(got == want, "{n} symbols: GPU stream differs");
     }
     // OS threads (truly concurrent atomics and blocks; slow, so small
     // streams): words over four planes, rare outliers, codes.
