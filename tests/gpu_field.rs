@@ -26,6 +26,7 @@ use factz::field::stream::Coded;
 use factz::field::{Bound, Coder, FieldConfig, Mode};
 use factz::format::Parsed;
 use factz::gpu::field::{self as gf, Backend, Kernels, OnExec};
+use factz::gpu::profile::Timed;
 use kernels_host::Threads;
 use std::cell::Cell;
 
@@ -480,6 +481,59 @@ fn sections_stay_on_the_executor() {
                 "{mode:?} {coder:?}: {read} bytes read back decoding"
             );
         }
+    }
+}
+
+/// `gpu::profile::Timed` around the executor: the pipeline's result does not
+/// change, and the profile names the stages that ran (each coder's kernels,
+/// mode S's, the copies back) with their call counts.
+#[test]
+fn a_timed_executor_profiles_the_pipeline() {
+    let shim = shim_exec::Shim {
+        threads: Threads::Fibers,
+    };
+    let timed = Timed::new(&shim);
+    let k = OnExec { exec: &timed };
+    let f = fields::turbulence(64, 3);
+    let n = f.ny * f.nx;
+    for (coder, encode, decode) in [
+        (Coder::Huffman, "factz_h_pack", "factz_h_decode"),
+        (Coder::Rans, "factz_r_encode", "factz_r_decode"),
+    ] {
+        let cfg = FieldConfig {
+            coder,
+            ..FieldConfig::default()
+        };
+        let cpu = factz::field::compress(&f.u, &f.v, f.ny, f.nx, &cfg).unwrap();
+        // SAFETY: the shim's memory is host memory; f outlives the views.
+        let views = unsafe { [shim_exec::view(&f.u), shim_exec::view(&f.v)] };
+        let c = gf::compress_on(&k, views, f.ny, f.nx, &cfg).unwrap();
+        assert!(c.bytes == cpu.bytes, "{coder:?}: timing changed the stream");
+        let stages = timed.take();
+        let calls = |name: &str| {
+            stages
+                .iter()
+                .find(|s| s.name == name)
+                .map_or(0, |s| s.calls)
+        };
+        for name in [encode, "factz_s_assemble", "copy to host", "alloc"] {
+            assert!(
+                calls(name) > 0,
+                "{coder:?} compress: no {name} in {stages:?}"
+            );
+        }
+        assert_eq!(calls(decode), 0, "{coder:?}: a decode while compressing");
+        assert!(stages.windows(2).all(|w| w[0].seconds >= w[1].seconds));
+        let (mut u, mut v) = (vec![0f32; n], vec![0f32; n]);
+        // SAFETY: as above; u and v outlive the views and are not otherwise used.
+        let mut out = unsafe { [shim_exec::view_mut(&mut u), shim_exec::view_mut(&mut v)] };
+        gf::decompress_on(&k, &c.bytes, &mut out).unwrap();
+        let want = factz::field::decompress(&cpu.bytes).unwrap();
+        let bits = |a: &[f32]| a.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert!(bits(&u) == bits(&want.u) && bits(&v) == bits(&want.v));
+        let stages = timed.take();
+        assert!(stages.iter().any(|s| s.name == decode && s.calls > 0));
+        assert!(!stages.iter().any(|s| s.name == encode));
     }
 }
 

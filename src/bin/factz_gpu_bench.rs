@@ -10,6 +10,8 @@
 //! and the coding of every section on the device, with either coder); GPU
 //! decompress from host bytes to the field in device
 //! memory (both coders decode on the device). Every GPU stream is checked against the CPU's.
+//! A second table profiles one more compression and decompression of each
+//! case (`gpu::profile::Timed`): the kernels and copies that took longest.
 //!
 //! Then the particle correction (`--particles N`, 0 to skip): a clustered
 //! snapshot in a periodic unit box, b from eta 0.2, compressed on the CPU and
@@ -20,7 +22,11 @@
 use cudarc::driver::CudaSlice;
 use factz::field::{self, Bound, Coder, FieldConfig, Mode};
 use factz::gpu::field as gf;
+use factz::gpu::profile::Timed;
 use std::time::Instant;
+
+/// Profile rows per (size, mode, coder, direction).
+const PROFILE_ROWS: usize = 8;
 
 fn smooth(n: usize) -> (Vec<f32>, Vec<f32>) {
     let mut u = Vec::with_capacity(n * n);
@@ -146,6 +152,7 @@ fn main() {
     let s = d.stream.clone();
     let ctx = s.context().clone();
     println!("size mode coder backend compress_GBps decompress_GBps ratio same_stream");
+    let mut profile = Vec::new();
     for &n in &sizes {
         let (u, v) = smooth(n);
         let gb = (8 * n * n) as f64 / 1e9;
@@ -205,7 +212,38 @@ fn main() {
                 gb / td
             );
             assert_ne!(same, "NO", "GPU stream differs from the CPU's");
+            // One more of each, every launch and copy waited for and timed.
+            let timed = Timed::new(d);
+            let k = gf::OnExec { exec: &timed };
+            // SAFETY: the slices outlive the views, on the shared device's context.
+            let f = unsafe { [gf::view(&du, &s), gf::view(&dv, &s)] };
+            gf::compress_on(&k, f, n, n, &cfg).expect("GPU compress");
+            let encode = timed.take();
+            // SAFETY: as above.
+            let mut out = unsafe { [gf::view_mut(&mut ou, &s), gf::view_mut(&mut ov, &s)] };
+            gf::decompress_on(&k, &c.bytes, &mut out).expect("GPU decompress");
+            for (dir, stages) in [("compress", encode), ("decompress", timed.take())] {
+                let total: f64 = stages.iter().map(|st| st.seconds).sum();
+                for st in stages.iter().take(PROFILE_ROWS) {
+                    profile.push(format!(
+                        "{n} {} {} {dir} {} {:.3} {} {:.1}",
+                        mode.name(),
+                        coder.name(),
+                        st.name.replace(' ', "_"),
+                        st.seconds * 1e3,
+                        st.calls,
+                        100.0 * st.seconds / total.max(f64::MIN_POSITIVE)
+                    ));
+                }
+            }
         }
+    }
+    println!(
+        "\nWhere the time goes (each launch and copy waited for; top {PROFILE_ROWS} per row):"
+    );
+    println!("size mode coder direction stage ms calls percent");
+    for row in &profile {
+        println!("{row}");
     }
     if np > 0 {
         particles(np, prel, reps, d);

@@ -67,6 +67,11 @@ pub trait Exec {
         // SAFETY: the caller's.
         unsafe { self.launch_dims(kernel, [blocks, 1, 1], [threads, 1, 1], args) }
     }
+    /// Wait until the work issued so far has finished (the host shim runs
+    /// each operation to completion: nothing to wait for).
+    fn sync(&self) -> Result<()> {
+        Ok(())
+    }
     /// Copy `bytes` bytes of executor memory from `src` to `dst`, in issue
     /// order. By default through the host; [`Cuda`] copies on the device.
     ///
@@ -424,6 +429,10 @@ impl Exec for Cuda {
         self.bind()?;
         // SAFETY: the caller's; the synchronize keeps `out` borrowed until written.
         unsafe { result::memcpy_dtoh_async(out, addr, self.stream.cu_stream()) }.map_err(driver)?;
+        self.stream.synchronize().map_err(driver)
+    }
+
+    fn sync(&self) -> Result<()> {
         self.stream.synchronize().map_err(driver)
     }
 

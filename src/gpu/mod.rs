@@ -6,10 +6,11 @@
 //! Every module drives its `kernels/*.cu` through [`exec::Exec`] (cudarc on a
 //! device; in tests the same sources built as host C++): [`field`] is the
 //! field pipeline over [`mode_b`] / [`mode_b_codec`], [`mode_s`],
-//! [`field_reduce`], [`huffman`] and [`rans`] (decoding), its parts held in
+//! [`field_reduce`], [`huffman`] and [`rans`], its parts held in
 //! [`parts::DevParts`];
 //! [`particles`] and [`descent`] are the particle correction's pair search and
-//! optimiser; [`scan`] is the grid-wide prefix sum they all place output with.
+//! optimiser; [`scan`] is the grid-wide prefix sum they all place output with;
+//! [`profile`] times any of them per kernel.
 
 pub mod descent;
 pub mod exec;
@@ -21,6 +22,7 @@ pub mod mode_b_codec;
 pub mod mode_s;
 pub mod particles;
 pub mod parts;
+pub mod profile;
 pub mod rans;
 pub mod scan;
 
