@@ -451,23 +451,7 @@ pub fn inspect(argv: Vec<OsString>) -> CliResult<u8> {
     };
 
     if a.has("json") {
-        let sections: Vec<Json> = p
-            .sections
-            .iter()
-            .zip(&crc_ok)
-            .map(|(s, &ok)| {
-                Obj::new()
-                    .put("id", s.id)
-                    .put("name", section_name(s.id))
-                    .put("offset", s.offset)
-                    .put("stored_len", s.stored_len)
-                    .put("raw_len", s.raw_len)
-                    .put("zstd", s.zstd)
-                    .put("crc32", format!("{:08x}", s.crc))
-                    .put("crc_ok", ok)
-                    .build()
-            })
-            .collect();
+        let sections = section_json(&p, &crc_ok, section_name);
         let mode = match h.mode {
             stream::MODE_LOSSLESS => "lossless".to_string(),
             m => Mode::from_u8(m)
@@ -546,6 +530,30 @@ pub fn inspect(argv: Vec<OsString>) -> CliResult<u8> {
     }
     crc_failure(path, &p, &crc_ok)?;
     Ok(0)
+}
+
+/// `inspect --json`'s sections, their names from `name`.
+pub fn section_json(
+    p: &format::Parsed,
+    crc_ok: &[bool],
+    name: fn(u32) -> &'static str,
+) -> Vec<Json> {
+    p.sections
+        .iter()
+        .zip(crc_ok)
+        .map(|(s, &ok)| {
+            Obj::new()
+                .put("id", s.id)
+                .put("name", name(s.id))
+                .put("offset", s.offset)
+                .put("stored_len", s.stored_len)
+                .put("raw_len", s.raw_len)
+                .put("zstd", s.zstd)
+                .put("crc32", format!("{:08x}", s.crc))
+                .put("crc_ok", ok)
+                .build()
+        })
+        .collect()
 }
 
 /// `inspect`'s section table: a row per section, its name from `name` in a

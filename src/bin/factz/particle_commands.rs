@@ -3,7 +3,9 @@
 
 use crate::args::{self, switch, val, Args, FlagSpec};
 use crate::backend;
-use crate::commands::{crc_failure, flag_names, print_help_if, section_crcs, section_table};
+use crate::commands::{
+    crc_failure, flag_names, print_help_if, section_crcs, section_json, section_table,
+};
 use crate::fileio::{self, shown, Progress};
 use crate::json::{Json, Obj};
 use crate::stats::short;
@@ -464,23 +466,7 @@ pub fn inspect(a: &Args, path: &str, bytes: &[u8], p: &Parsed) -> CliResult<u8> 
     };
     let flags = flag_names(h.flags);
     if a.has("json") {
-        let sections: Vec<Json> = p
-            .sections
-            .iter()
-            .zip(&crc_ok)
-            .map(|(s, &ok)| {
-                Obj::new()
-                    .put("id", s.id)
-                    .put("name", section_name(s.id))
-                    .put("offset", s.offset)
-                    .put("stored_len", s.stored_len)
-                    .put("raw_len", s.raw_len)
-                    .put("zstd", s.zstd)
-                    .put("crc32", format!("{:08x}", s.crc))
-                    .put("crc_ok", ok)
-                    .build()
-            })
-            .collect();
+        let sections = section_json(p, &crc_ok, section_name);
         let j = Obj::new()
             .put("file", path)
             .put("stream_bytes", bytes.len())
