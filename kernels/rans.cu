@@ -49,7 +49,9 @@ typedef unsigned long long fzr_u64;
 #define FZR_NO_CODE 0xffffffffffffffffull
 
 // partial[b * 1024 + k * 256 + byte] = the count of `byte` in plane k among
-// the symbols thread block b visits (grid-stride).
+// the symbols thread block b visits (grid-stride), for byte != 0: zero bytes
+// are most of a high plane, and counting them would make every thread of the
+// block wait on one shared counter (the host takes them as n minus the rest).
 extern "C" __global__ void factz_r_histogram(const unsigned int* symbols, fzr_u64 n,
                                              unsigned int* partial) {
     __shared__ unsigned int hist[FZR_PLANES * 256];
@@ -59,7 +61,10 @@ extern "C" __global__ void factz_r_histogram(const unsigned int* symbols, fzr_u6
     for (fzr_u64 i = (fzr_u64)blockIdx.x * blockDim.x + t; i < n;
          i += (fzr_u64)gridDim.x * blockDim.x) {
         unsigned int s = symbols[i];
-        for (unsigned int k = 0; k < FZR_PLANES; k++) atomicAdd(&hist[k * 256 + ((s >> (8 * k)) & 255u)], 1u);
+        for (unsigned int k = 0; k < FZR_PLANES; k++) {
+            unsigned int b = (s >> (8 * k)) & 255u;
+            if (b != 0) atomicAdd(&hist[k * 256 + b], 1u);
+        }
     }
     __syncthreads();
     for (unsigned int k = t; k < FZR_PLANES * 256; k += blockDim.x)

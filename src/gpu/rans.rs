@@ -106,6 +106,11 @@ impl<E: Exec> RansKernels<'_, E> {
         let counts = counts.read(e, 0..HIST_BINS)?;
         for (h, c) in out.iter_mut().zip(counts.chunks_exact(256)) {
             h.copy_from_slice(c);
+            // The kernel skips zero bytes: the rest of the symbols.
+            let nonzero: u64 = h[1..].iter().sum();
+            h[0] = (n as u64)
+                .checked_sub(nonzero)
+                .ok_or_else(|| Error::internal("rans kernels: more plane bytes than symbols"))?;
         }
         Ok(out)
     }
