@@ -443,9 +443,9 @@ pub(crate) fn encode<T: PlaneSym>(src: &[T]) -> Vec<u8> {
 pub struct DeviceEncoding {
     /// Stored planes (bit k: plane k).
     pub mask: u8,
-    /// Per rANS plane, in plane order: its shift and table, 256 entries of
-    /// (x_max, rcp, rcp_shift | cmpl_freq << 8 | start << 24).
-    pub rans: Vec<(u32, Vec<[u64; 3]>)>,
+    /// Per rANS plane, in plane order: its shift and table, three words per
+    /// byte value: x_max, rcp, rcp_shift | cmpl_freq << 8 | start << 24.
+    pub rans: Vec<(u32, Vec<u64>)>,
     planes: Vec<PlaneCode>,
 }
 
@@ -480,7 +480,7 @@ pub fn device_encoding<E>(
         if let PlaneCode::Rans(_, t) = &plane {
             let table = t
                 .iter()
-                .map(|e| {
+                .flat_map(|e| {
                     [
                         e.x_max,
                         e.rcp,

@@ -2,7 +2,7 @@
 //! headers on the host by the CPU's code (`codec::rans_gpu_ref`), the
 //! symbols never crossing to the host:
 //! - `encode`: plane histograms, sparse planes' entries and every block's
-//!   payload on the executor; only the histograms (4 KiB), sparse entries
+//!   payload on the executor; only the histograms (8 KiB), sparse entries
 //!   (a plane is sparse only when they are few) and the payload come back,
 //!   and the bytes are `codec::encode_u32(Coder::Rans, ..)`'s.
 //! - `decode_into`: every block decoded on the executor, with
@@ -43,11 +43,6 @@ impl<E: Exec> RansKernels<'_, E> {
     /// (a value past 255 is an error).
     pub fn encode_bytes(&self, bytes: View<u32>) -> Result<Vec<u8>> {
         self.encode_planes(bytes, 1)
-    }
-
-    /// [`Self::encode`] of host symbols (copied to the executor first).
-    pub fn encode_host(&self, symbols: &[u32]) -> Result<Vec<u8>> {
-        self.encode(Buf::from(self.exec, symbols)?.view())
     }
 
     fn encode_planes(&self, symbols: View<u32>, planes: u32) -> Result<Vec<u8>> {
@@ -171,7 +166,7 @@ impl<E: Exec> RansKernels<'_, E> {
         &self,
         symbols: View<u32>,
         shift: u32,
-        table: &[[u64; 3]],
+        table: &[u64],
     ) -> Result<(Vec<u64>, Vec<u8>)> {
         let e = self.exec;
         let n = symbols.len();
@@ -180,8 +175,7 @@ impl<E: Exec> RansKernels<'_, E> {
         // A block's states and at most one word per symbol.
         let region = 16 + 2 * n.min(1 << log2);
         let scratch = Buf::<E, u8>::zeros(e, n_blocks * region)?;
-        let table: Vec<u64> = table.iter().flatten().copied().collect();
-        let table = Buf::from(e, &table)?;
+        let table = Buf::from(e, table)?;
         let lens = Buf::<E, u64>::zeros(e, n_blocks)?;
         // SAFETY: (symbols, u64 n, u32 block_log2, const u64* table, u32
         // shift, u8* scratch, u64 region, u64 n_blocks, u64* lens): table
