@@ -16,5 +16,6 @@ pub mod format;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 pub mod particles;
+pub mod synth;
 
 pub use error::{Error, ErrorKind, Result};
