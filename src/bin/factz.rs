@@ -144,6 +144,7 @@ fn run(argv: Vec<std::ffi::OsString>) -> CliResult<u8> {
         "correct" => particle_commands::correct(rest),
         "apply" => particle_commands::apply(rest),
         "fof" => fof::fof(rest),
+        "synth" => synth::synth(rest),
         other if other.starts_with('-') => Err(CliError::usage(format!(
             "unknown option '{other}' before the command (try `factz --help`)"
         ))),

@@ -1,8 +1,9 @@
-//! Test fields: 2D turbulence from `../shared/datagen` (cached), windows of it with odd
-//! sizes, and adversarial generators. Nothing here uses the `factz` crate.
+//! Test fields: 2D turbulence from `factz::synth` (cached), windows of it with odd
+//! sizes, and adversarial generators. Nothing here uses the `factz` crate beyond
+//! its data generators: the checks are independent of the code they check.
 
+use factz::synth::detmath;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -96,19 +97,21 @@ impl Rng {
     }
 }
 
-// ---------------------------------------------------------------- datagen
+// ---------------------------------------------------------------- generated data
 
-/// `FACTZ_DATAGEN`, else `<CARGO_MANIFEST_DIR>/../shared/datagen`.
-pub fn datagen_dir() -> PathBuf {
-    match std::env::var_os("FACTZ_DATAGEN") {
-        Some(p) if !p.is_empty() => PathBuf::from(p),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datagen"),
-    }
-}
-
-/// `<CARGO_MANIFEST_DIR>/target/testdata`.
+/// Where generated test data is cached between test binaries:
+/// `FACTZ_TESTDATA_DIR`, else `target/testdata` of this checkout when it exists
+/// on this machine, else the system's temporary folder (a test binary run from
+/// a copy on another machine, as scripts/gpu-check does).
 pub fn cache_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/testdata")
+    if let Some(p) = std::env::var_os("FACTZ_TESTDATA_DIR").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    if target.is_dir() {
+        return target.join("testdata");
+    }
+    std::env::temp_dir().join("factz-testdata")
 }
 
 fn read_complete(path: &Path, expect_bytes: usize) -> Option<Vec<u8>> {
@@ -118,60 +121,15 @@ fn read_complete(path: &Path, expect_bytes: usize) -> Option<Vec<u8>> {
     }
 }
 
-fn split_uv(bytes: &[u8], n: usize) -> (Vec<f32>, Vec<f32>) {
-    let all: Vec<f32> = bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
-    let v = all[n * n..].to_vec();
-    let mut u = all;
-    u.truncate(n * n);
-    (u, v)
-}
-
 static GEN_LOCK: Mutex<()> = Mutex::new(());
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// 2D decaying turbulence `n x n` from `gen_turbulence.py`, cached under
-/// `target/testdata/` (keyed by the arguments). Panics with a clear message when
-/// python3 or numpy is missing: the tests need the generator (CI installs numpy).
-pub fn datagen_turbulence(n: usize, seed: u64, extra_args: &[&str]) -> (Vec<f32>, Vec<f32>) {
-    assert!(
-        n >= 2 && n % 2 == 0,
-        "gen_turbulence needs an even n (got {n})"
-    );
-    let args = [
-        "--n".to_string(),
-        n.to_string(),
-        "--seed".into(),
-        seed.to_string(),
-    ];
-    let bytes = datagen("gen_turbulence.py", &args, extra_args, 2 * n * n * 4);
-    split_uv(&bytes, n)
-}
-
-/// Run a datagen script (`--out` and `--quiet` added) once per argument list and
-/// cache its output under `target/testdata/`. Panics with a clear message when
-/// python3 or numpy is missing: the tests need the generator (CI installs numpy).
-pub fn datagen(script_name: &str, args: &[String], extra_args: &[&str], expect: usize) -> Vec<u8> {
+/// `make()`'s bytes, cached under [`cache_dir`] as `key` (which names the
+/// generator's version and every parameter). Generation is deterministic, so the
+/// cache only saves time; an unwritable cache folder is not an error.
+pub fn cached(key: &str, expect: usize, make: impl FnOnce() -> Vec<u8>) -> Vec<u8> {
+    let key = format!("v{}_{key}", factz::synth::VERSION);
     let dir = cache_dir();
-    std::fs::create_dir_all(&dir)
-        .unwrap_or_else(|e| panic!("cannot create test-data cache {}: {e}", dir.display()));
-    let mut key = script_name.trim_end_matches(".py").to_string();
-    for a in args
-        .iter()
-        .map(String::as_str)
-        .chain(extra_args.iter().copied())
-    {
-        key.push('_');
-        key.extend(a.chars().map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        }));
-    }
     let path = dir.join(format!("{key}.f32"));
     if let Some(b) = read_complete(&path, expect) {
         return b;
@@ -182,67 +140,63 @@ pub fn datagen(script_name: &str, args: &[String], extra_args: &[&str], expect: 
     if let Some(b) = read_complete(&path, expect) {
         return b;
     }
-    let script = datagen_dir().join(script_name);
-    assert!(
-        script.is_file(),
-        "test-data generator not found at {} (set FACTZ_DATAGEN to the datagen folder)",
-        script.display()
+    let bytes = make();
+    assert_eq!(
+        bytes.len(),
+        expect,
+        "generator for {key} made the wrong size"
     );
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let stem = format!(
-        "{key}.tmp-{}-{nanos}-{}",
-        std::process::id(),
-        TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    );
-    let tmp = dir.join(format!("{stem}.f32"));
-    let tmp_json = dir.join(format!("{stem}.json"));
-    let out = Command::new("python3")
-        .arg(&script)
-        .args(args)
-        .arg("--out")
-        .arg(&tmp)
-        .arg("--quiet")
-        .args(extra_args)
-        .output();
-    let out = match out {
-        Ok(o) => o,
-        Err(e) => panic!(
-            "the factz tests need python3 with numpy to generate test data \
-             (could not run `python3 {}`: {e}); install python3 and numpy (`pip install numpy`)",
-            script.display()
-        ),
-    };
-    if !out.status.success() {
-        let _ = std::fs::remove_file(&tmp);
-        let _ = std::fs::remove_file(&tmp_json);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let hint = if stderr.contains("No module named 'numpy'")
-            || stderr.contains("No module named numpy")
-        {
-            " -- numpy is missing: `pip install numpy` (CI installs it)"
-        } else {
-            ""
-        };
-        panic!(
-            "{script_name} {args:?} {extra_args:?} failed ({}){hint}:\n{stderr}",
-            out.status
-        );
-    }
-    let bytes = read_complete(&tmp, expect).unwrap_or_else(|| {
-        panic!(
-            "{script_name} wrote {} with the wrong size (expected {expect} bytes)",
-            tmp.display()
-        )
-    });
-    std::fs::rename(&tmp, &path)
-        .unwrap_or_else(|e| panic!("rename {} -> {}: {e}", tmp.display(), path.display()));
-    if std::fs::rename(&tmp_json, dir.join(format!("{key}.json"))).is_err() {
-        let _ = std::fs::remove_file(&tmp_json);
+    if std::fs::create_dir_all(&dir).is_ok() {
+        let tmp = dir.join(format!(
+            "{key}.tmp-{}-{}",
+            std::process::id(),
+            TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        if std::fs::write(&tmp, &bytes).is_ok() && std::fs::rename(&tmp, &path).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
     }
     bytes
+}
+
+fn f32s(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// 2D decaying turbulence `n x n` from `factz::synth::Turbulence`, cached.
+/// `options` are `factz synth`'s: `--k0 K`, `--t-end T`, `--nsim M`.
+pub fn datagen_turbulence(n: usize, seed: u64, options: &[&str]) -> (Vec<f32>, Vec<f32>) {
+    let mut spec = factz::synth::Turbulence::new(n, seed);
+    for pair in options.chunks(2) {
+        let value = pair
+            .get(1)
+            .unwrap_or_else(|| panic!("{options:?}: no value"));
+        let num: f64 = value
+            .parse()
+            .unwrap_or_else(|_| panic!("{options:?}: bad number"));
+        match pair[0] {
+            "--k0" => spec.k0 = num,
+            "--t-end" => spec.t_end = num,
+            "--nsim" => spec.nsim = num as usize,
+            o => panic!("unknown turbulence option {o}"),
+        }
+    }
+    let key = format!(
+        "turb_n{n}_s{seed}_nsim{}_k{}_t{}_r{}",
+        spec.nsim, spec.k0, spec.t_end, spec.t_refine
+    );
+    let bytes = cached(&key, 8 * n * n, || {
+        let (u, v) = spec
+            .generate(&mut |_, _| {})
+            .unwrap_or_else(|e| panic!("turbulence {n} seed {seed}: {e}"));
+        u.iter().chain(&v).flat_map(|x| x.to_le_bytes()).collect()
+    });
+    let mut u = f32s(&bytes);
+    let v = u.split_off(n * n);
+    (u, v)
 }
 
 /// Turbulence as a named [`Field`].
@@ -284,7 +238,8 @@ pub const ODD_SHAPES: &[(usize, usize)] = &[
     (1, 1),
 ];
 
-/// A smooth field without python: a few random Fourier modes (values ~ [-1, 1]).
+/// A smooth field: a few random Fourier modes (values ~ [-1, 1]); libm-free
+/// trigonometry, so the same bits everywhere.
 pub fn smooth(ny: usize, nx: usize, seed: u64) -> Field {
     let mut r = Rng::new(seed);
     let modes: Vec<[f64; 6]> = (0..6)
@@ -306,8 +261,8 @@ pub fn smooth(ny: usize, nx: usize, seed: u64) -> Field {
             let (x, y) = (i as f64, j as f64);
             let (mut a, mut b) = (0.0, 0.0);
             for m in &modes {
-                a += m[4] * (m[0] * x + m[1] * y + m[2]).sin();
-                b += m[5] * (m[0] * x - m[1] * y + m[3]).cos();
+                a += m[4] * detmath::sin(m[0] * x + m[1] * y + m[2]);
+                b += m[5] * detmath::cos(m[0] * x - m[1] * y + m[3]);
             }
             u.push(a as f32);
             v.push(b as f32);

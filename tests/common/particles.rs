@@ -4,7 +4,7 @@
 //! `d - L * round(d / L)` in a periodic box, linked iff `d2 <= b * b`), and its own
 //! union-find.
 
-use super::fields::{datagen, Rng};
+use super::fields::{cached, Rng};
 
 /// Squared distance per the link rule.
 pub fn dist2(a: &[f32], b: &[f32], period: Option<f64>) -> f64 {
@@ -110,19 +110,32 @@ pub fn check(
     }
 }
 
-/// Clustered particles from `gen_particles.py` (AoS), cached; returns positions
-/// and the box side.
-pub fn datagen_particles(nside: usize, seed: u64, box_side: f64, extra: &[&str]) -> Vec<f32> {
-    let args = [
-        "--nside".to_string(),
-        nside.to_string(),
-        "--seed".into(),
-        seed.to_string(),
-        "--box".into(),
-        box_side.to_string(),
-    ];
-    let n = nside * nside * nside;
-    let bytes = datagen("gen_particles.py", &args, extra, 12 * n);
+/// Clustered particles from `factz::synth::Particles` (AoS, periodic box of
+/// side `box_side`), cached. `options` are `factz synth`'s: `--sigma20 X`,
+/// `--order lattice|shuffle`.
+pub fn datagen_particles(nside: usize, seed: u64, box_side: f64, options: &[&str]) -> Vec<f32> {
+    let mut spec = factz::synth::Particles::new(nside, seed, box_side);
+    for pair in options.chunks(2) {
+        let value = *pair
+            .get(1)
+            .unwrap_or_else(|| panic!("{options:?}: no value"));
+        match (pair[0], value) {
+            ("--sigma20", x) => spec.sigma20 = x.parse().expect("--sigma20 number"),
+            ("--order", "shuffle") => spec.order = factz::synth::Order::Shuffle,
+            ("--order", "lattice") => spec.order = factz::synth::Order::Lattice,
+            (o, _) => panic!("unknown particle option {o} {value}"),
+        }
+    }
+    let key = format!(
+        "part_n{nside}_s{seed}_L{box_side}_ns{}_sig{}_{:?}",
+        spec.ns, spec.sigma20, spec.order
+    );
+    let bytes = cached(&key, 12 * nside * nside * nside, || {
+        let set = spec
+            .generate(&mut |_| {})
+            .unwrap_or_else(|e| panic!("particles {nside}^3 seed {seed}: {e}"));
+        set.pos.iter().flat_map(|x| x.to_le_bytes()).collect()
+    });
     bytes
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))

@@ -67,7 +67,7 @@ pub fn best_of<T>(repeat: usize, mut f: impl FnMut() -> CliResult<T>) -> CliResu
     Ok((best, last.expect("at least one run")))
 }
 
-/// The shape (and layout) a datagen sidecar (`IN.json` beside `IN.f32`) records.
+/// The shape (and layout) a sidecar (as `factz synth` writes) (`IN.json` beside `IN.f32`) records.
 fn sidecar_shape(path: &str) -> Option<(usize, usize, Layout)> {
     let text = std::fs::read_to_string(Path::new(path).with_extension("json")).ok()?;
     let at = text.find("\"shape\"")?;
@@ -91,7 +91,7 @@ fn load(path: &str, shape: Option<(usize, usize)>, layout: Option<Layout>) -> Cl
         (None, Some((ny, nx, l))) => (ny, nx, layout.unwrap_or(l)),
         (None, None) => {
             return Err(CliError::usage(format!(
-                "bench: give --shape NY,NX for {path} (no datagen sidecar {} beside it)",
+                "bench: give --shape NY,NX for {path} (no sidecar {} beside it)",
                 Path::new(path).with_extension("json").display()
             )))
         }

@@ -308,13 +308,9 @@ pub fn verify(argv: Vec<OsString>) -> CliResult<u8> {
             Some(b) => {
                 let _ = writeln!(
                     s,
-                    "bound:            {} (absolute, {}), {} values outside",
+                    "bound:            {} ({}), {} values outside",
                     short(b),
-                    if bound_from == "stream" {
-                        "from the stream"
-                    } else {
-                        "given"
-                    },
+                    stats::bound_origin(bound_flag),
                     err.outside
                 );
             }
@@ -517,7 +513,15 @@ pub fn inspect(argv: Vec<OsString>) -> CliResult<u8> {
                 flags.join(", ")
             }
         );
-        let _ = writeln!(s, "params:       {:?}", h.params);
+        // Version 1 field streams leave the header's four parameters at 0
+        // (particles keep b and the box there); show them only when set.
+        if h.params.iter().any(|&x| x != 0.0) {
+            let _ = writeln!(
+                s,
+                "header params: {:?} (not used by field streams)",
+                h.params
+            );
+        }
         let _ = writeln!(
             s,
             "ratio:        {} ({raw_bytes} -> {} bytes), {} bits/value",

@@ -6,10 +6,10 @@ field and every friends-of-friends link (so every halo) of a particle set
 
 Usage:
   factz compress   --kind field2d --shape NY,NX [--layout soa|aos] [--mode b|s]
-                   (--abs X | --rel X) [--coder huffman|rans] [--zstd LEVEL]
+                   [--abs X | --rel X] [--coder huffman|rans] [--zstd LEVEL]
                    [--chunk] [--verify] [--backend cpu|cuda|auto] IN.f32 OUT.fz
   factz compress   --kind particles [--count N] [--layout aos|soa]
-                   (--abs X | --rel X) (--b B | --eta E) [--box L]
+                   [--abs X | --rel X] [--b B | --eta E] [--box L]
                    [--base builtin|sz3|zfp] [--coder huffman|rans] [--zstd LEVEL]
                    [--chunk] [--verify] [--edit-bits M] [--max-iters K]
                    [--backend cpu|cuda|auto] IN.f32 OUT.fz
@@ -22,11 +22,13 @@ Usage:
   factz apply      OUT.fz DECODED.f32 FIXED.f32
   factz fof        IN.f32 [--count N] [--b B | --eta E] [--box L] [--min-members M]
                    [--labels OUT.u32] [--json]
+  factz synth      --kind field2d|particles [--seed S] [...] OUT.f32   # sample data
   factz help CMD   details of one command
 
 Data is raw little-endian float32. Fields: SoA (all u, then all v) or AoS ((u, v)
 per vertex), row-major NY x NX with x fastest. Particles: AoS (x, y, z per
-particle, the default) or SoA (all x, all y, all z). `-` reads stdin / writes
+particle, the default) or SoA (all x, all y, all z). Defaults: --rel 1e-3,
+--eta 0.2 (b = 0.2 x the mean separation). `-` reads stdin / writes
 stdout. Exit status 0 on success; otherwise a one-line `factz: ...` message on
 stderr (status 2: usage error; 1: any other failure).
 ";
@@ -144,8 +146,8 @@ Usage:
   factz bench --kind particles IN.f32 ... [options]
 
 Fields: without inputs, a deterministic synthetic field (a sum of random Fourier
-modes) of --shape is used. Inputs are raw float32 fields of --shape, or datagen
-files whose sidecar (IN.json next to IN.f32) gives the shape.
+modes) of --shape is used. Inputs are raw float32 fields of --shape, or files
+whose sidecar (IN.json next to IN.f32, as `factz synth` writes) gives the shape.
 
 Options:
   --kind field2d|particles  what the inputs hold (default field2d)
@@ -229,6 +231,40 @@ particle index in its group) as little-endian uint32, in particle order.
 IN may be `-`; so may --labels (the summary then goes to stderr).
 ";
 
+pub const SYNTH: &str = "\
+factz synth: write deterministic sample data (and a JSON sidecar OUT.json)
+
+Usage:
+  factz synth --kind field2d [--n N] [--seed S] [--k0 K] [--t-end T] [--nsim M] OUT.f32
+  factz synth --kind particles [--nside N] [--seed S] [--box L] [--sigma20 X]
+              [--order lattice|shuffle] OUT.f32
+
+The same options give the same bits on every platform and thread count.
+
+field2d: 2D decaying turbulence (u, v) on the periodic square, N x N, SoA (all
+u, then all v; rows = y, x fastest): a pseudo-spectral vorticity solver run from
+a random band-limited start, so it has the vortices, saddles and foci of real
+2D flow. 512^2 takes about 10 s on two cores.
+  --n N                 grid size (default 512)
+  --seed S              seed (default 1)
+  --k0 K                initial spectral peak (default nsim / 32; larger: more
+                        and smaller vortices, more critical points)
+  --t-end T             evolution time in eddy turnovers (default 10)
+  --nsim M              grid of the main run (default min(N, 512)); a larger N
+                        is refined from it for 0.5 time units
+
+particles: nside^3 cosmology-like clustered particles in a periodic box, AoS
+(x, y, z per particle): NFW halos on the density peaks of a Gaussian random
+field, the rest displaced by it. The sidecar gives box, periodic and fof_b
+(0.2 x the mean separation), which `factz bench` and `verify` read.
+  --nside N             particles per side (default 64: 262,144 particles)
+  --seed S              seed (default 1)
+  --box L               box side (default 100)
+  --sigma20 X           clustering strength: rms density contrast on the
+                        20-particle scale (default 2.5; larger: denser halos)
+  --order lattice|shuffle  particle order (default lattice, x slowest)
+";
+
 pub fn for_command(cmd: &str) -> Option<&'static str> {
     Some(match cmd {
         "compress" => COMPRESS,
@@ -239,6 +275,7 @@ pub fn for_command(cmd: &str) -> Option<&'static str> {
         "correct" => CORRECT,
         "apply" => APPLY,
         "fof" => FOF,
+        "synth" => SYNTH,
         _ => return None,
     })
 }

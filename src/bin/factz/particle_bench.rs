@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-/// What a datagen sidecar (`IN.json` beside `IN.f32`) says about particles.
+/// What a sidecar (as `factz synth` writes) (`IN.json` beside `IN.f32`) says about particles.
 #[derive(Debug, Default)]
 struct Sidecar {
     count: Option<usize>,
@@ -348,7 +348,7 @@ pub fn bench(a: &Args) -> CliResult<u8> {
     let threads = rayon::current_num_threads();
     if a.positionals.is_empty() {
         return Err(a.usage_err(
-            "--kind particles needs input files (raw float32 positions, e.g. datagen's gen_particles.py)",
+            "--kind particles needs input files (raw float32 positions, e.g. from `factz synth --kind particles`)",
         ));
     }
 

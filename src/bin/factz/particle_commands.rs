@@ -359,13 +359,9 @@ pub fn verify(
             Some(bd) => {
                 let _ = writeln!(
                     s,
-                    "bound:              {} (absolute, {}), {} coordinates outside",
+                    "bound:              {} ({}), {} coordinates outside",
                     short(bd),
-                    if bound_from == "stream" {
-                        "from the stream"
-                    } else {
-                        "given"
-                    },
+                    crate::stats::bound_origin(bound_flag),
                     m.bound_violations
                 );
             }

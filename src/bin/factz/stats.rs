@@ -154,6 +154,17 @@ pub fn topo(orig: (&[f32], &[f32]), recon: (&[f32], &[f32]), ny: usize, nx: usiz
 }
 
 /// A short human form of a number: 3 significant digits.
+/// Where the absolute bound of a `verify` report came from, for its "bound:" line.
+pub fn bound_origin(flag: Option<factz::field::Bound>) -> String {
+    match flag {
+        Some(factz::field::Bound::Abs(_)) => "absolute, given".into(),
+        Some(factz::field::Bound::Rel(r)) => {
+            format!("absolute, from --rel {} of the value range", short(r))
+        }
+        None => "absolute, from the stream".into(),
+    }
+}
+
 pub fn short(x: f64) -> String {
     if x.is_infinite() {
         return if x > 0.0 { "inf".into() } else { "-inf".into() };
