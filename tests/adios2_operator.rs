@@ -722,3 +722,31 @@ fn a_corrupted_block_fails_the_read_in_every_reader() {
     let _guard = adios_lock();
     assert!(adios2_sys::read::read_f32(&file, "uv", 0).is_err());
 }
+
+/// The README's Python example runs as pasted: written as a script into an empty
+/// folder and run there, it writes, reads back and checks its own bound.
+#[test]
+fn the_readme_python_example_runs_as_written() {
+    let readme = std::fs::read_to_string(root().join("adios-operator/README.md")).unwrap();
+    let start = readme
+        .find("```python\n")
+        .expect("adios-operator/README.md has a Python example")
+        + "```python\n".len();
+    let code = &readme[start..start + readme[start..].find("```").unwrap()];
+    assert!(code.contains("engine.Get"), "the example reads back too");
+    let dir = scratch("readme-python");
+    std::fs::write(dir.join("example.py"), code).unwrap();
+    let out = with_plugin("python3")
+        .arg("example.py")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "README example failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("within the bound"), "{said}");
+    assert!(dir.join("uv.bp").exists());
+}
