@@ -609,6 +609,62 @@ mod cuda {
         assert_eq!(loaded, [want], "NVRTC mapped into the process");
     }
 
+    /// A `libnvrtc.so` that is not NVRTC (cudarc dlopens that name first)
+    /// is an NVRTC failure: `gpu::compile` returns an error (cudarc panics
+    /// on the missing symbols) and `Auto` takes the CPU with it as the
+    /// reason, `Cuda` fails with it. Runs in a child process whose library
+    /// path starts with such a library, built here with the C compiler.
+    #[test]
+    fn a_library_that_is_not_nvrtc_is_an_error_auto_falls_back_on() {
+        use factz::backend::{resolve, Backend, Resolved};
+        const CHILD: &str = "FACTZ_TEST_NOT_NVRTC_CHILD";
+        if std::env::var_os(CHILD).is_some() {
+            assert!(
+                gpu::nvrtc_present(),
+                "the fake libnvrtc.so is not on the path"
+            );
+            let setup = || gpu::compile("extern \"C\" __global__ void k() {}", "k.cu", "sm_90");
+            let e = setup().unwrap_err();
+            assert!(e.message.contains("NVRTC"), "{e}");
+            match resolve(Backend::Auto, setup).unwrap() {
+                Resolved::Cpu(Some(why)) => assert!(why.contains("NVRTC"), "{why}"),
+                r => panic!("Auto: {r:?}"),
+            }
+            assert!(resolve(Backend::Cuda, setup).is_err());
+            println!("child checks passed");
+            return;
+        }
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("not_nvrtc");
+        std::fs::create_dir_all(&dir).unwrap();
+        let src = dir.join("not_nvrtc.c");
+        std::fs::write(&src, "int not_nvrtc(void) { return 0; }\n").unwrap();
+        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+        let built = std::process::Command::new(&cc)
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(dir.join("libnvrtc.so"))
+            .arg(&src)
+            .status()
+            .unwrap_or_else(|e| panic!("cannot run {cc}: {e}"));
+        assert!(built.success(), "{cc} failed");
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "cuda::a_library_that_is_not_nvrtc_is_an_error_auto_falls_back_on",
+                "--exact",
+                "--nocapture",
+            ])
+            .env(CHILD, "1")
+            .env("LD_LIBRARY_PATH", &dir)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && text.contains("child checks passed"),
+            "child: {}\n{text}",
+            out.status
+        );
+    }
+
     #[test]
     #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
     fn device_ids_match_the_cpu() {
