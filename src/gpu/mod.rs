@@ -207,6 +207,24 @@ pub fn target_arch(cc: (i32, i32), archs: &[i32]) -> String {
     }
 }
 
+/// Loads the NVRTC at `path` (e.g. `FACTZ_NVRTC`, the pack's) before cudarc
+/// looks for one by name, and keeps it loaded: cudarc's dlopen of
+/// `libnvrtc.so.12` then finds it by its soname. cudarc tries `libnvrtc.so`
+/// first, which matches no soname: that name must also lead to it on the
+/// library path (scripts/gpu-check links it); [`nvrtc_loaded`] tells.
+pub fn preload_nvrtc(path: &std::path::Path) -> Result<()> {
+    static LIB: std::sync::OnceLock<std::result::Result<libloading::Library, String>> =
+        std::sync::OnceLock::new();
+    LIB.get_or_init(|| {
+        // SAFETY: loading NVRTC runs only its own initialisers.
+        unsafe { libloading::Library::new(path) }
+            .map_err(|e| format!("loading NVRTC {}: {e}", path.display()))
+    })
+    .as_ref()
+    .map(|_| ())
+    .map_err(|e| Error::unsupported(e.clone()))
+}
+
 /// The NVRTC libraries mapped into this process (`/proc/self/maps`; empty
 /// elsewhere), to tell which one cudarc's dlopen by name found: a second
 /// one, or another than the pack's, is a wrong NVRTC on the library path.
