@@ -130,8 +130,7 @@ fn device_entry_points_check_arguments_then_say_unsupported() {
 #[test]
 #[ignore = "needs a CUDA GPU: scripts/gpu-check"]
 fn device_entry_points_refuse_host_and_short_memory() {
-    let _ = nvrtc::preload();
-    let d = factz::gpu::exec::shared().unwrap_or_else(|e| panic!("{e}"));
+    let d = nvrtc::device();
     let (ny, nx) = (64, 48);
     let cfg = config();
     let host = vec![0.5f32; ny * nx];
