@@ -892,6 +892,12 @@ enum factz_status factz_field_critical_points(const float *u,
  was built without CUDA or no GPU, driver or NVRTC is usable. A relative
  bound and mode S still copy the field to the host once (see README, GPU).
 
+ FACTZ_INVALID_ARGUMENT, before any kernel runs, unless the driver
+ (cuPointerGetAttribute) knows `u_dev` and `v_dev` as device or managed
+ memory of device 0 with `ny * nx` floats of their allocation from there:
+ a host pointer (malloc, or cudaMallocHost), a freed or foreign pointer
+ would otherwise fault inside the caller's CUDA context.
+
  # Safety
  `cfg`: NULL or a factz_field_config of its struct_size; `u_dev`, `v_dev`:
  NULL or device pointers to `ny * nx` floats each; `out`: NULL or
@@ -916,7 +922,8 @@ enum factz_status factz_field_compress_device(const struct factz_field_config *c
  each (the stream's shape, else FACTZ_INVALID_ARGUMENT), on `stream` (NULL:
  the default stream). Returns when the field is written. Modes B and S
  decode with GPU kernels; a losslessly stored chunk decodes on the host and
- is copied up. FACTZ_UNSUPPORTED as factz_field_compress_device.
+ is copied up. FACTZ_UNSUPPORTED, and FACTZ_INVALID_ARGUMENT for pointers
+ that are not device memory of that size, as factz_field_compress_device.
 
  # Safety
  `data`: NULL or `len` readable host bytes; `u_dev`, `v_dev`: NULL or

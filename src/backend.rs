@@ -37,6 +37,32 @@ impl Ran {
     }
 }
 
+/// Where a compression runs once the GPU's setup (`gpu`, called only for
+/// `Cuda` and `Auto`) is known.
+#[derive(Debug)]
+pub enum Resolved<T> {
+    Gpu(T),
+    /// The CPU; for `Auto`, why not the GPU.
+    Cpu(Option<String>),
+}
+
+/// `backend` resolved against the GPU's setup: `Cuda` fails with the
+/// setup's error; `Auto` takes the CPU on any setup error, with its text as
+/// the reason: no driver or device (Unsupported), and equally an NVRTC
+/// failure, a driver that cannot load (JIT) the kernels, or a context an
+/// earlier fault poisoned, so that a write never fails where the CPU can
+/// still do it.
+pub fn resolve<T>(backend: Backend, gpu: impl FnOnce() -> Result<T>) -> Result<Resolved<T>> {
+    match backend {
+        Backend::Cpu => Ok(Resolved::Cpu(None)),
+        Backend::Cuda => gpu().map(Resolved::Gpu),
+        Backend::Auto => Ok(match gpu() {
+            Ok(g) => Resolved::Gpu(g),
+            Err(e) => Resolved::Cpu(Some(e.message)),
+        }),
+    }
+}
+
 /// Why there is no CUDA backend in this build.
 #[cfg(not(feature = "cuda"))]
 const NO_CUDA: &str = "this factz was built without the CUDA backend (cargo feature cuda)";
@@ -99,13 +125,9 @@ pub fn corrector(backend: Backend) -> Result<(Box<dyn Corrector>, Ran)> {
         Ok((Box::new(correct::Cpu), ran))
     };
     #[cfg(feature = "cuda")]
-    return match (backend, crate::gpu::exec::shared()) {
-        (Backend::Cpu, _) => cpu(None),
-        (Backend::Auto, Err(e)) if e.kind == crate::error::ErrorKind::Unsupported => {
-            cpu(Some(e.message))
-        }
-        (_, Err(e)) => Err(e),
-        (_, Ok(exec)) => {
+    return match resolve(backend, crate::gpu::exec::shared)? {
+        Resolved::Cpu(reason) => cpu(reason),
+        Resolved::Gpu(exec) => {
             let ran = Ran {
                 backend: Backend::Cuda,
                 fallback_reason: None,
@@ -118,5 +140,37 @@ pub fn corrector(backend: Backend) -> Result<(Box<dyn Corrector>, Ran)> {
         Backend::Cpu => cpu(None),
         Backend::Auto => cpu(Some(NO_CUDA.to_string())),
         Backend::Cuda => Err(Error::unsupported(NO_CUDA)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    #[test]
+    fn auto_falls_back_on_any_setup_error_and_cuda_fails_with_it() {
+        let nvrtc = || -> Result<()> { Err(Error::internal("NVRTC compiling mode_s.cu: boom")) };
+        let none = || -> Result<()> { Err(Error::unsupported("no CUDA driver")) };
+        for (setup, why) in [
+            (&nvrtc as &dyn Fn() -> Result<()>, "NVRTC"),
+            (&none, "driver"),
+        ] {
+            match resolve(Backend::Auto, setup).unwrap() {
+                Resolved::Cpu(Some(r)) => assert!(r.contains(why), "{r}"),
+                r => panic!("Auto with a failed setup: {r:?}"),
+            }
+            let e = resolve(Backend::Cuda, setup).unwrap_err();
+            assert!(e.message.contains(why), "{e}");
+        }
+        assert!(matches!(
+            resolve(Backend::Auto, || Ok(7)).unwrap(),
+            Resolved::Gpu(7)
+        ));
+        let untouched = || -> Result<()> { panic!("Cpu must not set up the GPU") };
+        assert!(matches!(
+            resolve(Backend::Cpu, untouched).unwrap(),
+            Resolved::Cpu(None)
+        ));
     }
 }

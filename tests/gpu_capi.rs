@@ -12,6 +12,10 @@ use factz::capi::status::factz_status::{self, *};
 use std::ffi::CStr;
 use std::ptr::{null, null_mut};
 
+#[cfg(feature = "cuda")]
+#[path = "common/nvrtc.rs"]
+mod nvrtc;
+
 fn last_error() -> String {
     // SAFETY: factz_last_error gives a NUL-terminated string or NULL.
     unsafe { CStr::from_ptr(factz_last_error()) }
@@ -117,4 +121,55 @@ fn device_entry_points_check_arguments_then_say_unsupported() {
     assert_eq!(dec(stream.as_ptr(), pu, pv, 0, 4), FACTZ_INVALID_ARGUMENT);
     assert_eq!(dec(stream.as_ptr(), pu, pv, 3, 4), FACTZ_UNSUPPORTED);
     assert!(last_error().contains("CUDA"), "{}", last_error());
+}
+
+/// On a GPU: host memory and too short an allocation are refused with
+/// FACTZ_INVALID_ARGUMENT naming the pointer, before any kernel runs (they
+/// would fault in the shared context and fail every later device test).
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore = "needs a CUDA GPU: scripts/gpu-check"]
+fn device_entry_points_refuse_host_and_short_memory() {
+    let d = nvrtc::device();
+    let (ny, nx) = (64, 48);
+    let cfg = config();
+    let host = vec![0.5f32; ny * nx];
+    let dev = d.stream.clone_htod(&host).unwrap();
+    let short = d.stream.clone_htod(&host[..ny * nx - 1]).unwrap();
+    let (pdev, _r1) = cudarc::driver::DevicePtr::device_ptr(&dev, &d.stream);
+    let (pshort, _r2) = cudarc::driver::DevicePtr::device_ptr(&short, &d.stream);
+    let (pdev, pshort) = (pdev as *const f32, pshort as *const f32);
+    let mut out = vec![0u8; 1 << 20];
+    let mut len = 0usize;
+    for (u, v, who, why) in [
+        (host.as_ptr(), pdev, "u_dev", "not memory CUDA knows"),
+        (pdev, host.as_ptr(), "v_dev", "not memory CUDA knows"),
+        (pdev, pshort, "v_dev", "the field needs"),
+    ] {
+        let s = compress(&cfg, u, v, ny, nx, &mut out, &mut len);
+        assert_eq!(s, FACTZ_INVALID_ARGUMENT, "{}", last_error());
+        assert!(
+            last_error().starts_with(who) || last_error().contains(who),
+            "{}",
+            last_error()
+        );
+        assert!(last_error().contains(why), "{}", last_error());
+    }
+    let s = compress(&cfg, pdev, pdev, ny, nx, &mut out, &mut len);
+    assert_eq!(s, FACTZ_OK, "{}", last_error());
+    let mut back = vec![0f32; ny * nx];
+    // SAFETY: a host buffer of ny * nx floats, refused before any write.
+    let s = unsafe {
+        factz_field_decompress_device(
+            out.as_ptr(),
+            len,
+            back.as_mut_ptr(),
+            pdev.cast_mut(),
+            ny,
+            nx,
+            null_mut(),
+        )
+    };
+    assert_eq!(s, FACTZ_INVALID_ARGUMENT, "{}", last_error());
+    assert!(last_error().contains("u_dev"), "{}", last_error());
 }

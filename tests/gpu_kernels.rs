@@ -529,9 +529,11 @@ mod cuda {
     }
 
     /// The library's own compile path (`gpu::compile`, as every module and
-    /// `exec::Cuda::all` use it) on every source `exec::sources()` loads:
-    /// each file once, every kernel of the KERNELS table in the PTX, nothing
-    /// contractible.
+    /// `exec::Cuda::all` use it) on every source `exec::sources()` loads, for
+    /// the fallback PTX and for the real architectures of an A100 and an
+    /// H200 (what `exec::Cuda::new` picks on them): every kernel of the
+    /// KERNELS table in the PTX, nothing contractible, and for `sm_XY` a
+    /// CUBIN whose ELF header names that SM (so the driver runs no JIT).
     #[test]
     fn cudarc_compiles_every_source_the_library_loads() {
         if !nvrtc::preloaded_or_skip() {
@@ -541,15 +543,126 @@ mod cuda {
         let names: BTreeSet<String> = sources.iter().map(|(_, n)| n.to_string()).collect();
         let listed: BTreeSet<String> = KERNELS.iter().map(|(f, _)| f.to_string()).collect();
         assert_eq!(names, listed, "exec::sources() and the KERNELS table");
-        for (text, name) in sources {
-            let ptx = gpu::compile(text, name, "compute_80").unwrap().to_src();
-            let entries = KERNELS.iter().find(|(f, _)| *f == name).unwrap().1;
-            for entry in entries {
-                assert!(ptx.contains(&format!(".entry {entry}(")), "{name}: {entry}");
+        for arch in [gpu::FALLBACK_ARCH, "sm_80", "sm_90"] {
+            for (text, name) in sources {
+                let c = gpu::compile(text, name, arch).unwrap();
+                let entries = KERNELS.iter().find(|(f, _)| *f == name).unwrap().1;
+                for entry in entries {
+                    assert!(
+                        c.ptx.contains(&format!(".entry {entry}(")),
+                        "{name}: {entry}"
+                    );
+                }
+                let loose = contractible(&c.ptx);
+                assert!(loose.is_empty(), "{name} {arch}: contractible: {loose:?}");
+                match arch.strip_prefix("sm_") {
+                    Some(sm) => {
+                        let cubin = c.cubin.unwrap_or_else(|| panic!("{name} {arch}: no CUBIN"));
+                        assert_eq!(&cubin[..4], b"\x7fELF", "{name} {arch}: not ELF");
+                        // ELF64 e_flags (offset 48): the SM in its low byte.
+                        let flags = u32::from_le_bytes(cubin[48..52].try_into().unwrap());
+                        assert_eq!(
+                            (flags & 0xff).to_string(),
+                            sm,
+                            "{name} {arch}: e_flags {flags:#x}"
+                        );
+                    }
+                    None => assert!(c.cubin.is_none(), "{name}: CUBIN for a virtual arch"),
+                }
             }
-            let loose = contractible(&ptx);
-            assert!(loose.is_empty(), "{name}: contractible: {loose:?}");
         }
+        // A compile error is an error, not a panic (Auto falls back on it).
+        let e = gpu::compile("this is not CUDA", "bad.cu", "sm_90").unwrap_err();
+        assert!(
+            e.message.contains("bad.cu") && e.message.contains("sm_90"),
+            "{e}"
+        );
+    }
+
+    /// This NVRTC (12.4) knows the A100's and H200's architectures, so
+    /// `exec::Cuda::new` compiles CUBINs for them.
+    #[test]
+    fn nvrtc_knows_sm_80_and_sm_90() {
+        if !nvrtc::preloaded_or_skip() {
+            return;
+        }
+        let archs = gpu::nvrtc_archs().unwrap();
+        assert!(archs.contains(&80) && archs.contains(&90), "{archs:?}");
+        assert_eq!(gpu::target_arch((9, 0), &archs), "sm_90");
+        eprintln!("NVRTC {:?}: {archs:?}", gpu::nvrtc_version().unwrap());
+    }
+
+    /// cudarc dlopens `libnvrtc.so` before `libnvrtc.so.12`: the NVRTC it
+    /// uses is the one `FACTZ_NVRTC` / the wheel names, and no other is
+    /// mapped (scripts/gpu-check links `libnvrtc.so` to the pack's).
+    #[test]
+    fn the_preloaded_nvrtc_is_the_only_one_loaded() {
+        if !nvrtc::preloaded_or_skip() {
+            return;
+        }
+        gpu::nvrtc_version().unwrap();
+        let want = std::fs::canonicalize(nvrtc::locate().unwrap()).unwrap();
+        let loaded: Vec<_> = gpu::nvrtc_loaded()
+            .iter()
+            .map(|p| std::fs::canonicalize(p).unwrap())
+            .collect();
+        assert_eq!(loaded, [want], "NVRTC mapped into the process");
+    }
+
+    /// A `libnvrtc.so` that is not NVRTC (cudarc dlopens that name first)
+    /// is an NVRTC failure: `gpu::compile` returns an error (cudarc panics
+    /// on the missing symbols) and `Auto` takes the CPU with it as the
+    /// reason, `Cuda` fails with it. Runs in a child process whose library
+    /// path starts with such a library, built here with the C compiler.
+    #[test]
+    fn a_library_that_is_not_nvrtc_is_an_error_auto_falls_back_on() {
+        use factz::backend::{resolve, Backend, Resolved};
+        const CHILD: &str = "FACTZ_TEST_NOT_NVRTC_CHILD";
+        if std::env::var_os(CHILD).is_some() {
+            assert!(
+                gpu::nvrtc_present(),
+                "the fake libnvrtc.so is not on the path"
+            );
+            let setup = || gpu::compile("extern \"C\" __global__ void k() {}", "k.cu", "sm_90");
+            let e = setup().unwrap_err();
+            assert!(e.message.contains("NVRTC"), "{e}");
+            match resolve(Backend::Auto, setup).unwrap() {
+                Resolved::Cpu(Some(why)) => assert!(why.contains("NVRTC"), "{why}"),
+                r => panic!("Auto: {r:?}"),
+            }
+            assert!(resolve(Backend::Cuda, setup).is_err());
+            println!("child checks passed");
+            return;
+        }
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("not_nvrtc");
+        std::fs::create_dir_all(&dir).unwrap();
+        let src = dir.join("not_nvrtc.c");
+        std::fs::write(&src, "int not_nvrtc(void) { return 0; }\n").unwrap();
+        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+        let built = std::process::Command::new(&cc)
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(dir.join("libnvrtc.so"))
+            .arg(&src)
+            .status()
+            .unwrap_or_else(|e| panic!("cannot run {cc}: {e}"));
+        assert!(built.success(), "{cc} failed");
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "cuda::a_library_that_is_not_nvrtc_is_an_error_auto_falls_back_on",
+                "--exact",
+                "--nocapture",
+            ])
+            .env(CHILD, "1")
+            .env("LD_LIBRARY_PATH", &dir)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && text.contains("child checks passed"),
+            "child: {}\n{text}",
+            out.status
+        );
     }
 
     #[test]

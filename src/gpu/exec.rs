@@ -336,6 +336,118 @@ pub fn sources() -> [(&'static str, &'static str); 8] {
 struct Loaded {
     modules: Vec<Arc<CudaModule>>,
     functions: Mutex<HashMap<String, CudaFunction>>,
+    arch: String,
+    /// The last launch, "kernel K grid [..] block [..]": what a fault found
+    /// later (at a copy or a sync) most likely comes from.
+    last: Mutex<String>,
+}
+
+/// Errors after which a CUDA context is unusable: every later call of the
+/// process fails with the same code (CUDA's "sticky" errors).
+pub fn is_sticky(code: cudarc::driver::sys::CUresult) -> bool {
+    use cudarc::driver::sys::CUresult::*;
+    matches!(
+        code,
+        CUDA_ERROR_ECC_UNCORRECTABLE
+            | CUDA_ERROR_ILLEGAL_ADDRESS
+            | CUDA_ERROR_LAUNCH_TIMEOUT
+            | CUDA_ERROR_ASSERT
+            | CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | CUDA_ERROR_MISALIGNED_ADDRESS
+            | CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | CUDA_ERROR_INVALID_PC
+            | CUDA_ERROR_LAUNCH_FAILED
+    )
+}
+
+/// The first sticky fault of a context, kept so that every later operation
+/// reports it (by kernel) instead of its own unrelated-looking failure.
+#[derive(Default)]
+pub struct Poison(std::sync::OnceLock<String>);
+
+impl Poison {
+    /// `code`, raised by `op` (a launch is "kernel ..."), as an error; a
+    /// sticky one is remembered as the fault (the first one only), described
+    /// with `last`, the last launch, and whether `checked` mode was on. The
+    /// code goes by name: cuGetErrorString needs the driver, which a test
+    /// of this may not have.
+    pub fn record(
+        &self,
+        op: &str,
+        code: cudarc::driver::sys::CUresult,
+        last: &str,
+        checked: bool,
+    ) -> Error {
+        let e = format!("{code:?}");
+        if !is_sticky(code) {
+            return Error::internal(format!("CUDA {op}: {e}"));
+        }
+        let fault = if op.starts_with("kernel ") {
+            format!("{op}: {e}")
+        } else if last.is_empty() {
+            format!("{e} at {op}, before any launch")
+        } else if checked {
+            format!("{e} at {op}, after {last} had finished cleanly")
+        } else {
+            format!(
+                "{e} at {op}; the last launch was {last} (FACTZ_CUDA_CHECK=1 waits after \
+                 every launch to name the faulting kernel)"
+            )
+        };
+        let first = self.0.get_or_init(|| fault.clone());
+        if *first == fault {
+            Error::internal(format!("CUDA fault: {fault}"))
+        } else {
+            self.poisoned(first)
+        }
+    }
+
+    /// Err once a fault has been recorded.
+    pub fn check(&self) -> Result<()> {
+        match self.0.get() {
+            Some(first) => Err(self.poisoned(first)),
+            None => Ok(()),
+        }
+    }
+
+    fn poisoned(&self, first: &str) -> Error {
+        Error::internal(format!(
+            "CUDA context poisoned by an earlier fault ({first}); nothing more runs on this \
+             device in this process"
+        ))
+    }
+}
+
+/// The process's CUDA context is one (the primary context of device 0).
+static POISON: std::sync::OnceLock<Poison> = std::sync::OnceLock::new();
+
+fn poison() -> &'static Poison {
+    POISON.get_or_init(Poison::default)
+}
+
+/// 0: not yet read from FACTZ_CUDA_CHECK; 1: off; 2: on.
+static CHECKED: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Check mode: wait for each kernel after its launch, so a fault is reported
+/// with the kernel's name and launch shape (slow; for tests and first runs).
+/// On when FACTZ_CUDA_CHECK is set to anything but 0 or empty, or after
+/// [`set_checked`]`(true)`.
+pub fn checked() -> bool {
+    use std::sync::atomic::Ordering;
+    match CHECKED.load(Ordering::Relaxed) {
+        0 => {
+            let on = std::env::var("FACTZ_CUDA_CHECK").is_ok_and(|v| !v.is_empty() && v != "0");
+            CHECKED.store(if on { 2 } else { 1 }, Ordering::Relaxed);
+            on
+        }
+        c => c == 2,
+    }
+}
+
+/// Turns check mode on or off for the process (see [`checked`]).
+pub fn set_checked(on: bool) {
+    CHECKED.store(if on { 2 } else { 1 }, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// A CUDA device with the kernels of some `kernels/*.cu` sources, launching
@@ -347,14 +459,23 @@ pub struct Cuda {
 }
 
 impl Cuda {
-    /// Compile `sources` ((text, name) pairs) for compute_80 and load them on
-    /// `ctx`; launches go on its default stream.
+    /// Compile `sources` ((text, name) pairs) for the device's own
+    /// architecture (CUBIN; [`super::FALLBACK_ARCH`] PTX, JIT-compiled by the
+    /// driver, when NVRTC does not know it) and load them on `ctx`; launches
+    /// go on its default stream.
     pub fn new(ctx: &Arc<CudaContext>, sources: &[(&str, &str)]) -> Result<Cuda> {
+        let cc = ctx.compute_capability().map_err(driver)?;
+        let arch = super::target_arch(cc, &super::nvrtc_archs()?);
         let modules = sources
             .iter()
             .map(|(text, name)| {
-                ctx.load_module(super::compile(text, name, "compute_80")?)
-                    .map_err(driver)
+                let image = super::compile(text, name, &arch)?.image();
+                ctx.load_module(image).map_err(|e| {
+                    Error::internal(format!(
+                        "CUDA loading {name} ({arch}) on a compute capability {}.{} device: {e}",
+                        cc.0, cc.1
+                    ))
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Cuda {
@@ -362,6 +483,8 @@ impl Cuda {
             loaded: Arc::new(Loaded {
                 modules,
                 functions: Mutex::new(HashMap::new()),
+                arch,
+                last: Mutex::new(String::new()),
             }),
         })
     }
@@ -369,6 +492,11 @@ impl Cuda {
     /// Every kernel of [`sources`].
     pub fn all(ctx: &Arc<CudaContext>) -> Result<Cuda> {
         Cuda::new(ctx, &sources())
+    }
+
+    /// What the kernels were compiled for: `sm_XY` (CUBIN) or the fallback PTX.
+    pub fn arch(&self) -> &str {
+        &self.loaded.arch
     }
 
     /// The same kernels launching on `stream` (of the same context).
@@ -379,11 +507,22 @@ impl Cuda {
         }
     }
 
-    /// Makes the context current on the calling thread: cudarc's own calls
-    /// do, the raw copies above do not, and a test harness or a caller's
-    /// thread pool may call from any thread.
-    fn bind(&self) -> Result<()> {
-        self.stream.context().bind_to_thread().map_err(driver)
+    /// A driver error of `op` as the library's, remembering a sticky fault.
+    fn fail(&self, op: &str, e: cudarc::driver::DriverError) -> Error {
+        let last = self.loaded.last.lock().unwrap_or_else(|p| p.into_inner());
+        poison().record(op, e.0, &last, checked())
+    }
+
+    /// Before any operation: Err once an earlier one faulted; then makes the
+    /// context current on the calling thread (cudarc's own calls do, the raw
+    /// copies below do not, and a test harness or a caller's thread pool may
+    /// call from any thread).
+    fn ready(&self) -> Result<()> {
+        poison().check()?;
+        self.stream
+            .context()
+            .bind_to_thread()
+            .map_err(|e| self.fail("binding the context", e))
     }
 
     fn function(&self, name: &str) -> Result<CudaFunction> {
@@ -410,7 +549,10 @@ impl Exec for Cuda {
     type Mem = CudaSlice<u8>;
 
     fn alloc(&self, bytes: usize) -> Result<CudaSlice<u8>> {
-        self.stream.alloc_zeros::<u8>(bytes.max(1)).map_err(driver)
+        self.ready()?;
+        self.stream
+            .alloc_zeros::<u8>(bytes.max(1))
+            .map_err(|e| self.fail(&format!("allocating {bytes} bytes"), e))
     }
 
     fn addr(&self, mem: &CudaSlice<u8>) -> u64 {
@@ -419,28 +561,35 @@ impl Exec for Cuda {
     }
 
     unsafe fn write_at(&self, addr: u64, data: &[u8]) -> Result<()> {
-        self.bind()?;
+        self.ready()?;
         // SAFETY: the caller's; pageable host memory is staged before this
         // returns, so `data` may go right after.
-        unsafe { result::memcpy_htod_async(addr, data, self.stream.cu_stream()) }.map_err(driver)
+        unsafe { result::memcpy_htod_async(addr, data, self.stream.cu_stream()) }
+            .map_err(|e| self.fail("a copy to the device", e))
     }
 
     unsafe fn read_at(&self, addr: u64, out: &mut [u8]) -> Result<()> {
-        self.bind()?;
+        self.ready()?;
         // SAFETY: the caller's; the synchronize keeps `out` borrowed until written.
-        unsafe { result::memcpy_dtoh_async(out, addr, self.stream.cu_stream()) }.map_err(driver)?;
-        self.stream.synchronize().map_err(driver)
+        unsafe { result::memcpy_dtoh_async(out, addr, self.stream.cu_stream()) }
+            .map_err(|e| self.fail("a copy to the host", e))?;
+        self.stream
+            .synchronize()
+            .map_err(|e| self.fail("a copy to the host", e))
     }
 
     fn sync(&self) -> Result<()> {
-        self.stream.synchronize().map_err(driver)
+        poison().check()?;
+        self.stream
+            .synchronize()
+            .map_err(|e| self.fail("a stream synchronize", e))
     }
 
     unsafe fn copy_at(&self, dst: u64, src: u64, bytes: usize) -> Result<()> {
-        self.bind()?;
+        self.ready()?;
         // SAFETY: the caller's.
         unsafe { result::memcpy_dtod_async(dst, src, bytes, self.stream.cu_stream()) }
-            .map_err(driver)
+            .map_err(|e| self.fail("a copy on the device", e))
     }
 
     unsafe fn launch_dims(
@@ -450,7 +599,9 @@ impl Exec for Cuda {
         block: [u32; 3],
         args: &[Arg],
     ) -> Result<()> {
+        self.ready()?;
         let f = self.function(kernel)?;
+        let what = format!("kernel {kernel} grid {grid:?} block {block:?}");
         let mut l = self.stream.launch_builder(&f);
         for a in args {
             match a {
@@ -467,16 +618,96 @@ impl Exec for Cuda {
             shared_mem_bytes: 0,
         };
         // SAFETY: the caller's (arguments match the kernel).
-        unsafe { l.launch(cfg) }.map(|_| ()).map_err(driver)
+        unsafe { l.launch(cfg) }.map_err(|e| self.fail(&what, e))?;
+        if checked() {
+            self.stream.synchronize().map_err(|e| self.fail(&what, e))?;
+        }
+        *self.loaded.last.lock().unwrap_or_else(|p| p.into_inner()) = what;
+        Ok(())
     }
 }
 
 /// The process's device with every kernel compiled, set up once (NVRTC takes
-/// seconds), or why there is none (Unsupported when there is no driver,
-/// device or NVRTC).
+/// seconds), or why there is none: Unsupported when there is no driver,
+/// device or NVRTC, Internal when NVRTC or the driver fails to compile or
+/// load a kernel (`Auto` takes the CPU on either, `crate::backend`).
 pub fn shared() -> std::result::Result<&'static Cuda, Error> {
     static CUDA: std::sync::OnceLock<std::result::Result<Cuda, Error>> = std::sync::OnceLock::new();
     CUDA.get_or_init(|| Cuda::all(&super::device()?))
         .as_ref()
         .map_err(Clone::clone)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cudarc::driver::sys::CUresult;
+
+    #[test]
+    fn the_first_sticky_fault_names_its_kernel_and_every_later_call_reports_it() {
+        let p = Poison::default();
+        let launch = "kernel mode_s_phase grid [64, 12, 1] block [256, 1, 1]";
+        // Not sticky: an error of its own, nothing remembered.
+        let e = p.record(
+            "a copy to the host",
+            CUresult::CUDA_ERROR_INVALID_VALUE,
+            launch,
+            false,
+        );
+        assert!(e.message.contains("CUDA_ERROR_INVALID_VALUE"), "{e}");
+        assert!(p.check().is_ok());
+        // Checked mode: the launch's own wait faults, the kernel is named.
+        let e = p.record(launch, CUresult::CUDA_ERROR_ILLEGAL_ADDRESS, "", true);
+        assert!(
+            e.message
+                .contains("CUDA fault: kernel mode_s_phase grid [64, 12, 1]"),
+            "{e}"
+        );
+        assert!(e.message.contains("CUDA_ERROR_ILLEGAL_ADDRESS"), "{e}");
+        // Later: every operation, and any later fault, reports the first.
+        for e in [
+            p.check().unwrap_err(),
+            p.record(
+                "a copy to the device",
+                CUresult::CUDA_ERROR_LAUNCH_FAILED,
+                launch,
+                true,
+            ),
+        ] {
+            assert!(
+                e.message
+                    .starts_with("CUDA context poisoned by an earlier fault"),
+                "{e}"
+            );
+            assert!(e.message.contains("kernel mode_s_phase"), "{e}");
+            assert!(!e.message.contains("LAUNCH_FAILED"), "{e}");
+        }
+    }
+
+    #[test]
+    fn unchecked_a_fault_seen_later_names_the_last_launch() {
+        let p = Poison::default();
+        let e = p.record(
+            "a copy to the host",
+            CUresult::CUDA_ERROR_MISALIGNED_ADDRESS,
+            "kernel rans_encode grid [9, 1, 1] block [128, 1, 1]",
+            false,
+        );
+        assert!(e.message.contains("at a copy to the host"), "{e}");
+        assert!(
+            e.message.contains("the last launch was kernel rans_encode"),
+            "{e}"
+        );
+        assert!(e.message.contains("FACTZ_CUDA_CHECK=1"), "{e}");
+        assert!(p.check().is_err());
+    }
+
+    #[test]
+    fn only_context_destroying_errors_are_sticky() {
+        assert!(is_sticky(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS));
+        assert!(is_sticky(CUresult::CUDA_ERROR_LAUNCH_FAILED));
+        assert!(!is_sticky(CUresult::CUDA_ERROR_OUT_OF_MEMORY));
+        assert!(!is_sticky(CUresult::CUDA_ERROR_INVALID_VALUE));
+        assert!(!is_sticky(CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU));
+    }
 }

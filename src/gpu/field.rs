@@ -21,8 +21,9 @@ use super::mode_b_codec::CodecKernels;
 use super::mode_s::ModeSKernels;
 use super::parts::DevParts;
 use super::rans::RansKernels;
+use crate::backend::Resolved;
 use crate::codec::Coder;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::field::stream::{self, Coded};
 use crate::field::{self, Bound, Compressed, FieldConfig, FieldInfo, FieldReport, Mode};
 use crate::format::{self, Parsed};
@@ -429,11 +430,9 @@ pub fn compress_host(
             )
         })
     };
-    let exec = match (backend, exec::shared()) {
-        (Backend::Cpu, _) => return cpu(None),
-        (Backend::Auto, Err(e)) if e.kind == ErrorKind::Unsupported => return cpu(Some(e.message)),
-        (_, Err(e)) => return Err(e),
-        (_, Ok(d)) => d,
+    let exec = match crate::backend::resolve(backend, exec::shared)? {
+        Resolved::Cpu(reason) => return cpu(reason),
+        Resolved::Gpu(d) => d,
     };
     let (du, dv) = super::upload_field(exec, u, v, ny, nx)?;
     let c = compress_on(&OnExec { exec }, [du.view(), dv.view()], ny, nx, cfg)?;

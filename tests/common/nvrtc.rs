@@ -199,9 +199,12 @@ pub fn preloaded_or_skip() -> bool {
 }
 
 /// The library's device executor with every kernel (NVRTC preloaded first),
-/// for the `#[ignore]`d device tests; panics saying why there is none.
+/// for the `#[ignore]`d device tests, in check mode (a wait after every
+/// launch: a fault names its kernel, and the tests after it say the context
+/// was poisoned by it); panics saying why there is none.
 #[cfg(feature = "cuda")]
 pub fn device() -> factz::gpu::exec::Cuda {
+    factz::gpu::exec::set_checked(true);
     let _ = preload();
     factz::gpu::exec::shared()
         .unwrap_or_else(|e| panic!("{e}"))
