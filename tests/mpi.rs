@@ -707,10 +707,17 @@ fn child(case: &str) {
 
     let (decoded, b_used, xi_used, stats) = if case == "without-ghosts-breaks-links" {
         // Each rank alone, no ghosts and no chunk rule: links across ranks are
-        // at the mercy of the base compressor (the oracle must see that).
-        let c = factz::particles::compress(mine, &cfg).expect("compress");
+        // at the mercy of the base compressor (the oracle must see that). A
+        // bound of 0.3 b (2 sqrt3 xi > b: every pair closer than 2b can flip)
+        // makes some of the links across a slab border change whatever the data.
+        let xi = 0.3 * b;
+        let alone = ParticleConfig {
+            bound: Bound::Abs(xi),
+            ..cfg.clone()
+        };
+        let c = factz::particles::compress(mine, &alone).expect("compress");
         let d = decompress(&c.bytes).expect("decompress").pos;
-        (d, b, 1e-2, String::new())
+        (d, b, xi, String::new())
     } else {
         let (c, r) = compress_particles(&world, mine, &cfg).expect("compress_particles");
         let d = decompress(&c.bytes).expect("decompress").pos;

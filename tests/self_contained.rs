@@ -105,6 +105,9 @@ fn no_path_leaves_the_repository() {
     let files = files();
     assert!(files.len() > 50, "found only {} files", files.len());
     for rel in files {
+        if rel == Path::new("tests/self_contained.rs") {
+            continue; // its own examples of what to catch
+        }
         let Ok(text) = std::fs::read_to_string(root().join(&rel)) else {
             continue; // binary
         };
