@@ -713,7 +713,7 @@ fn child(case: &str) {
         let xi = 0.3 * b;
         let alone = ParticleConfig {
             bound: Bound::Abs(xi),
-            ..cfg.clone()
+            ..cfg
         };
         let c = factz::particles::compress(mine, &alone).expect("compress");
         let d = decompress(&c.bytes).expect("decompress").pos;
