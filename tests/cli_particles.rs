@@ -111,11 +111,15 @@ fn round_trips_in_both_layouts_keep_every_link() {
     let links = brute_links(&pos, B, Some(BOX));
     assert!(links.len() > 1000, "the test set should be clustered");
     for (layout, raw) in [("aos", pos.clone()), ("soa", soa(&pos))] {
-        for (rel, coder) in [("1e-3", "rans"), ("1e-4", "huffman")] {
+        for (rel, coder, method) in [
+            ("1e-3", "rans", "correct"),
+            ("1e-4", "huffman", "correct"),
+            ("1e-3", "rans", "safe"),
+        ] {
             let input = s.path(&format!("in-{layout}.f32"));
             write(&input, &bytes_of(&raw));
-            let fz = s.path(&format!("{layout}-{rel}.fz"));
-            let back = s.path(&format!("{layout}-{rel}.f32"));
+            let fz = s.path(&format!("{layout}-{rel}-{method}.fz"));
+            let back = s.path(&format!("{layout}-{rel}-{method}.f32"));
             let out = run_ok(&[
                 "compress",
                 "--kind",
@@ -132,6 +136,8 @@ fn round_trips_in_both_layouts_keep_every_link() {
                 "10",
                 "--coder",
                 coder,
+                "--method",
+                method,
                 "-v",
                 &input,
                 &fz,
@@ -139,6 +145,7 @@ fn round_trips_in_both_layouts_keep_every_link() {
             let summary = String::from_utf8_lossy(&out.stderr);
             for want in [
                 "ratio",
+                &format!("method {method}"),
                 "bits/particle",
                 "vulnerable pairs",
                 "violated before",
@@ -776,6 +783,7 @@ fn bad_input_gives_one_line_errors() {
     err(&["--box", "-10", &input, &out], "--box");
     err(&["--base", "lz4", &input, &out], "--base");
     err(&["--edit-bits", "30", &input, &out], "--edit-bits");
+    err(&["--method", "fast", &input, &out], "--method");
     err(&["--layout", "xyz", &input, &out], "--layout");
     err(&["--shape", "10,10", &input, &out], "field2d");
     err(&["--mode", "s", &input, &out], "field2d");

@@ -131,6 +131,74 @@ fn adversarial_sets_keep_every_link() {
     }
 }
 
+/// The safe-bound method (`--method safe`): per-particle bounds instead of the
+/// optimiser, on the clustered sets (shuffled, dense, periodic and open) and the
+/// adversarial ones, every base, bounds from loose (2 sqrt3 xi > b: nearly every
+/// neighbour pair is vulnerable) to tight.
+#[test]
+fn safe_method_keeps_every_link() {
+    let safe = |mut cfg: ParticleConfig| {
+        cfg.correction.method = particles::correct::Method::Safe;
+        cfg
+    };
+    let sets = [
+        ("seed 4", datagen_particles(16, 4, 100.0, &[]), 100.0),
+        (
+            "seed 5 dense shuffled",
+            datagen_particles(15, 5, 30.0, &["--sigma20", "4", "--order", "shuffle"]),
+            30.0,
+        ),
+    ];
+    let (mut broken_by_base, mut edited) = (0, 0);
+    for (name, pos, l) in sets {
+        let b = fof_b(pos.len() / 3, l);
+        for period in [None, Some(l)] {
+            let links = brute_links(&pos, period, b);
+            let case = Case {
+                name: format!("safe {name} period {period:?}"),
+                pos: pos.clone(),
+                b,
+                period,
+            };
+            for base in bases() {
+                for bound in [
+                    Bound::Abs(0.3 * b),
+                    Bound::Rel(1e-3),
+                    Bound::Rel(1e-4),
+                    Bound::Rel(1e-5),
+                    Bound::Rel(1e-6),
+                ] {
+                    let rep = roundtrip(&case, &safe(config(base, bound, b, period)), &links);
+                    broken_by_base += rep.correction.violated_before;
+                    edited += rep.correction.edited_coords;
+                    assert_eq!(rep.correction.iterations, 0, "{}: no optimiser", case.name);
+                }
+            }
+        }
+    }
+    assert!(
+        broken_by_base > 0 && edited > 0,
+        "nothing to keep: the test proves nothing"
+    );
+    for case in adversarial(12) {
+        let links = brute_links(&case.pos, case.period, case.b);
+        for base in bases() {
+            for bound in [
+                Bound::Rel(1e-2),
+                Bound::Rel(1e-5),
+                Bound::Abs(case.b),
+                Bound::Abs(1e-30),
+            ] {
+                roundtrip(
+                    &case,
+                    &safe(config(base, bound, case.b, case.period)),
+                    &links,
+                );
+            }
+        }
+    }
+}
+
 /// The narrowest and widest edit lattices (2 and 24 bits): at 2 bits an edit
 /// can barely move a particle, so the fallback stores most fixes exactly; the
 /// guarantee holds either way.

@@ -329,6 +329,7 @@ impl factz_particles_config {
                 learning_rate: self.learning_rate,
                 max_iters: self.max_iters,
                 tolerance: self.tolerance,
+                ..correct::Options::default()
             },
         };
         particles::check_config(&cfg).map_err(|e| {

@@ -27,9 +27,36 @@ use crate::field::quantize::within;
 use rayon::prelude::*;
 use std::time::Instant;
 
-/// Optimiser settings.
+/// How the particles of vulnerable pairs are fixed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Method {
+    /// The optimiser: edits only where the base changed a link (best ratio).
+    #[default]
+    Correct,
+    /// Per-particle safe bounds, one pass, no optimiser (`super::safe`).
+    Safe,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Correct => "correct",
+            Method::Safe => "safe",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Method> {
+        match s.to_ascii_lowercase().as_str() {
+            "correct" => Some(Method::Correct),
+            "safe" => Some(Method::Safe),
+            _ => None,
+        }
+    }
+}
+
+/// Correction settings (the optimiser's, and which method runs).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Options {
+    pub method: Method,
     /// Edit quantization bits m (2..=24).
     pub edit_bits: u32,
     /// Adam step size, in units of the absolute bound xi.
@@ -43,6 +70,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
+            method: Method::Correct,
             edit_bits: 16,
             learning_rate: LEARNING_RATE,
             max_iters: 1000,

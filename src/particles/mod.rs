@@ -16,6 +16,7 @@ pub mod geometry;
 pub mod gpu_ref;
 pub mod grid;
 pub mod metrics;
+pub mod safe;
 pub mod stream;
 pub mod vulnerable;
 
@@ -413,7 +414,11 @@ pub fn finish_with(
     if let Some(forced) = forced {
         exact.iter_mut().zip(forced).for_each(|(e, &f)| *e |= f);
     }
-    let out = correct::correct(
+    let run = match cfg.correction.method {
+        correct::Method::Correct => correct::correct,
+        correct::Method::Safe => safe::correct,
+    };
+    let out = run(
         corrector,
         pos,
         base_pos,

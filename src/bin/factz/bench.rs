@@ -227,6 +227,7 @@ pub fn bench(argv: Vec<OsString>) -> CliResult<u8> {
         val("b"),
         val("eta"),
         val("box"),
+        val("method"),
         val("edit-bits"),
         val("max-iters"),
         val("min-members"),

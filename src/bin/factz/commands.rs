@@ -37,6 +37,7 @@ pub fn compress(argv: Vec<OsString>) -> CliResult<u8> {
         val("eta"),
         val("box"),
         val("base"),
+        val("method"),
         val("edit-bits"),
         val("max-iters"),
         val("backend"),

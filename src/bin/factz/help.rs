@@ -11,7 +11,7 @@ Usage:
   factz compress   --kind particles [--count N] [--layout aos|soa]
                    [--abs X | --rel X] [--b B | --eta E] [--box L]
                    [--base builtin|sz3|zfp] [--coder huffman|rans] [--zstd LEVEL]
-                   [--chunk] [--verify] [--edit-bits M] [--max-iters K]
+                   [--chunk] [--verify] [--method correct|safe] [--edit-bits M] [--max-iters K]
                    [--backend cpu|cuda|auto] IN.f32 OUT.fz
   factz decompress IN.fz OUT.f32
   factz verify     ORIG.f32 IN.fz|RECON.f32 [--kind field2d|particles] [shape flags]
@@ -74,8 +74,14 @@ Particle options (every friends-of-friends link keeps its status):
   --box L               periodic box of side L (minimum-image distances); default open
   --base builtin|sz3|zfp  base compressor before the link correction (default builtin;
                         sz3 and zfp when built with those cargo features)
+  --method correct|safe  how links are kept (default correct): correct edits
+                        only particles whose link the base changed, with an
+                        optimiser (best ratio); safe gives every particle of a
+                        vulnerable pair its own bound, under which none of its
+                        links can change, in one pass (much faster, larger
+                        streams at loose bounds). Same stream format
   --edit-bits M         bits per correction edit, 2..24 (default 16)
-  --max-iters K         optimiser iterations before the exact-storage fallback (default 2000)
+  --max-iters K         optimiser iterations before the exact-storage fallback (default 1000)
 
 IN may be `-` (stdin) and OUT may be `-` (stdout). Decompression gives the data
 back in the layout it came in. The -v summary of particles gives the ratio,
@@ -171,6 +177,7 @@ Particle options:
   --b B | --eta E       linking length (default: the sidecar's fof_b, else eta 0.2)
   --box L               periodic box side (default: the sidecar's box when it says
                         periodic, else open boundaries)
+  --method LIST         correct, safe or correct,safe (default correct)
   --edit-bits M, --max-iters K, --min-members M   as for compress / verify
 
 Baselines at the same absolute bound: zstd (lossless, level 3) always; SZ3 in

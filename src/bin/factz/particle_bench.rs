@@ -327,6 +327,14 @@ pub fn bench(a: &Args) -> CliResult<u8> {
     let zstd_level = a.int_in("zstd", 0, 22)?.unwrap_or(0) as i32;
     let repeat = a.int_in("repeat", 1, 1000)?.unwrap_or(1) as usize;
     let min = min_members(a)?;
+    let methods = match a.value("method") {
+        None => vec![correct::Method::Correct],
+        Some(s) => args::parse_list(s, correct::Method::parse).ok_or_else(|| {
+            a.usage_err(format!(
+                "bad --method '{s}': expected correct, safe or correct,safe"
+            ))
+        })?,
+    };
     let mut correction = correct::Options::default();
     if let Some(m) = a.int_in("edit-bits", 2, 24)? {
         correction.edit_bits = m as u32;
@@ -409,12 +417,16 @@ pub fn bench(a: &Args) -> CliResult<u8> {
         for &rel in &rels {
             let abs = particles::absolute_bound(&inp.pos, Bound::Rel(rel));
             for &base in &bases {
-                for &coder in &coders {
+                for (&coder, &how) in coders
+                    .iter()
+                    .flat_map(|c| methods.iter().map(move |m| (c, m)))
+                {
                     let what = format!(
-                        "{}: rel {rel:e}, {}, {}",
+                        "{}: rel {rel:e}, {}, {}, {}",
                         inp.name,
                         base.name(),
-                        coder.name()
+                        coder.name(),
+                        how.name()
                     );
                     let cfg = ParticleConfig {
                         bound: Bound::Abs(abs),
@@ -426,7 +438,10 @@ pub fn bench(a: &Args) -> CliResult<u8> {
                         chunk_of_larger: false,
                         verify: false,
                         layout: Layout::Aos,
-                        correction,
+                        correction: correct::Options {
+                            method: how,
+                            ..correction
+                        },
                     };
                     progress.phase(&format!("{what}: compressing"));
                     let (tc, c) = best_of(repeat, || {
@@ -442,11 +457,13 @@ pub fn bench(a: &Args) -> CliResult<u8> {
                     let m =
                         particles::metrics::compare(&inp.pos, &d.pos, inp.space(), inp.b, abs, min);
                     let r = c.report;
-                    let method = if coders.len() > 1 {
-                        format!("factz+{}/{}", base.name(), coder.name())
-                    } else {
-                        format!("factz+{}", base.name())
-                    };
+                    let mut method = format!("factz+{}", base.name());
+                    if coders.len() > 1 {
+                        method += &format!("/{}", coder.name());
+                    }
+                    if how != correct::Method::Correct {
+                        method += &format!("/{}", how.name());
+                    }
                     rows.push(Row {
                         input: inp.name.clone(),
                         n,

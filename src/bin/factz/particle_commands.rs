@@ -19,8 +19,9 @@ use std::ffi::OsString;
 use std::fmt::Write as _;
 
 /// Flags only particle commands take (refused for `--kind field2d`).
-pub const PARTICLE_ONLY: [&str; 8] = [
+pub const PARTICLE_ONLY: [&str; 9] = [
     "count",
+    "method",
     "b",
     "eta",
     "box",
@@ -38,6 +39,9 @@ pub const FIELD_ONLY: [&str; 2] = ["shape", "mode"];
 pub fn config(a: &Args) -> CliResult<ParticleConfig> {
     let d = ParticleConfig::default();
     let mut correction = d.correction;
+    if let Some(m) = method(a)? {
+        correction.method = m;
+    }
     if let Some(m) = a.int_in("edit-bits", 2, 24)? {
         correction.edit_bits = m as u32;
     }
@@ -58,6 +62,16 @@ pub fn config(a: &Args) -> CliResult<ParticleConfig> {
     };
     particles::check_config(&cfg)?;
     Ok(cfg)
+}
+
+/// `--method correct|safe`, if given.
+pub fn method(a: &Args) -> CliResult<Option<factz::particles::correct::Method>> {
+    a.value("method")
+        .map(|s| {
+            factz::particles::correct::Method::parse(s)
+                .ok_or_else(|| a.usage_err(format!("bad --method '{s}': expected correct or safe")))
+        })
+        .transpose()
 }
 
 /// `--min-members M` (default 20).
@@ -102,7 +116,7 @@ fn summary(inp: &str, out: &str, n: usize, cfg: &ParticleConfig, c: &Compressed)
         )
     };
     format!(
-        "factz: {} -> {}: {n} particles {}, {} {}, abs bound {}, b {}, {}; {size}; {} vulnerable pairs, {} violated before correction, {} iterations, {} violated after, {} exact particles, {} edited coordinates{}{}",
+        "factz: {} -> {}: {n} particles {}, {} {}, abs bound {}, b {}, {}; {size}; method {}, {} vulnerable pairs, {} violated before correction, {} iterations, {} violated after, {} exact particles, {} edited coordinates{}{}",
         shown(inp),
         out_name(out),
         cfg.layout.name(),
@@ -111,6 +125,7 @@ fn summary(inp: &str, out: &str, n: usize, cfg: &ParticleConfig, c: &Compressed)
         short(r.abs_bound),
         short(r.linking_length),
         space_text(cfg.period),
+        cfg.correction.method.name(),
         s.vulnerable_pairs,
         s.violated_before,
         s.iterations,
@@ -563,6 +578,7 @@ pub fn correct(argv: Vec<OsString>) -> CliResult<u8> {
         val("coder"),
         val("zstd"),
         switch("chunk"),
+        val("method"),
         val("edit-bits"),
         val("max-iters"),
         switch("verbose"),

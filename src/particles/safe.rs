@@ -1,0 +1,226 @@
+//! The safe-bound method: each particle gets its own bound, under which none of
+//! its pairs can change link status, and is moved (by the correction's edit
+//! codes) to within it; no optimiser, one pass over the vulnerable pairs.
+//!
+//! A pair at original distance d keeps its status when each coordinate of each
+//! of its particles moves by less than `|d - b| / (2 sqrt 3)`: the distance then
+//! changes by less than `sqrt(3) (s_i + s_j) <= |d - b|`. Particle k's bound s_k
+//! is the minimum of that over its vulnerable pairs and xi (pairs outside the
+//! window are safe under xi already). A coordinate whose base value is within
+//! s_k stays; otherwise it takes the smallest edit that lands within s_k (small
+//! codes for particles just inside the window, so they cost few bits), or the
+//! particle is stored exactly when no edit can. Then, as in the correction,
+//! every vulnerable pair is checked with the exact link rule and both particles
+//! of any pair still changed are stored exactly until none is: the guarantee
+//! rests on that check, not on the margins.
+//!
+//! The stream is the correction's (edits and exact particles on top of the
+//! base), so every decoder reads it unchanged.
+
+use super::correct::{apply_edit, code_range, edit_step, Corrector, Options, Outcome, Stats};
+use super::geometry::Space;
+use super::vulnerable::{self, Pair};
+use crate::field::quantize::within;
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// Shrinks each pair's share of `|d - b|`, so that a bound met exactly still
+/// leaves the f64 distance on the right side of b (the exact check decides).
+const SHARE: f64 = (1.0 - 1e-9) / (2.0 * 1.732_050_807_568_877_2);
+
+/// Each particle's safe bound (<= xi; 0 for a particle of a pair at exactly b).
+pub fn bounds(orig: &[f32], pairs: &[Pair], space: Space, b: f64, xi: f64) -> Vec<f64> {
+    let n = orig.len() / 3;
+    let mut s = vec![xi; n];
+    for p in pairs {
+        let (i, j) = (p.i as usize, p.j as usize);
+        let d = space
+            .dist2(&orig[3 * i..3 * i + 3], &orig[3 * j..3 * j + 3])
+            .sqrt();
+        let g = if d.is_finite() {
+            (d - b).abs() * SHARE
+        } else {
+            0.0
+        };
+        s[i] = s[i].min(g);
+        s[j] = s[j].min(g);
+    }
+    s
+}
+
+/// The edit code whose decoded value is within `s` of `x` and moves `from` the
+/// least; None when no code lands within `s`.
+fn smallest_edit(from: f32, x: f32, s: f64, step: f64, m: u32) -> Option<(i32, f32)> {
+    let (lo, hi) = code_range(m);
+    let t = x as f64 - from as f64;
+    // The offset nearest 0 that is within s of t, then the code at or past it.
+    let want = t - s.min(t.abs()) * t.signum();
+    let toward = if t > 0.0 { 1 } else { -1 };
+    let c = want / step - 0.5;
+    let mut code = (if t > 0.0 { c.ceil() } else { c.floor() }).clamp(lo as f64, hi as f64) as i32;
+    for _ in 0..4 {
+        let v = apply_edit(from, code, step);
+        if v.is_finite() && within(v, x, s) {
+            return Some((code, v));
+        }
+        code = (code + toward).clamp(lo, hi);
+    }
+    None
+}
+
+/// `correct::correct`'s contract with per-particle safe bounds instead of the
+/// optimiser: `recon` the base output, `exact` the particles already stored
+/// exactly.
+#[allow(clippy::too_many_arguments)]
+pub fn correct(
+    corrector: &dyn Corrector,
+    orig: &[f32],
+    mut recon: Vec<f32>,
+    mut exact: Vec<bool>,
+    space: Space,
+    b: f64,
+    xi: f64,
+    opts: &Options,
+) -> crate::error::Result<Outcome> {
+    let t0 = Instant::now();
+    let n = orig.len() / 3;
+    for k in (0..n).filter(|&k| exact[k]) {
+        recon[3 * k..3 * k + 3].copy_from_slice(&orig[3 * k..3 * k + 3]);
+    }
+    let pairs = corrector.pairs(orig, space, b, xi)?;
+    let mut stats = Stats {
+        vulnerable_pairs: pairs.len(),
+        violated_before: vulnerable::violated(&pairs, &recon, space, b).count(),
+        setup_s: t0.elapsed().as_secs_f64(),
+        ..Stats::default()
+    };
+
+    let t = Instant::now();
+    let s = bounds(orig, &pairs, space, b, xi);
+    let step = edit_step(xi, opts.edit_bits);
+    // Per particle: its three codes (None: no edit) or None to store it exactly.
+    type Codes = Option<[Option<i32>; 3]>;
+    let plan: Vec<Codes> = (0..n)
+        .into_par_iter()
+        .map(|k| {
+            if exact[k] || s[k] >= xi {
+                return Some([None; 3]);
+            }
+            let mut codes = [None; 3];
+            for (a, code) in codes.iter_mut().enumerate() {
+                let (x, from) = (orig[3 * k + a], recon[3 * k + a]);
+                if within(from, x, s[k]) {
+                    continue;
+                }
+                *code = Some(smallest_edit(from, x, s[k], step, opts.edit_bits)?.0);
+            }
+            Some(codes)
+        })
+        .collect();
+    let mut edits = Vec::new();
+    for (k, p) in plan.iter().enumerate() {
+        if s[k] < xi && !exact[k] {
+            stats.active_particles += 1;
+        }
+        match p {
+            None => {
+                exact[k] = true;
+                recon[3 * k..3 * k + 3].copy_from_slice(&orig[3 * k..3 * k + 3]);
+            }
+            Some(codes) => {
+                for (a, c) in codes.iter().enumerate() {
+                    if let Some(code) = *c {
+                        let at = 3 * k + a;
+                        recon[at] = apply_edit(recon[at], code, step);
+                        edits.push((at as u64, code));
+                    }
+                }
+            }
+        }
+    }
+    stats.optimise_s = t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let mut first = true;
+    loop {
+        let bad: Vec<Pair> = vulnerable::violated(&pairs, &recon, space, b)
+            .copied()
+            .collect();
+        if first {
+            stats.violated_after = bad.len();
+            first = false;
+        }
+        if bad.is_empty() {
+            break;
+        }
+        for p in &bad {
+            for k in [p.i as usize, p.j as usize] {
+                if !exact[k] {
+                    exact[k] = true;
+                    stats.fallback_particles += 1;
+                    recon[3 * k..3 * k + 3].copy_from_slice(&orig[3 * k..3 * k + 3]);
+                }
+            }
+        }
+    }
+    edits.retain(|&(c, _)| !exact[c as usize / 3]);
+    stats.edited_coords = edits.len();
+    stats.check_s = t.elapsed().as_secs_f64();
+    Ok(Outcome {
+        recon,
+        exact,
+        edits,
+        stats,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_smallest_edit_lands_within_the_bound() {
+        let (xi, m) = (1e-2, 16);
+        let step = edit_step(xi, m);
+        for &(from, x, s) in &[
+            (10.0f32, 10.009f32, 1e-3),
+            (10.0, 9.991, 1e-3),
+            (10.0, 10.0004, 1e-3),
+            (-3.5, -3.4901, 2e-6),
+            (0.0, 0.0099, 5e-4),
+        ] {
+            match smallest_edit(from, x, s, step, m) {
+                Some((code, v)) => {
+                    assert!(within(v, x, s), "{from} -> {v}, x {x}, s {s}");
+                    assert_eq!(apply_edit(from, code, step), v);
+                    // one code less far would not do
+                    let back = if x > from { code - 1 } else { code + 1 };
+                    let w = apply_edit(from, back, step);
+                    assert!(
+                        !within(w, x, s)
+                            || (w as f64 - from as f64).abs() >= (v as f64 - from as f64).abs(),
+                        "{from} -> {v}: {w} moves less and is within"
+                    );
+                }
+                None => panic!("{from} -> {x} within {s}: no edit"),
+            }
+        }
+        // Far below the edit lattice's resolution nothing lands (f32 spacing
+        // near 0.0099 is 1e-9, the lattice's 6e-7: no code rounds onto x).
+        assert!(smallest_edit(0.0, 0.0099, 1e-13, step, m).is_none());
+    }
+
+    #[test]
+    fn bounds_split_each_pairs_margin() {
+        let orig = [0.0f32, 0.0, 0.0, 1.1, 0.0, 0.0, 5.0, 5.0, 5.0];
+        let pairs = [Pair {
+            i: 0,
+            j: 1,
+            linked: false,
+        }];
+        let s = bounds(&orig, &pairs, Space::open(), 1.0, 0.5);
+        let want = (1.1f32 as f64 - 1.0) / (2.0 * 3f64.sqrt());
+        assert!((s[0] - want).abs() < 1e-9 && s[0] < want && s[0] == s[1]);
+        assert_eq!(s[2], 0.5, "a particle without vulnerable pairs keeps xi");
+    }
+}
