@@ -51,13 +51,34 @@ pub fn bounds(orig: &[f32], pairs: &[Pair], space: Space, b: f64, xi: f64) -> Ve
 /// The edit code whose decoded value is within `s` of `x` and moves `from` the
 /// least; None when no code lands within `s`.
 fn smallest_edit(from: f32, x: f32, s: f64, step: f64, m: u32) -> Option<(i32, f32)> {
-    let (lo, hi) = code_range(m);
     let t = x as f64 - from as f64;
     // The offset nearest 0 that is within s of t, then the code at or past it.
-    let want = t - s.min(t.abs()) * t.signum();
-    let toward = if t > 0.0 { 1 } else { -1 };
+    edge_code(
+        from,
+        x,
+        s,
+        step,
+        m,
+        t - s.min(t.abs()) * t.signum(),
+        t.signum(),
+    )
+}
+
+/// The valid code nearest the offset `want`, searching in direction `dir`.
+fn edge_code(
+    from: f32,
+    x: f32,
+    s: f64,
+    step: f64,
+    m: u32,
+    want: f64,
+    dir: f64,
+) -> Option<(i32, f32)> {
+    let (lo, hi) = code_range(m);
     let c = want / step - 0.5;
-    let mut code = (if t > 0.0 { c.ceil() } else { c.floor() }).clamp(lo as f64, hi as f64) as i32;
+    let mut code =
+        (if dir > 0.0 { c.ceil() } else { c.floor() }).clamp(lo as f64, hi as f64) as i32;
+    let toward = if dir > 0.0 { 1 } else { -1 };
     for _ in 0..4 {
         let v = apply_edit(from, code, step);
         if v.is_finite() && within(v, x, s) {
@@ -66,6 +87,39 @@ fn smallest_edit(from: f32, x: f32, s: f64, step: f64, m: u32) -> Option<(i32, f
         code = (code + toward).clamp(lo, hi);
     }
     None
+}
+
+/// Of the codes that land within `s` of `x`, the one with the most trailing
+/// zero bits (unique: two multiples of 2^k enclose one of 2^(k+1)): a tight bound needs a precise edit, a loose
+/// one only a few high bits, and the byte-plane coder then finds the low planes
+/// constant. None when no code lands within `s`.
+fn coarsest_edit(from: f32, x: f32, s: f64, step: f64, m: u32) -> Option<(i32, f32)> {
+    let near = smallest_edit(from, x, s, step, m)?;
+    let t = x as f64 - from as f64;
+    // The far end of the valid codes, searched back toward x.
+    let far = edge_code(from, x, s, step, m, t + s * t.signum(), -t.signum()).unwrap_or(near);
+    let (a, b) = (near.0.min(far.0), near.0.max(far.0));
+    // On magnitudes: the valid codes lie on one side of 0 unless they straddle
+    // codes -1 and 0 (offsets -step/2, +step/2), where the nearest is as cheap.
+    let (neg, lo, hi) = if a >= 0 {
+        (false, a as i64, b as i64)
+    } else if b <= 0 {
+        (true, -(b as i64), -(a as i64))
+    } else {
+        return Some(near);
+    };
+    let pick = (0..31)
+        .rev()
+        .map(|k| (hi >> k) << k)
+        .find(|&c| c >= lo)
+        .unwrap_or(lo);
+    let code = if neg { -pick } else { pick } as i32;
+    let v = apply_edit(from, code, step);
+    if v.is_finite() && within(v, x, s) {
+        Some((code, v))
+    } else {
+        Some(near)
+    }
 }
 
 /// `correct::correct`'s contract with per-particle safe bounds instead of the
@@ -112,7 +166,7 @@ pub fn correct(
                 if within(from, x, s[k]) {
                     continue;
                 }
-                *code = Some(smallest_edit(from, x, s[k], step, opts.edit_bits)?.0);
+                *code = Some(coarsest_edit(from, x, s[k], step, opts.edit_bits)?.0);
             }
             Some(codes)
         })
@@ -204,6 +258,19 @@ mod tests {
                 }
                 None => panic!("{from} -> {x} within {s}: no edit"),
             }
+        }
+        for &(from, x, s) in &[
+            (10.0f32, 10.009f32, 1e-3),
+            (-3.5, -3.4901, 2e-6),
+            (5.0, 4.991, 4e-3),
+        ] {
+            let (code, v) = coarsest_edit(from, x, s, step, m).unwrap();
+            assert!(within(v, x, s) && apply_edit(from, code, step) == v);
+            let (near, _) = smallest_edit(from, x, s, step, m).unwrap();
+            assert!(
+                code.trailing_zeros() >= near.trailing_zeros(),
+                "{code} vs {near}"
+            );
         }
         // Far below the edit lattice's resolution nothing lands (f32 spacing
         // near 0.0099 is 1e-9, the lattice's 6e-7: no code rounds onto x).
