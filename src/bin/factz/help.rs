@@ -11,8 +11,8 @@ Usage:
   factz compress   --kind particles [--count N] [--layout aos|soa]
                    [--abs X | --rel X] [--b B | --eta E] [--box L]
                    [--base builtin|sz3|zfp] [--coder huffman|rans] [--zstd LEVEL]
-                   [--chunk] [--verify] [--method correct|safe] [--edit-bits M] [--max-iters K]
-                   [--backend cpu|cuda|auto] IN.f32 OUT.fz
+                   [--chunk] [--verify] [--method correct|safe] [--edit-bits M]
+                   [--max-iters K] [--backend cpu|cuda|auto] IN.f32 OUT.fz
   factz decompress IN.fz OUT.f32
   factz verify     ORIG.f32 IN.fz|RECON.f32 [--kind field2d|particles] [shape flags]
                    [--abs X | --rel X] [--json]
@@ -251,7 +251,7 @@ The same options give the same bits on every platform and thread count.
 field2d: 2D decaying turbulence (u, v) on the periodic square, N x N, SoA (all
 u, then all v; rows = y, x fastest): a pseudo-spectral vorticity solver run from
 a random band-limited start, so it has the vortices, saddles and foci of real
-2D flow. 512^2 takes about 10 s on two cores.
+2D flow. 512^2 takes about 25 s on two cores, 256^2 about 6 s.
   --n N                 grid size (default 512)
   --seed S              seed (default 1)
   --k0 K                initial spectral peak (default nsim / 32; larger: more

@@ -159,7 +159,7 @@ pub fn bound_origin(flag: Option<factz::field::Bound>) -> String {
     match flag {
         Some(factz::field::Bound::Abs(_)) => "absolute, given".into(),
         Some(factz::field::Bound::Rel(r)) => {
-            format!("absolute, from --rel {} of the value range", short(r))
+            format!("absolute, from --rel {r:e} of the value range")
         }
         None => "absolute, from the stream".into(),
     }
