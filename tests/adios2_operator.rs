@@ -238,7 +238,7 @@ struct ParticleSet {
 /// Clustered particles in a periodic box, with FoF's usual linking length.
 fn periodic_particles() -> ParticleSet {
     let l = 50.0;
-    let pos = po::datagen_particles(16, 3, l, &[]);
+    let pos = po::synth_particles(16, 3, l, &[]);
     ParticleSet {
         b: po::fof_b(pos.len() / 3, l),
         pos: sorted_by_x(&pos),
@@ -360,10 +360,10 @@ fn read_everywhere(file: &Path, var: &str, step: usize) -> Vec<f32> {
     rust
 }
 
-/// Two steps of different fields: datagen turbulence, then a NaN-masked window
+/// Two steps of different fields: synth turbulence, then a NaN-masked window
 /// of it moved into [9.9, 10.1] (away from 0, which partial blocks must not see).
 fn field_steps() -> [Field; 2] {
-    let (u, v) = fields::datagen_turbulence(256, 2, &["--k0", "48", "--t-end", "3"]);
+    let (u, v) = fields::synth_turbulence(256, 2, &["--k0", "48", "--t-end", "3"]);
     let turb = Field::new("turbulence-256", 256, 256, u, v);
     let w = fields::nan_mask(&turb, 4);
     let moved = Field::new(
@@ -461,7 +461,7 @@ fn python_writes_particles_in_blocks_and_steps_every_reader_keeps_every_link() {
     let dir = scratch("particles");
     let first = periodic_particles();
     let second = ParticleSet {
-        pos: sorted_by_x(&po::datagen_particles(16, 5, first.period, &[])),
+        pos: sorted_by_x(&po::synth_particles(16, 5, first.period, &[])),
         b: first.b,
         period: first.period,
     };

@@ -188,7 +188,7 @@ fn bits_of(u: &[f32], v: &[f32]) -> Vec<u32> {
     u.iter().chain(v).map(|x| x.to_bits()).collect()
 }
 
-/// One stream per mode x coder x zstd {off, 3} of a 37 x 53 window of datagen turbulence.
+/// One stream per mode x coder x zstd {off, 3} of a 37 x 53 window of synth turbulence.
 fn streams() -> Vec<Stream> {
     let f = source_field();
     let mut out = Vec::new();

@@ -265,12 +265,12 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
 const REL_BOUNDS: [f64; 5] = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5];
 
 fn dense64() -> Field {
-    let (u, v) = fields::datagen_turbulence(64, 1, &["--k0", "8", "--t-end", "3"]);
+    let (u, v) = fields::synth_turbulence(64, 1, &["--k0", "8", "--t-end", "3"]);
     Field::new("dense64s1", 64, 64, u, v)
 }
 
 fn dense128() -> Field {
-    let (u, v) = fields::datagen_turbulence(128, 2, &["--k0", "12", "--t-end", "3"]);
+    let (u, v) = fields::synth_turbulence(128, 2, &["--k0", "12", "--t-end", "3"]);
     Field::new("dense128s2", 128, 128, u, v)
 }
 

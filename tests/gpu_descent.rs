@@ -6,7 +6,7 @@
 //! compression with the GPU's pair search and optimiser
 //! (`gpu::particles::GpuCorrection`) must give the CPU's stream byte for byte.
 //!
-//! Inputs: datagen's clustered particles, open and periodic, at bounds from
+//! Inputs: clustered particles from factz synth, open and periodic, at bounds from
 //! 1% to 40% of b (from a few violated pairs to an optimiser that grows its
 //! active set for hundreds of iterations and stops on its work cap or stall
 //! rule), and the shared adversarial sets (pairs at exactly b, duplicates, one
@@ -22,7 +22,7 @@ mod nvrtc;
 mod shim_exec;
 
 use common::fields::Rng;
-use common::particles::{adversarial, datagen_particles, fof_b};
+use common::particles::{adversarial, fof_b, synth_particles};
 use factz::field::quantize::within;
 use factz::gpu::descent;
 use factz::gpu::exec::Exec;
@@ -45,12 +45,12 @@ fn cases() -> Vec<Case> {
     let l = 1.0;
     // Small enough for the shim (a few ms per iteration), large enough for
     // hundreds of iterations and a growing active set.
-    let clustered = datagen_particles(10, 3, l, &[]);
+    let clustered = synth_particles(10, 3, l, &[]);
     let b = fof_b(clustered.len() / 3, l);
     for period in [Some(l), None] {
         for frac in [0.01, 0.1, 0.4] {
             out.push(Case {
-                name: format!("datagen 10^3 {period:?} xi {frac} b"),
+                name: format!("synth 10^3 {period:?} xi {frac} b"),
                 pos: clustered.clone(),
                 cfg: ParticleConfig {
                     bound: Bound::Abs(frac * b),
@@ -64,7 +64,7 @@ fn cases() -> Vec<Case> {
     // Fewer iterations and coarser edits: the stall rule, the iteration cap
     // and the fallback rounds all take part.
     out.push(Case {
-        name: "datagen 10^3 periodic, 30 iterations, 6-bit edits".into(),
+        name: "synth 10^3 periodic, 30 iterations, 6-bit edits".into(),
         pos: clustered,
         cfg: ParticleConfig {
             bound: Bound::Abs(0.2 * b),
@@ -222,10 +222,10 @@ fn device_descent_gives_the_cpu_stream() {
     let mut cases = cases();
     // Sets at sizes the shim is too slow for.
     for frac in [0.1, 0.4] {
-        let pos = datagen_particles(16, 3, 1.0, &[]);
+        let pos = synth_particles(16, 3, 1.0, &[]);
         let b = fof_b(pos.len() / 3, 1.0);
         cases.push(Case {
-            name: format!("datagen 16^3 periodic xi {frac} b"),
+            name: format!("synth 16^3 periodic xi {frac} b"),
             pos,
             cfg: ParticleConfig {
                 bound: Bound::Abs(frac * b),
@@ -235,10 +235,10 @@ fn device_descent_gives_the_cpu_stream() {
             },
         });
     }
-    let big = datagen_particles(64, 2, 1.0, &[]);
+    let big = synth_particles(64, 2, 1.0, &[]);
     let b = fof_b(big.len() / 3, 1.0);
     cases.push(Case {
-        name: "datagen 64^3 periodic xi 0.2 b".into(),
+        name: "synth 64^3 periodic xi 0.2 b".into(),
         pos: big,
         cfg: ParticleConfig {
             bound: Bound::Abs(0.2 * b),

@@ -5,7 +5,7 @@
 //! (`kernels/shim`): the CUDA path runs the same Rust code on a device.
 //!
 //! - Streams equal `field::compress`'s byte for byte (and the reports), for
-//!   modes B and S, on datagen turbulence, smooth fields of awkward shapes,
+//!   modes B and S, on synth turbulence, smooth fields of awkward shapes,
 //!   the adversarial suite and noise, under relative and absolute bounds,
 //!   chunk flag, both coders, zstd, verify, and the lossless fallback.
 //! - Decoding through the kernels equals `field::decompress`, bit for bit.

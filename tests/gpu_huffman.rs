@@ -12,7 +12,7 @@
 //! - Decoding: the block decoder gives what `codec::decode_u32` gives, on CPU
 //!   streams and on corrupted ones (same symbols, or an error for both).
 //!
-//! Inputs: quantization codes of datagen turbulence compressed with mode B and
+//! Inputs: quantization codes of synth turbulence compressed with mode B and
 //! mode S, and adversarial streams (empty, one symbol, two, equiprobable
 //! alphabets on both histogram paths, geometric counts that hit the 24-bit code
 //! length limit, lengths that are not multiples of 32, 64 or the block size).

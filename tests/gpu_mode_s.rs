@@ -4,7 +4,7 @@
 //! OS thread), and gives `speculative::encode`'s Parts (exact mask, raw words, ids,
 //! codes) and `speculative::decode`'s values bit for bit, and the triangle
 //! signatures of `forced_exact_and_signatures`, on smooth fields of awkward
-//! shapes, datagen turbulence windows, noise dense in critical points, the
+//! shapes, synth turbulence windows, noise dense in critical points, the
 //! adversarial suite, and bounds from loose to far below f32 resolution.
 
 #![cfg(feature = "cuda")]

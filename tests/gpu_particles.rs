@@ -12,7 +12,7 @@
 //! - edit compaction: the kept edits (coordinate, zig-zag code) and the packed
 //!   edit mask of `stream::Correction`, from a real correction's codes.
 //!
-//! Inputs: datagen's clustered particles (open and periodic), the shared
+//! Inputs: clustered particles from factz synth (open and periodic), the shared
 //! adversarial sets (pairs at exactly b and b +- 1 ulp, duplicates, one cell,
 //! NaN and Inf, periodic faces, N = 1 and 2), empty and all-NaN input, tiny b
 //! (sparse grids with keys near 2^62, and grids the CPU coarsens), b near half
@@ -30,7 +30,7 @@ mod nvrtc;
 mod shim_exec;
 
 use common::fields::Rng;
-use common::particles::{adversarial, datagen_particles, fof_b};
+use common::particles::{adversarial, fof_b, synth_particles};
 use factz::codec::planes::pack_bits;
 use factz::codec::zigzag;
 use factz::gpu::particles::ParticleKernels;
@@ -94,20 +94,20 @@ fn sets() -> Vec<Set> {
     let mut out = Vec::new();
     // Clustered (halos: dense cells beside empty ones), open and periodic.
     let l = 1.0;
-    let clustered = datagen_particles(16, 3, l, &[]);
+    let clustered = synth_particles(16, 3, l, &[]);
     let b = fof_b(clustered.len() / 3, l);
     for period in [Some(l), None] {
         out.push(Set {
-            name: format!("datagen 16^3 {period:?}"),
+            name: format!("synth 16^3 {period:?}"),
             pos: clustered.clone(),
             space: space(period),
             b,
             xis: vec![1e-3 * b, 0.05 * b, 0.5 * b],
         });
     }
-    let shuffled = datagen_particles(22, 5, 10.0, &["--order", "shuffle"]);
+    let shuffled = synth_particles(22, 5, 10.0, &["--order", "shuffle"]);
     out.push(Set {
-        name: "datagen 22^3 shuffled periodic".into(),
+        name: "synth 22^3 shuffled periodic".into(),
         pos: shuffled.clone(),
         space: Space::periodic(10.0),
         b: fof_b(shuffled.len() / 3, 10.0),
@@ -118,7 +118,7 @@ fn sets() -> Vec<Set> {
     for (b, xi) in [(3e-6, 1e-7), (1e-9, 1e-10), (1e-30, 1e-31)] {
         for period in [Some(l), None] {
             out.push(Set {
-                name: format!("datagen 16^3 b {b:e} {period:?}"),
+                name: format!("synth 16^3 b {b:e} {period:?}"),
                 pos: clustered.clone(),
                 space: space(period),
                 b,
@@ -330,7 +330,7 @@ fn links_decided_by_the_summation_order() {
 /// timing-dependent scatter would show here.
 #[test]
 fn os_threads_give_the_same_bins_and_pairs() {
-    let pos = datagen_particles(10, 7, 1.0, &["--order", "shuffle"]);
+    let pos = synth_particles(10, 7, 1.0, &["--order", "shuffle"]);
     let b = fof_b(pos.len() / 3, 1.0);
     for period in [Some(1.0), None] {
         let sp = space(period);
@@ -363,9 +363,9 @@ fn cpu_edits(codes: &[i32], exact: &[bool]) -> (Vec<(u64, u32)>, Vec<u8>) {
 
 #[test]
 fn edit_compaction_equals_the_correction() {
-    // A real correction: datagen particles, a base output pushed to the bound
+    // A real correction: synth particles, a base output pushed to the bound
     // so links break, corrected by correct.rs.
-    let orig = datagen_particles(12, 9, 1.0, &[]);
+    let orig = synth_particles(12, 9, 1.0, &[]);
     let n = orig.len() / 3;
     let b = fof_b(n, 1.0);
     let xi = 0.05 * b;
@@ -438,10 +438,10 @@ mod cuda {
         let k = ParticleKernels { exec: &cuda };
         let mut sets = sets();
         // One set at a size the shim is too slow for.
-        let big = datagen_particles(64, 2, 1.0, &[]);
+        let big = synth_particles(64, 2, 1.0, &[]);
         let bb = fof_b(big.len() / 3, 1.0);
         sets.push(Set {
-            name: "datagen 64^3 periodic".into(),
+            name: "synth 64^3 periodic".into(),
             pos: big,
             space: Space::periodic(1.0),
             b: bb,

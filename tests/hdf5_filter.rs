@@ -157,7 +157,7 @@ fn check_field(f: &Field, raw: &[f32], c: &FieldCase, what: &str) {
 }
 
 fn test_fields() -> Vec<Field> {
-    let (u, v) = fields::datagen_turbulence(256, 2, &["--k0", "48", "--t-end", "3"]);
+    let (u, v) = fields::synth_turbulence(256, 2, &["--k0", "48", "--t-end", "3"]);
     let turb = Field::new("turbulence-256", 256, 256, u, v);
     let adversarial = fields::nan_mask(
         &fields::zero_patches(&fields::window(&turb, 7, 3, 150, 230), 5),
@@ -308,7 +308,7 @@ struct ParticleSet {
 
 fn particle_sets() -> Vec<ParticleSet> {
     let l = 50.0;
-    let pos = po::datagen_particles(16, 3, l, &[]);
+    let pos = po::synth_particles(16, 3, l, &[]);
     let n = pos.len() / 3;
     let open: Vec<f32> = pos.clone();
     vec![

@@ -410,7 +410,7 @@ fn c_program() -> Vec<String> {
 /// disjoint) and its box side.
 fn data() -> (Vec<f32>, f64) {
     let l = 50.0;
-    (sorted_by_x(&po::datagen_particles(16, 3, l, &[])), l)
+    (sorted_by_x(&po::synth_particles(16, 3, l, &[])), l)
 }
 
 /// This rank's slab [lo, hi) of n particles for a decomposition.
@@ -441,9 +441,9 @@ fn slab(n: usize, ranks: usize, rank: usize, how: &str) -> (usize, usize) {
     (cut(rank), if rank + 1 == ranks { n } else { cut(rank + 1) })
 }
 
-/// The test field: datagen turbulence, many critical points.
+/// The test field: synth turbulence, many critical points.
 fn field() -> Field {
-    let (u, v) = fields::datagen_turbulence(128, 2, &["--k0", "32", "--t-end", "3"]);
+    let (u, v) = fields::synth_turbulence(128, 2, &["--k0", "32", "--t-end", "3"]);
     Field::new("turbulence-128", 128, 128, u, v)
 }
 

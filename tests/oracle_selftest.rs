@@ -1,5 +1,5 @@
 //! Validates the independent oracle (tests/common/oracle.rs) on hand-made cases with
-//! known answers. Uses nothing from the `factz` crate.
+//! known answers. Uses nothing from the `factz` crate but its data generators.
 
 mod common;
 
@@ -485,7 +485,7 @@ fn adversarial_suite_builds() {
 fn naive_quantization_is_caught() {
     // A plain error-bounded quantizer that ignores topology must show P1/P2/P3 > 0 on
     // dense turbulence: the guarantee tests would notice a compressor that does this.
-    let (u, v) = fields::datagen_turbulence(64, 1, &["--k0", "8", "--t-end", "3"]);
+    let (u, v) = fields::synth_turbulence(64, 1, &["--k0", "8", "--t-end", "3"]);
     let lo = u.iter().chain(&v).fold(f32::INFINITY, |a, &b| a.min(b)) as f64;
     let hi = u.iter().chain(&v).fold(f32::NEG_INFINITY, |a, &b| a.max(b)) as f64;
     for tau in [1e-2, 1e-3] {

@@ -8,7 +8,7 @@ mod common;
 
 use common::container::{fix_crcs, parse_layout};
 use common::fields::Rng;
-use common::particles::{datagen_particles, fof_b};
+use common::particles::{fof_b, synth_particles};
 use factz::codec::Coder;
 use factz::particles::{
     self, apply_external, correct_external, Base, Bound, Linking, ParticleConfig,
@@ -45,7 +45,7 @@ fn decode(bytes: &[u8], external: Option<&Vec<f32>>) -> Result<Vec<u32>, String>
 }
 
 fn streams() -> Vec<Stream> {
-    let pos = datagen_particles(12, 21, 100.0, &[]);
+    let pos = synth_particles(12, 21, 100.0, &[]);
     let b = fof_b(pos.len() / 3, 100.0);
     let mut out = Vec::new();
     let mut edits = 0;
@@ -191,7 +191,7 @@ fn corrupted_streams_fail_cleanly() {
 
 #[test]
 fn bad_arguments_are_clear_errors() {
-    let pos = datagen_particles(8, 22, 10.0, &[]);
+    let pos = synth_particles(8, 22, 10.0, &[]);
     let ok = ParticleConfig {
         linking: Linking::Length(0.25),
         ..ParticleConfig::default()

@@ -1,12 +1,12 @@
 //! The particle guarantee, checked by the independent brute-force FoF oracle
 //! (tests/common/particles.rs): every link keeps its status, so the FoF partition
 //! is identical, and every coordinate is within the bound — for each base
-//! compressor, relative bounds 1e-2..1e-6, open and periodic boxes, datagen
+//! compressor, relative bounds 1e-2..1e-6, open and periodic boxes, generated
 //! seeds and densities, and adversarial sets.
 
 mod common;
 
-use common::particles::{adversarial, brute_links, check, datagen_particles, fof_b, Case};
+use common::particles::{adversarial, brute_links, check, fof_b, synth_particles, Case};
 use factz::particles::{
     self, apply_external, correct_external, Base, Bound, Linking, ParticleConfig,
 };
@@ -69,19 +69,19 @@ fn cfg_b(cfg: &ParticleConfig) -> f64 {
 }
 
 #[test]
-fn datagen_sets_keep_every_link() {
+fn clustered_sets_keep_every_link() {
     // Two seeds, two densities (same particle count in a smaller box is denser in
     // absolute terms; b follows the mean separation, a larger sigma20 clusters harder).
     let sets = [
-        ("seed 1", datagen_particles(16, 1, 100.0, &[]), 100.0),
+        ("seed 1", synth_particles(16, 1, 100.0, &[]), 100.0),
         (
             "seed 2 clustered",
-            datagen_particles(16, 2, 50.0, &["--sigma20", "4"]),
+            synth_particles(16, 2, 50.0, &["--sigma20", "4"]),
             50.0,
         ),
         (
             "seed 3 shuffled",
-            datagen_particles(14, 3, 100.0, &["--order", "shuffle"]),
+            synth_particles(14, 3, 100.0, &["--order", "shuffle"]),
             100.0,
         ),
     ];
@@ -142,10 +142,10 @@ fn safe_method_keeps_every_link() {
         cfg
     };
     let sets = [
-        ("seed 4", datagen_particles(16, 4, 100.0, &[]), 100.0),
+        ("seed 4", synth_particles(16, 4, 100.0, &[]), 100.0),
         (
             "seed 5 dense shuffled",
-            datagen_particles(15, 5, 30.0, &["--sigma20", "4", "--order", "shuffle"]),
+            synth_particles(15, 5, 30.0, &["--sigma20", "4", "--order", "shuffle"]),
             30.0,
         ),
     ];
@@ -204,12 +204,12 @@ fn safe_method_keeps_every_link() {
 /// guarantee holds either way.
 #[test]
 fn extreme_edit_widths_keep_every_link() {
-    let pos = datagen_particles(12, 4, 10.0, &[]);
+    let pos = synth_particles(12, 4, 10.0, &[]);
     let b = fof_b(pos.len() / 3, 10.0);
     for period in [None, Some(10.0)] {
         let links = brute_links(&pos, period, b);
         let case = Case {
-            name: format!("datagen 12^3 period {period:?}"),
+            name: format!("synth 12^3 period {period:?}"),
             pos: pos.clone(),
             b,
             period,
@@ -240,7 +240,7 @@ fn empty_set_round_trips() {
 
 #[test]
 fn eta_sets_b_from_the_box_or_the_bounding_box() {
-    let pos = datagen_particles(12, 4, 100.0, &[]);
+    let pos = synth_particles(12, 4, 100.0, &[]);
     let n = pos.len() / 3;
     let cfg = ParticleConfig {
         linking: Linking::Eta(0.2),
@@ -288,7 +288,7 @@ fn foreign_compressor(pos: &[f32], xi: f64) -> Vec<f32> {
 
 #[test]
 fn bring_your_own_compressor() {
-    let pos = datagen_particles(16, 5, 100.0, &[]);
+    let pos = synth_particles(16, 5, 100.0, &[]);
     let n = pos.len() / 3;
     let b = fof_b(n, 100.0);
     for period in [None, Some(100.0)] {
@@ -319,7 +319,7 @@ fn bring_your_own_compressor() {
 fn chunk_rule_keeps_links_across_chunks() {
     // Split a snapshot into two slabs along x, compress each as a chunk of many, and
     // check the links of the whole set after reassembly.
-    let pos = datagen_particles(16, 6, 100.0, &[]);
+    let pos = synth_particles(16, 6, 100.0, &[]);
     let n = pos.len() / 3;
     let b = fof_b(n, 100.0);
     let links = brute_links(&pos, None, b);
@@ -350,7 +350,7 @@ fn chunk_rule_keeps_links_across_chunks() {
 
 #[test]
 fn same_bytes_whatever_the_thread_count() {
-    let pos = datagen_particles(16, 7, 100.0, &[]);
+    let pos = synth_particles(16, 7, 100.0, &[]);
     let b = fof_b(pos.len() / 3, 100.0);
     let cfg = config(Base::Builtin, Bound::Rel(1e-3), b, Some(100.0));
     let run = |threads: usize| {

@@ -80,7 +80,7 @@ fn turbulence_has_many_critical_points_of_every_kind() {
     // What the guarantee tests use: 64^2 and 128^2 at k0 8..32, t = 3.
     for (n, seed, k0, at_least) in [(64, 1, 8.0, 120), (128, 2, 32.0, 900)] {
         let (u, v) =
-            common::fields::datagen_turbulence(n, seed, &["--k0", &k0.to_string(), "--t-end", "3"]);
+            common::fields::synth_turbulence(n, seed, &["--k0", &k0.to_string(), "--t-end", "3"]);
         let cps = oracle::extract(&u, &v, n, n);
         assert!(
             cps.len() >= at_least,

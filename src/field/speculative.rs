@@ -4,7 +4,7 @@
 //! between left/right; vertical: along y between top/bottom; center: the mean of
 //! both axes). Interpolation is cubic where the +-3 step neighbours exist and the
 //! mean of the +-step neighbours elsewhere (the paper's linear mean and Lorenzo
-//! center gave 25-45% lower ratios on datagen turbulence).
+//! center gave 25-45% lower ratios on generated turbulence, `factz synth`).
 //! Each target tries bound ids from the full bound downwards and commits the first
 //! whose reconstruction keeps the signature of every incident triangle; otherwise it
 //! is stored exactly.

@@ -80,7 +80,7 @@ impl Default for Options {
 }
 
 /// Default Adam step, in units of xi (the paper's 1e-3 is in the data's units, which
-/// makes convergence depend on the data's scale; 0.1 xi measured best on datagen sets).
+/// makes convergence depend on the data's scale; 0.1 xi measured best on generated clustered sets).
 pub const LEARNING_RATE: f64 = 0.1;
 /// The optimiser stops when the loss has not dropped below 99.9% of its best for
 /// this many iterations: past that point the fallback is cheaper than waiting.

@@ -168,7 +168,7 @@ fn f32s(bytes: &[u8]) -> Vec<f32> {
 
 /// 2D decaying turbulence `n x n` from `factz::synth::Turbulence`, cached.
 /// `options` are `factz synth`'s: `--k0 K`, `--t-end T`, `--nsim M`.
-pub fn datagen_turbulence(n: usize, seed: u64, options: &[&str]) -> (Vec<f32>, Vec<f32>) {
+pub fn synth_turbulence(n: usize, seed: u64, options: &[&str]) -> (Vec<f32>, Vec<f32>) {
     let mut spec = factz::synth::Turbulence::new(n, seed);
     for pair in options.chunks(2) {
         let value = pair
@@ -201,7 +201,7 @@ pub fn datagen_turbulence(n: usize, seed: u64, options: &[&str]) -> (Vec<f32>, V
 
 /// Turbulence as a named [`Field`].
 pub fn turbulence(n: usize, seed: u64) -> Field {
-    let (u, v) = datagen_turbulence(n, seed, &[]);
+    let (u, v) = synth_turbulence(n, seed, &[]);
     Field::new(format!("turb{n}s{seed}"), n, n, u, v)
 }
 

@@ -1,5 +1,6 @@
 //! Shared test support: the independent critical-point and FoF oracles and the test data.
-//! Neither module uses the `factz` crate.
+//! The oracles use nothing of the `factz` crate; the test data comes from its
+//! generators (`factz::synth`).
 #![allow(dead_code)]
 
 pub mod container;

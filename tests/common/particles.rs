@@ -1,8 +1,8 @@
-//! Independent friends-of-friends oracle and particle test sets. Uses nothing of
-//! the `factz` crate: all pairs by brute force, its own distance code written from
-//! DESIGN.md's rule (f64 squared distance summed x, y, z, minimum image
+//! Independent friends-of-friends oracle and particle test sets. The oracle uses
+//! nothing of the `factz` crate: all pairs by brute force, its own distance code
+//! written from the link rule (f64 squared distance summed x, y, z, minimum image
 //! `d - L * round(d / L)` in a periodic box, linked iff `d2 <= b * b`), and its own
-//! union-find.
+//! union-find. The clustered sets come from `factz::synth`.
 
 use super::fields::{cached, Rng};
 
@@ -113,7 +113,7 @@ pub fn check(
 /// Clustered particles from `factz::synth::Particles` (AoS, periodic box of
 /// side `box_side`), cached. `options` are `factz synth`'s: `--sigma20 X`,
 /// `--order lattice|shuffle`.
-pub fn datagen_particles(nside: usize, seed: u64, box_side: f64, options: &[&str]) -> Vec<f32> {
+pub fn synth_particles(nside: usize, seed: u64, box_side: f64, options: &[&str]) -> Vec<f32> {
     let mut spec = factz::synth::Particles::new(nside, seed, box_side);
     for pair in options.chunks(2) {
         let value = *pair

@@ -191,7 +191,7 @@ pub(super) mod tests {
     }
 
     /// A side^3 lattice in lattice order with a smooth periodic displacement and
-    /// a few halos (random positions around a centre), like the datagen sets.
+    /// a few halos (random positions around a centre), like `factz synth`'s sets.
     pub(crate) fn lattice(side: usize, seed: u64) -> Vec<f32> {
         let mut r = Rng(seed);
         let cell = 100.0 / side as f64;

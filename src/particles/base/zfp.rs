@@ -3,7 +3,7 @@
 //!
 //! ZFP's accuracy mode bounds the error by the tolerance only approximately (it
 //! cuts bit planes below the largest power of two <= tolerance); the tolerance is
-//! `xi * TOLERANCE_FACTOR` = xi: on the datagen particles at relative bounds
+//! `xi * TOLERANCE_FACTOR` = xi: on generated clustered particles at relative bounds
 //! 1e-2..1e-7 the largest error was 0.31..0.76 xi, no violation (the decoder
 //! refuses a tolerance above xi). Non-finite coordinates are replaced
 //! by the axis's previous finite value (0 before the first) before ZFP sees them;
