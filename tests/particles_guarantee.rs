@@ -171,7 +171,13 @@ fn safe_method_keeps_every_link() {
                     let rep = roundtrip(&case, &safe(config(base, bound, b, period)), &links);
                     broken_by_base += rep.correction.violated_before;
                     edited += rep.correction.edited_coords;
-                    assert_eq!(rep.correction.iterations, 0, "{}: no optimiser", case.name);
+                    // rounds of lazy securing, not optimiser iterations
+                    assert!(
+                        rep.correction.iterations <= 9,
+                        "{}: {:?}",
+                        case.name,
+                        rep.correction
+                    );
                 }
             }
         }
@@ -352,15 +358,21 @@ fn chunk_rule_keeps_links_across_chunks() {
 fn same_bytes_whatever_the_thread_count() {
     let pos = synth_particles(16, 7, 100.0, &[]);
     let b = fof_b(pos.len() / 3, 100.0);
-    let cfg = config(Base::Builtin, Bound::Rel(1e-3), b, Some(100.0));
-    let run = |threads: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| particles::compress(&pos, &cfg).unwrap().bytes)
-    };
-    let one = run(1);
-    assert_eq!(one, run(2));
-    assert_eq!(one, run(5));
+    for method in [
+        particles::correct::Method::Correct,
+        particles::correct::Method::Safe,
+    ] {
+        let mut cfg = config(Base::Builtin, Bound::Rel(1e-3), b, Some(100.0));
+        cfg.correction.method = method;
+        let run = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| particles::compress(&pos, &cfg).unwrap().bytes)
+        };
+        let one = run(1);
+        assert_eq!(one, run(2), "{method:?}");
+        assert_eq!(one, run(5), "{method:?}");
+    }
 }

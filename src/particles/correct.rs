@@ -249,7 +249,7 @@ pub struct Adjacency {
 }
 
 impl Adjacency {
-    fn of(&self, k: usize) -> impl Iterator<Item = (u32, bool)> + '_ {
+    pub fn of(&self, k: usize) -> impl Iterator<Item = (u32, bool)> + '_ {
         let r = self.start[k]..self.start[k + 1];
         self.nb[r.clone()]
             .iter()
@@ -262,7 +262,7 @@ impl Adjacency {
     }
 }
 
-fn adjacency(n: usize, pairs: &[Pair]) -> Adjacency {
+pub fn adjacency(n: usize, pairs: &[Pair]) -> Adjacency {
     adjacency_mapped(n, pairs, |k| k)
 }
 

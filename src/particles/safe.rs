@@ -6,10 +6,16 @@
 //! of its particles moves by less than `|d - b| / (2 sqrt 3)`: the distance then
 //! changes by less than `sqrt(3) (s_i + s_j) <= |d - b|`. Particle k's bound s_k
 //! is the minimum of that over its vulnerable pairs and xi (pairs outside the
-//! window are safe under xi already). A coordinate whose base value is within
-//! s_k stays; otherwise it takes the smallest edit that lands within s_k (small
-//! codes for particles just inside the window, so they cost few bits), or the
-//! particle is stored exactly when no edit can. Then, as in the correction,
+//! window are safe under xi already).
+//!
+//! Only particles that need it are moved ("secured"): first those of the pairs
+//! the base output changed, then, round by round, the unsecured partners of
+//! pairs a move changed (a pair of two unmoved particles keeps the base's
+//! status, a pair of two secured ones is safe by construction), and after
+//! `LAZY_ROUNDS` every particle with a bound below xi at once. Securing keeps a
+//! coordinate whose base value is within s_k, else takes the coarsest edit code
+//! that lands within s_k (few significant bits where the bound is loose), or
+//! stores the particle exactly when no code can. Then, as in the correction,
 //! every vulnerable pair is checked with the exact link rule and both particles
 //! of any pair still changed are stored exactly until none is: the guarantee
 //! rests on that check, not on the margins.
@@ -17,8 +23,10 @@
 //! The stream is the correction's (edits and exact particles on top of the
 //! base), so every decoder reads it unchanged.
 
-use super::correct::{apply_edit, code_range, edit_step, Corrector, Options, Outcome, Stats};
-use super::geometry::Space;
+use super::correct::{
+    adjacency, apply_edit, code_range, edit_step, Corrector, Options, Outcome, Stats,
+};
+use super::geometry::{linked, Space};
 use super::vulnerable::{self, Pair};
 use crate::field::quantize::within;
 use rayon::prelude::*;
@@ -27,6 +35,10 @@ use std::time::Instant;
 /// Shrinks each pair's share of `|d - b|`, so that a bound met exactly still
 /// leaves the f64 distance on the right side of b (the exact check decides).
 const SHARE: f64 = (1.0 - 1e-9) / (2.0 * 1.732_050_807_568_877_2);
+
+/// Rounds of lazy securing before the rest of the bounded particles are
+/// secured at once (a cascade that long is cheaper to end than to follow).
+const LAZY_ROUNDS: u32 = 8;
 
 /// Each particle's safe bound (<= xi; 0 for a particle of a pair at exactly b).
 pub fn bounds(orig: &[f32], pairs: &[Pair], space: Space, b: f64, xi: f64) -> Vec<f64> {
@@ -152,46 +164,75 @@ pub fn correct(
     let t = Instant::now();
     let s = bounds(orig, &pairs, space, b, xi);
     let step = edit_step(xi, opts.edit_bits);
-    // Per particle: its three codes (None: no edit) or None to store it exactly.
-    type Codes = Option<[Option<i32>; 3]>;
-    let plan: Vec<Codes> = (0..n)
-        .into_par_iter()
-        .map(|k| {
-            if exact[k] || s[k] >= xi {
-                return Some([None; 3]);
-            }
-            let mut codes = [None; 3];
-            for (a, code) in codes.iter_mut().enumerate() {
-                let (x, from) = (orig[3 * k + a], recon[3 * k + a]);
-                if within(from, x, s[k]) {
-                    continue;
-                }
-                *code = Some(coarsest_edit(from, x, s[k], step, opts.edit_bits)?.0);
-            }
-            Some(codes)
-        })
+    let adj = adjacency(n, &pairs);
+    let b2 = b * b;
+    let mut codes: Vec<Option<i32>> = vec![None; 3 * n];
+    let mut secured = vec![false; n];
+    // Lazily: only particles of pairs the base (or an earlier move) changed are
+    // moved within their bounds; a move can only change the pairs it touches.
+    let mut frontier: Vec<usize> = vulnerable::violated(&pairs, &recon, space, b)
+        .flat_map(|p| [p.i as usize, p.j as usize])
         .collect();
-    let mut edits = Vec::new();
-    for (k, p) in plan.iter().enumerate() {
-        if s[k] < xi && !exact[k] {
-            stats.active_particles += 1;
+    let mut rounds = 0;
+    loop {
+        frontier.sort_unstable();
+        frontier.dedup();
+        frontier.retain(|&k| !secured[k] && !exact[k]);
+        if frontier.is_empty() {
+            break;
         }
-        match p {
-            None => {
-                exact[k] = true;
-                recon[3 * k..3 * k + 3].copy_from_slice(&orig[3 * k..3 * k + 3]);
-            }
-            Some(codes) => {
-                for (a, c) in codes.iter().enumerate() {
-                    if let Some(code) = *c {
-                        let at = 3 * k + a;
-                        recon[at] = apply_edit(recon[at], code, step);
-                        edits.push((at as u64, code));
+        if rounds == LAZY_ROUNDS {
+            // A long cascade: secure every particle with a bound below xi at once.
+            frontier = (0..n)
+                .filter(|&k| !secured[k] && !exact[k] && s[k] < xi)
+                .collect();
+        }
+        let moves: Vec<Option<[Option<i32>; 3]>> = frontier
+            .par_iter()
+            .map(|&k| {
+                let mut c = [None; 3];
+                for (a, code) in c.iter_mut().enumerate() {
+                    let (x, from) = (orig[3 * k + a], recon[3 * k + a]);
+                    if !within(from, x, s[k]) {
+                        *code = Some(coarsest_edit(from, x, s[k], step, opts.edit_bits)?.0);
+                    }
+                }
+                Some(c)
+            })
+            .collect();
+        for (&k, m) in frontier.iter().zip(&moves) {
+            secured[k] = true;
+            stats.active_particles += 1;
+            match m {
+                None => {
+                    exact[k] = true;
+                    recon[3 * k..3 * k + 3].copy_from_slice(&orig[3 * k..3 * k + 3]);
+                }
+                Some(c) => {
+                    for (a, &code) in c.iter().enumerate() {
+                        if let Some(code) = code {
+                            let at = 3 * k + a;
+                            recon[at] = apply_edit(recon[at], code, step);
+                            codes[at] = Some(code);
+                        }
                     }
                 }
             }
         }
+        rounds += 1;
+        let mut next = Vec::new();
+        for &k in &frontier {
+            for (q, was_linked) in adj.of(k) {
+                let q = q as usize;
+                let d2 = space.dist2(&recon[3 * k..3 * k + 3], &recon[3 * q..3 * q + 3]);
+                if linked(d2, b2) != was_linked {
+                    next.push(q);
+                }
+            }
+        }
+        frontier = next;
     }
+    stats.iterations = rounds;
     stats.optimise_s = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
@@ -217,7 +258,11 @@ pub fn correct(
             }
         }
     }
-    edits.retain(|&(c, _)| !exact[c as usize / 3]);
+    let edits: Vec<(u64, i32)> = codes
+        .iter()
+        .enumerate()
+        .filter_map(|(c, &q)| q.filter(|_| !exact[c / 3]).map(|q| (c as u64, q)))
+        .collect();
     stats.edited_coords = edits.len();
     stats.check_s = t.elapsed().as_secs_f64();
     Ok(Outcome {
