@@ -162,9 +162,7 @@ pub fn correct(
 ) -> crate::error::Result<Outcome> {
     let t0 = Instant::now();
     let n = orig.len() / 3;
-    for k in (0..n).filter(|&k| exact[k]) {
-        recon[3 * k..3 * k + 3].copy_from_slice(&orig[3 * k..3 * k + 3]);
-    }
+    reset_exact(orig, &mut recon, &exact);
     let base = recon.clone();
     let pairs = corrector.pairs(orig, space, b, xi)?;
     let adj = adjacency(n, &pairs);
@@ -192,10 +190,8 @@ pub fn correct(
         if round > 0 {
             for p in &bad {
                 for k in [p.i as usize, p.j as usize] {
-                    if !exact[k] {
-                        exact[k] = true;
+                    if store_exact(k, orig, &mut recon, &mut exact) {
                         stats.fallback_particles += 1;
-                        recon[3 * k..3 * k + 3].copy_from_slice(&orig[3 * k..3 * k + 3]);
                         codes[3 * k..3 * k + 3].fill(NO_EDIT);
                     }
                 }
@@ -236,6 +232,20 @@ pub fn correct(
         edits,
         stats,
     })
+}
+
+/// Decoded positions of the particles already stored exactly: their originals.
+pub(crate) fn reset_exact(orig: &[f32], recon: &mut [f32], exact: &[bool]) {
+    for k in (0..exact.len()).filter(|&k| exact[k]) {
+        recon[3 * k..3 * k + 3].copy_from_slice(&orig[3 * k..3 * k + 3]);
+    }
+}
+
+/// Store particle k exactly (its decoded position becomes its original);
+/// whether it was not stored exactly before.
+pub(crate) fn store_exact(k: usize, orig: &[f32], recon: &mut [f32], exact: &mut [bool]) -> bool {
+    recon[3 * k..3 * k + 3].copy_from_slice(&orig[3 * k..3 * k + 3]);
+    !std::mem::replace(&mut exact[k], true)
 }
 
 /// Per-particle adjacency over the vulnerable pairs, in pair order (CSR).
@@ -746,8 +756,7 @@ fn quantize_edits(
             };
         }
         if !ok {
-            exact[k] = true;
-            recon[3 * k..3 * k + 3].copy_from_slice(&orig[3 * k..3 * k + 3]);
+            store_exact(k, orig, recon, exact);
             codes[3 * k..3 * k + 3].fill(NO_EDIT);
             continue;
         }

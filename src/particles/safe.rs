@@ -24,7 +24,8 @@
 //! base), so every decoder reads it unchanged.
 
 use super::correct::{
-    adjacency, apply_edit, code_range, edit_step, Corrector, Options, Outcome, Stats,
+    adjacency, apply_edit, code_range, edit_step, reset_exact, store_exact, Corrector, Options,
+    Outcome, Stats,
 };
 use super::geometry::{linked, Space};
 use super::vulnerable::{self, Pair};
@@ -150,9 +151,7 @@ pub fn correct(
 ) -> crate::error::Result<Outcome> {
     let t0 = Instant::now();
     let n = orig.len() / 3;
-    for k in (0..n).filter(|&k| exact[k]) {
-        recon[3 * k..3 * k + 3].copy_from_slice(&orig[3 * k..3 * k + 3]);
-    }
+    reset_exact(orig, &mut recon, &exact);
     let pairs = corrector.pairs(orig, space, b, xi)?;
     let mut stats = Stats {
         vulnerable_pairs: pairs.len(),
@@ -205,8 +204,7 @@ pub fn correct(
             stats.active_particles += 1;
             match m {
                 None => {
-                    exact[k] = true;
-                    recon[3 * k..3 * k + 3].copy_from_slice(&orig[3 * k..3 * k + 3]);
+                    store_exact(k, orig, &mut recon, &mut exact);
                 }
                 Some(c) => {
                     for (a, &code) in c.iter().enumerate() {
@@ -250,10 +248,8 @@ pub fn correct(
         }
         for p in &bad {
             for k in [p.i as usize, p.j as usize] {
-                if !exact[k] {
-                    exact[k] = true;
+                if store_exact(k, orig, &mut recon, &mut exact) {
                     stats.fallback_particles += 1;
-                    recon[3 * k..3 * k + 3].copy_from_slice(&orig[3 * k..3 * k + 3]);
                 }
             }
         }
