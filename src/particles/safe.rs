@@ -153,9 +153,14 @@ pub fn correct(
     let n = orig.len() / 3;
     reset_exact(orig, &mut recon, &exact);
     let pairs = corrector.pairs(orig, space, b, xi)?;
+    // Lazily: only particles of pairs the base (or an earlier move) changed are
+    // moved within their bounds; a move can only change the pairs it touches.
+    let mut frontier: Vec<usize> = vulnerable::violated(&pairs, &recon, space, b)
+        .flat_map(|p| [p.i as usize, p.j as usize])
+        .collect();
     let mut stats = Stats {
         vulnerable_pairs: pairs.len(),
-        violated_before: vulnerable::violated(&pairs, &recon, space, b).count(),
+        violated_before: frontier.len() / 2,
         setup_s: t0.elapsed().as_secs_f64(),
         ..Stats::default()
     };
@@ -167,11 +172,6 @@ pub fn correct(
     let b2 = b * b;
     let mut codes: Vec<Option<i32>> = vec![None; 3 * n];
     let mut secured = vec![false; n];
-    // Lazily: only particles of pairs the base (or an earlier move) changed are
-    // moved within their bounds; a move can only change the pairs it touches.
-    let mut frontier: Vec<usize> = vulnerable::violated(&pairs, &recon, space, b)
-        .flat_map(|p| [p.i as usize, p.j as usize])
-        .collect();
     let mut rounds = 0;
     loop {
         frontier.sort_unstable();

@@ -108,7 +108,7 @@ impl Particles {
         let l = self.box_side;
         let cell = l / n as f64;
         let kf = std::f64::consts::TAU / l;
-        let grid = Grid { n, kf };
+        let grid = Grid { n, kf, cell };
         let shape = [n, n, n];
 
         progress("Gaussian random field");
@@ -137,7 +137,7 @@ impl Particles {
             .rev()
             .map(|t| lo * detmath::powf(hi / lo, t as f64 / (RADII - 1) as f64))
             .collect();
-        let halos = find_halos(&grid, &dk, &radii, cell);
+        let halos = find_halos(&grid, &dk, &radii);
 
         progress("Zel'dovich displacement");
         let r_nl = nonlinear_scale(&halos.sigma);
@@ -155,14 +155,13 @@ impl Particles {
                 .collect();
             fftn(&mut psi, &shape, true);
             for (at, p) in psi.iter().enumerate() {
-                let q = (grid.index(at, d) as f64 + 0.5) * cell;
-                pos[3 * at + d] = q + p.re;
+                pos[3 * at + d] = grid.lattice(at, d) + p.re;
             }
         }
         drop(dk);
 
         progress("NFW halo profiles");
-        let stats = place_halos(&mut pos, &halos, n, cell, l, self.seed);
+        let stats = place_halos(&mut pos, &halos, &grid, l, self.seed);
 
         let mut out: Vec<f32> = pos
             .iter()
@@ -196,10 +195,11 @@ impl Particles {
     }
 }
 
-/// The wavenumbers of an n^3 lattice in a box with fundamental kf.
+/// An n^3 lattice of spacing `cell` and its wavenumbers (fundamental kf).
 struct Grid {
     n: usize,
     kf: f64,
+    cell: f64,
 }
 
 impl Grid {
@@ -211,6 +211,10 @@ impl Grid {
             1 => (at / n) % n,
             _ => at % n,
         }
+    }
+    /// Coordinate d of lattice site `at` (cell centres).
+    fn lattice(&self, at: usize, d: usize) -> f64 {
+        (self.index(at, d) as f64 + 0.5) * self.cell
     }
     fn k(&self, at: usize, d: usize) -> f64 {
         freq(self.index(at, d), self.n) * self.kf
@@ -251,7 +255,7 @@ struct Halos {
     sigma: Vec<(f64, f64)>,
 }
 
-fn find_halos(grid: &Grid, dk: &[C], radii: &[f64], cell: f64) -> Halos {
+fn find_halos(grid: &Grid, dk: &[C], radii: &[f64]) -> Halos {
     let n = grid.n;
     let total = n * n * n;
     let mut owner = vec![-1i64; total];
@@ -259,7 +263,7 @@ fn find_halos(grid: &Grid, dk: &[C], radii: &[f64], cell: f64) -> Halos {
     let mut sigma = Vec::new();
     let mut claim = vec![-1i64; total];
     for &r in radii {
-        let d = grid.smoothed(dk, r * cell);
+        let d = grid.smoothed(dk, r * grid.cell);
         sigma.push((r, std_dev(&d)));
         let m = neighbourhood_max(&d, n);
         let mut cand: Vec<usize> = (0..total)
@@ -274,7 +278,7 @@ fn find_halos(grid: &Grid, dk: &[C], radii: &[f64], cell: f64) -> Halos {
         let mut count = vec![0usize; cand.len()];
         let mut touched = Vec::new();
         for (rank, &c) in cand.iter().enumerate() {
-            let (ci, cj, ck) = (c / (n * n), (c / n) % n, c % n);
+            let [ci, cj, ck] = [0, 1, 2].map(|d| grid.index(c, d));
             for &(dx, dy, dz) in &off {
                 let w = |a: usize, o: i64| (a as i64 + o).rem_euclid(n as i64) as usize;
                 let site = (w(ci, dx) * n + w(cj, dy)) * n + w(ck, dz);
@@ -365,14 +369,7 @@ fn nonlinear_scale(sigma: &[(f64, f64)]) -> f64 {
 
 /// Moves every halo member onto its halo's NFW profile; returns the fraction of
 /// particles in halos and the largest halo's size.
-fn place_halos(
-    pos: &mut [f64],
-    halos: &Halos,
-    n: usize,
-    cell: f64,
-    l: f64,
-    seed: u64,
-) -> (f64, usize) {
+fn place_halos(pos: &mut [f64], halos: &Halos, grid: &Grid, l: f64, seed: u64) -> (f64, usize) {
     let nh = halos.peaks.len();
     if nh == 0 {
         return (0.0, 0);
@@ -382,25 +379,19 @@ fn place_halos(
         .collect();
     let mut count = vec![0usize; nh];
     let mut shift = vec![[0f64; 3]; nh];
-    let q = |site: usize, d: usize| {
-        let i = match d {
-            0 => site / (n * n),
-            1 => (site / n) % n,
-            _ => site % n,
-        };
-        (i as f64 + 0.5) * cell
-    };
     for &s in &members {
         let h = halos.owner[s] as usize;
         count[h] += 1;
         for d in 0..3 {
-            let mut rel = pos[3 * s + d] - q(halos.peaks[h], d);
+            let mut rel = pos[3 * s + d] - grid.lattice(halos.peaks[h], d);
             rel -= l * (rel / l).round();
             shift[h][d] += rel;
         }
     }
     let centre: Vec<[f64; 3]> = (0..nh)
-        .map(|h| std::array::from_fn(|d| q(halos.peaks[h], d) + shift[h][d] / count[h] as f64))
+        .map(|h| {
+            std::array::from_fn(|d| grid.lattice(halos.peaks[h], d) + shift[h][d] / count[h] as f64)
+        })
         .collect();
     let mut rng = Rng::new(seed, 0x6861_6c6f); // "halo"
     let table = NfwTable::new();
@@ -408,7 +399,7 @@ fn place_halos(
         let h = halos.owner[s] as usize;
         let m = count[h] as f64;
         let r_vir =
-            cell * detmath::powf(3.0 * m / (4.0 * std::f64::consts::PI * CONTRAST), 1.0 / 3.0);
+            grid.cell * detmath::powf(3.0 * m / (4.0 * std::f64::consts::PI * CONTRAST), 1.0 / 3.0);
         let conc = (10.0 * detmath::powf(m / 100.0, -0.1)).clamp(3.0, 15.0);
         let r = table.radius(rng.unit(), conc) * r_vir;
         let dir: [f64; 3] = std::array::from_fn(|_| rng.normal());

@@ -213,11 +213,10 @@ impl Solver {
                 if !self.keep[at] {
                     return C::ZERO;
                 }
-                let (i, j) = (at % n, at / n);
-                let zm = z[mirror(j, n) * n + mirror(i, n)].conj();
+                let zm = conj_mirror(&z, at, n);
                 let a = (z[at] + zm).scale(0.5); // spectrum of u w
                 let b = (z[at] - zm).scale(0.5).times_i().scale(-1.0); // of v w
-                let (kx, ky) = (self.kx[i], self.kx[j]);
+                let (kx, ky) = (self.kx[at % n], self.kx[at / n]);
                 (a.scale(kx) + b.scale(ky)).times_i().scale(-1.0)
             })
             .collect();
@@ -300,11 +299,14 @@ fn initial_vorticity(n: usize, k0: f64, seed: u64) -> Vec<C> {
 /// (Z(k) + conj Z(-k)) / 2: the spectrum of the real part, exactly symmetric.
 fn hermitian(z: &[C], n: usize) -> Vec<C> {
     (0..n * n)
-        .map(|at| {
-            let (i, j) = (at % n, at / n);
-            (z[at] + z[mirror(j, n) * n + mirror(i, n)].conj()).scale(0.5)
-        })
+        .map(|at| (z[at] + conj_mirror(z, at, n)).scale(0.5))
         .collect()
+}
+
+/// conj(Z(-k)) for mode `at` of an n x n spectrum: with Z(k), it splits the
+/// transform of a + i b (a, b real) into theirs.
+fn conj_mirror(z: &[C], at: usize, n: usize) -> C {
+    z[mirror(at / n, n) * n + mirror(at % n, n)].conj()
 }
 
 /// Zero-pads a spectrum from n_old^2 to n_new^2, keeping physical values; the old

@@ -63,11 +63,9 @@ pub fn write_f32(path: &Path, values: &[f32]) {
 }
 
 pub fn read_f32(path: &Path) -> Vec<f32> {
-    std::fs::read(path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+    super::fields::f32s(
+        &std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display())),
+    )
 }
 
 pub fn bits(values: &[f32]) -> Vec<u32> {

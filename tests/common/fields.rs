@@ -159,7 +159,8 @@ pub fn cached(key: &str, expect: usize, make: impl FnOnce() -> Vec<u8>) -> Vec<u
     bytes
 }
 
-fn f32s(bytes: &[u8]) -> Vec<f32> {
+/// Little-endian float32 words.
+pub fn f32s(bytes: &[u8]) -> Vec<f32> {
     bytes
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))

@@ -136,10 +136,7 @@ pub fn synth_particles(nside: usize, seed: u64, box_side: f64, options: &[&str])
             .unwrap_or_else(|e| panic!("particles {nside}^3 seed {seed}: {e}"));
         set.pos.iter().flat_map(|x| x.to_le_bytes()).collect()
     });
-    bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+    super::fields::f32s(&bytes)
 }
 
 /// Mean separation of n particles in a box of side l: FoF's b is 0.2 of it.

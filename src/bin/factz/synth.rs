@@ -166,10 +166,7 @@ pub fn synth(argv: Vec<OsString>) -> CliResult<u8> {
                     progress.phase(&format!("turbulence {n}x{n}: t = {now:.2} of {total}"))
                 })
                 .map_err(CliError::fail)?;
-            let mut bytes = Vec::with_capacity(8 * n * n);
-            for x in u.iter().chain(&v) {
-                bytes.extend_from_slice(&x.to_le_bytes());
-            }
+            let bytes = fileio::field_to_bytes(&u, &v, factz::field::Layout::Soa);
             let meta = Obj::new()
                 .put("shape", vec![2usize, n, n])
                 .put("dtype", "<f4")
@@ -212,7 +209,7 @@ pub fn synth(argv: Vec<OsString>) -> CliResult<u8> {
                 .generate(&mut |stage| progress.phase(&format!("particles {nside}^3: {stage}")))
                 .map_err(CliError::fail)?;
             let count = set.pos.len() / 3;
-            let bytes: Vec<u8> = set.pos.iter().flat_map(|x| x.to_le_bytes()).collect();
+            let bytes = fileio::positions_to_bytes(&set.pos, factz::particles::Layout::Aos);
             let meta = Obj::new()
                 .put("shape", vec![count, 3])
                 .put("dtype", "<f4")
