@@ -72,9 +72,15 @@ impl Compiled {
     }
 }
 
-/// cudarc panics where NVRTC lacks a symbol (a library that is not NVRTC, or
-/// too old) or cannot give a log: as an error here, so `Auto` can fall back.
+/// Every NVRTC call: Unsupported when no NVRTC loads; cudarc's panics where
+/// NVRTC lacks a symbol (a library that is not NVRTC, or too old) or cannot
+/// give a log become errors, so `Auto` can fall back.
 fn nvrtc_call<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    if !nvrtc_present() {
+        return Err(Error::unsupported(
+            "NVRTC (libnvrtc.so or libnvrtc.so.12) not found on the library path",
+        ));
+    }
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
         let why = p
             .downcast_ref::<String>()
@@ -92,11 +98,6 @@ fn nvrtc_call<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
 /// DESIGN.md "Backends").
 pub fn compile(source: &str, name: &str, arch: &str) -> Result<Compiled> {
     use cudarc::nvrtc::{result, sys};
-    if !nvrtc_present() {
-        return Err(Error::unsupported(
-            "NVRTC (libnvrtc.so or libnvrtc.so.12) not found on the library path",
-        ));
-    }
     let src = std::ffi::CString::new(source)
         .map_err(|_| Error::internal(format!("{name} holds a NUL byte")))?;
     let cname = std::ffi::CString::new(name)
@@ -113,12 +114,7 @@ pub fn compile(source: &str, name: &str, arch: &str) -> Result<Compiled> {
             let out = match result::compile_program(prog, &opts) {
                 Err(e) => {
                     let log = result::get_program_log(prog)
-                        .map(|l| {
-                            let b: Vec<u8> = l.iter().map(|&c| c as u8).collect();
-                            String::from_utf8_lossy(&b)
-                                .trim_end_matches('\0')
-                                .to_string()
-                        })
+                        .map(|l| c_text(&l))
                         .unwrap_or_default();
                     Err(Error::internal(format!(
                         "NVRTC compiling {name} for {arch}: {e:?}\n{log}"
@@ -127,10 +123,7 @@ pub fn compile(source: &str, name: &str, arch: &str) -> Result<Compiled> {
                 Ok(()) => result::get_ptx(prog)
                     .map_err(|e| fail("getting the PTX of", e))
                     .and_then(|p| {
-                        let b: Vec<u8> = p.iter().map(|&c| c as u8).collect();
-                        let ptx = String::from_utf8_lossy(&b)
-                            .trim_end_matches('\0')
-                            .to_string();
+                        let ptx = c_text(&p);
                         let cubin = if arch.starts_with("sm_") {
                             let mut n = 0usize;
                             sys::nvrtcGetCUBINSize(prog, &mut n)
@@ -158,12 +151,17 @@ pub fn compile(source: &str, name: &str, arch: &str) -> Result<Compiled> {
     })
 }
 
+/// NVRTC's NUL-terminated text (log, PTX) as a string.
+fn c_text(chars: &[std::ffi::c_char]) -> String {
+    let b: Vec<u8> = chars.iter().map(|&c| c as u8).collect();
+    String::from_utf8_lossy(&b)
+        .trim_end_matches('\0')
+        .to_string()
+}
+
 /// The real architectures (`sm_XY` as XY) this NVRTC compiles for.
 pub fn nvrtc_archs() -> Result<Vec<i32>> {
     use cudarc::nvrtc::sys;
-    if !nvrtc_present() {
-        return Err(Error::unsupported("NVRTC not found on the library path"));
-    }
     nvrtc_call("listing its architectures", || {
         let mut n = 0;
         // SAFETY: NVRTC writes n, then n ints.
@@ -182,9 +180,6 @@ pub fn nvrtc_archs() -> Result<Vec<i32>> {
 
 /// NVRTC's version (major, minor).
 pub fn nvrtc_version() -> Result<(i32, i32)> {
-    if !nvrtc_present() {
-        return Err(Error::unsupported("NVRTC not found on the library path"));
-    }
     nvrtc_call("version", || {
         let (mut major, mut minor) = (0, 0);
         // SAFETY: nvrtcVersion(int*, int*).
