@@ -77,7 +77,11 @@ fn smallest_edit(from: f32, x: f32, s: f64, step: f64, m: u32) -> Option<(i32, f
     )
 }
 
-/// The valid code nearest the offset `want`, searching in direction `dir`.
+/// The valid code nearest the offset `want`, searching in direction `dir`
+/// (toward x). The search starts from the f32 value nearest `from + want`, moved
+/// toward x until within `s`: where the edit lattice is finer than the f32
+/// spacing (large coordinates, tight xi), many codes decode to one f32 and a
+/// walk over codes would never cross to the next one.
 fn edge_code(
     from: f32,
     x: f32,
@@ -88,10 +92,25 @@ fn edge_code(
     dir: f64,
 ) -> Option<(i32, f32)> {
     let (lo, hi) = code_range(m);
-    let c = want / step - 0.5;
-    let mut code =
-        (if dir > 0.0 { c.ceil() } else { c.floor() }).clamp(lo as f64, hi as f64) as i32;
+    let mut y = (from as f64 + want) as f32;
+    for _ in 0..2 {
+        if within(y, x, s) || !y.is_finite() {
+            break;
+        }
+        y = if dir > 0.0 {
+            y.next_up()
+        } else {
+            y.next_down()
+        };
+    }
+    let c = (y as f64 - from as f64) / step - 0.5;
+    let mut code = c.round().clamp(lo as f64, hi as f64) as i32;
     let toward = if dir > 0.0 { 1 } else { -1 };
+    // One code back first: rounding may have stepped past the edge.
+    let back = (code - toward).clamp(lo, hi);
+    if within(apply_edit(from, back, step), x, s) {
+        code = back;
+    }
     for _ in 0..4 {
         let v = apply_edit(from, code, step);
         if v.is_finite() && within(v, x, s) {
@@ -316,6 +335,26 @@ mod tests {
         // Far below the edit lattice's resolution nothing lands (f32 spacing
         // near 0.0099 is 1e-9, the lattice's 6e-7: no code rounds onto x).
         assert!(smallest_edit(0.0, 0.0099, 1e-13, step, m).is_none());
+    }
+
+    #[test]
+    fn edits_finer_than_the_f32_spacing_still_land() {
+        // Near 98 the f32 spacing (7.6e-6) is 125 edit steps at xi 1e-3: the
+        // code must be found from the target value, not by walking codes.
+        let (xi, m) = (1e-3, 16);
+        let step = edit_step(xi, m);
+        for &(from, x, s) in &[
+            (98.787704f32, 98.78789f32, 1.27e-4),
+            (98.28762, 98.286674, 1.77e-6),
+            (98.28762, 98.286674, 1e-9),
+            (-70.0, -70.00091, 3e-6),
+        ] {
+            for edit in [smallest_edit, coarsest_edit] {
+                let (code, v) = edit(from, x, s, step, m).expect("an edit lands");
+                assert!(within(v, x, s), "{from} -> {v}, x {x}, s {s}");
+                assert_eq!(apply_edit(from, code, step), v);
+            }
+        }
     }
 
     #[test]
