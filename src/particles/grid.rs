@@ -16,6 +16,9 @@ use rayon::prelude::*;
 const SIDE_MARGIN: f64 = 1.0 + 1e-6;
 /// Occupied cells per parallel work item.
 const CELLS_PER_TASK: usize = 1024;
+/// Fewest cells per axis for the interior fast path: two neighbouring cells
+/// then span under half the box, so no periodic image is nearer.
+const MIN_INTERIOR: usize = 5;
 /// Most cells a grid may have (keys are u64).
 const MAX_CELLS: usize = 1 << 62;
 
@@ -164,41 +167,94 @@ impl Grid {
 
     /// Visit every unordered pair of finite particles in the same or adjacent cells
     /// once, as `(i, j, dist2)` with i < j, and collect what `keep` returns. The
-    /// output order depends only on the input (never on the thread count).
+    /// output order depends only on the input (never on the thread count): cells
+    /// in key order; within a cell its own pairs, then each forward neighbour in
+    /// key order, its particles outer and the cell's inner.
     pub fn pairs<T: Send>(
         &self,
         pos: &[f32],
         space: Space,
         keep: impl Fn(u32, u32, f64) -> Option<T> + Sync,
     ) -> Vec<T> {
+        self.pairs_via(pos, space, keep, true)
+    }
+
+    /// [`Grid::pairs`], with the interior fast path on or off (tests compare).
+    fn pairs_via<T: Send>(
+        &self,
+        pos: &[f32],
+        space: Space,
+        keep: impl Fn(u32, u32, f64) -> Option<T> + Sync,
+        fast: bool,
+    ) -> Vec<T> {
         let ncell = self.keys.len();
+        // Positions in cell order: a cell's neighbours' particles are then
+        // contiguous in memory as well as in `order`.
+        let sorted: Vec<[f32; 3]> = self
+            .order
+            .par_iter()
+            .map(|&k| {
+                let k = 3 * k as usize;
+                [pos[k], pos[k + 1], pos[k + 2]]
+            })
+            .collect();
+        let rows = self.interior_rows();
         let tasks: Vec<Vec<T>> = (0..ncell.div_ceil(CELLS_PER_TASK))
             .into_par_iter()
             .map(|t| {
                 let mut out = Vec::new();
                 let mut nb = Vec::with_capacity(26);
-                let mut visit = |a: u32, b: u32| {
-                    let (i, j) = if a < b { (a, b) } else { (b, a) };
-                    let d2 = space.dist2(
-                        &pos[3 * i as usize..3 * i as usize + 3],
-                        &pos[3 * j as usize..3 * j as usize + 3],
-                    );
-                    if let Some(x) = keep(i, j, d2) {
+                let cells = t * CELLS_PER_TASK..((t + 1) * CELLS_PER_TASK).min(ncell);
+                let mut cursor = rows.map(|(lo, _)| {
+                    self.keys
+                        .partition_point(|&k| k < self.keys[cells.start] + lo)
+                });
+                // `a` indexes `sorted`/`order`; `dist` is the pair's dist2.
+                let mut visit = |a: usize, b: usize, dist: f64| {
+                    let (i, j) = (self.order[a], self.order[b]);
+                    let (i, j) = if i < j { (i, j) } else { (j, i) };
+                    if let Some(x) = keep(i, j, dist) {
                         out.push(x);
                     }
                 };
-                for c in t * CELLS_PER_TASK..((t + 1) * CELLS_PER_TASK).min(ncell) {
-                    let here = &self.order[self.start[c]..self.start[c + 1]];
-                    for (a, &i) in here.iter().enumerate() {
-                        for &j in &here[a + 1..] {
-                            visit(i, j);
+                for c in cells {
+                    let here = self.start[c]..self.start[c + 1];
+                    let key = self.keys[c];
+                    if fast && self.is_interior(key) {
+                        // No neighbour wraps: the plain difference is the
+                        // minimum image, bit for bit (the wrap term is 0).
+                        for a in here.clone() {
+                            for b in a + 1..here.end {
+                                visit(a, b, open_dist2(&sorted[a], &sorted[b]));
+                            }
+                        }
+                        for (r, &(lo, hi)) in rows.iter().enumerate() {
+                            let first = &mut cursor[r];
+                            while *first < ncell && self.keys[*first] < key + lo {
+                                *first += 1;
+                            }
+                            let mut last = *first;
+                            while last < ncell && self.keys[last] <= key + hi {
+                                last += 1;
+                            }
+                            for b in self.start[*first]..self.start[last] {
+                                for a in here.clone() {
+                                    visit(a, b, open_dist2(&sorted[a], &sorted[b]));
+                                }
+                            }
+                        }
+                        continue;
+                    }
+                    for a in here.clone() {
+                        for b in a + 1..here.end {
+                            visit(a, b, space.dist2(&sorted[a], &sorted[b]));
                         }
                     }
-                    self.forward_neighbours(self.keys[c], &mut nb);
+                    self.forward_neighbours(key, &mut nb);
                     for d in nb.iter().filter_map(|&key| self.occupied(key)) {
-                        for &j in &self.order[self.start[d]..self.start[d + 1]] {
-                            for &i in here {
-                                visit(i, j);
+                        for b in self.start[d]..self.start[d + 1] {
+                            for a in here.clone() {
+                                visit(a, b, space.dist2(&sorted[a], &sorted[b]));
                             }
                         }
                     }
@@ -208,6 +264,42 @@ impl Grid {
             .collect();
         tasks.into_iter().flatten().collect()
     }
+
+    /// The forward neighbours of an interior cell as five rows of consecutive
+    /// keys, key offsets `(first, last)` ascending: (+1, 0, 0); dy +1; dz +1
+    /// with dy -1, 0, +1. Valid where every axis has at least [`MIN_INTERIOR`] cells.
+    fn interior_rows(&self) -> [(u64, u64); 5] {
+        let [nx, ny, _] = self.dims.map(|d| d as u64);
+        let plane = nx * ny;
+        [
+            (1, 1),
+            (nx - 1, nx + 1),
+            (plane - nx - 1, plane - nx + 1),
+            (plane - 1, plane + 1),
+            (plane + nx - 1, plane + nx + 1),
+        ]
+    }
+
+    /// Whether no neighbour of the cell is off the grid or wraps: then its forward
+    /// neighbours are [`Grid::interior_rows`] and two particles in neighbouring cells
+    /// are less than two cells, under half the box, apart on each axis.
+    fn is_interior(&self, c: u64) -> bool {
+        let [nx, ny, nz] = self.dims.map(|d| d as u64);
+        if self.dims.iter().any(|&d| d < MIN_INTERIOR) {
+            return false;
+        }
+        let (cx, cy, cz) = (c % nx, (c / nx) % ny, c / (nx * ny));
+        // In a periodic box the bottom plane's dz -1 neighbours wrap to the top,
+        // whose keys are larger: forward, but not in the rows.
+        let z_from = if self.periodic { 1 } else { 0 };
+        (1..nx - 1).contains(&cx) && (1..ny - 1).contains(&cy) && (z_from..nz - 1).contains(&cz)
+    }
+}
+
+/// [`Space::dist2`] without the wrap, in the same order.
+#[inline]
+fn open_dist2(a: &[f32; 3], b: &[f32; 3]) -> f64 {
+    Space::open().dist2(a, b)
 }
 
 /// Shrink the cell counts until there are at most `max_cells` cells.
@@ -270,6 +362,46 @@ mod tests {
                     "n {n} r {r} {space:?} dims {:?}",
                     g.dims()
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn the_interior_fast_path_gives_the_same_pairs_in_the_same_order() {
+        // Clustered (many particles per cell) and sparse, fine and coarse grids,
+        // particles on the periodic faces: every (i, j, dist2), in order.
+        let mut s = 11u64;
+        for &(n, l, r, clump) in &[
+            (3000usize, 10.0f32, 0.3, 0.0f32),
+            (3000, 10.0, 0.5, 0.3),
+            (2000, 6.0, 1.1, 0.0),
+            (500, 10.0, 2.6, 0.0),
+        ] {
+            let mut pos: Vec<f32> = Vec::with_capacity(3 * n);
+            for k in 0..n {
+                if clump > 0.0 && k % 2 == 1 {
+                    // next to the previous particle
+                    let p = pos.len() - 3;
+                    for a in 0..3 {
+                        let v = pos[p + a] + clump * (lcg(&mut s) - 0.5);
+                        pos.push(v.rem_euclid(l));
+                    }
+                } else {
+                    pos.extend((0..3).map(|_| lcg(&mut s) * l));
+                }
+            }
+            pos[0] = 0.0;
+            pos[3] = l - 1e-4;
+            for space in [Space::open(), Space::periodic(l as f64)] {
+                let g = Grid::build(&pos, space, r);
+                let f = |i, j, d2: f64| (d2 <= r * r).then_some((i, j, d2.to_bits()));
+                let fast = g.pairs_via(&pos, space, f, true);
+                assert_eq!(
+                    fast,
+                    g.pairs_via(&pos, space, f, false),
+                    "n {n} r {r} {space:?}"
+                );
+                assert!(!fast.is_empty());
             }
         }
     }
