@@ -199,6 +199,17 @@ impl Grid {
             })
             .collect();
         let rows = self.interior_rows();
+        // `dirty[c + 1] - dirty[c]`: whether cell c holds a particle outside the
+        // periodic box [0, L), whose plain differences are not the minimum image.
+        let mut dirty = vec![0u32; ncell + 1];
+        if let Some(l) = space.period {
+            let outside = |p: &[f32; 3]| p.iter().any(|&x| !(0.0..l).contains(&(x as f64)));
+            for c in 0..ncell {
+                let out = sorted[self.start[c]..self.start[c + 1]].iter().any(outside);
+                dirty[c + 1] = dirty[c] + out as u32;
+            }
+        }
+        let clean = |cells: std::ops::Range<usize>| dirty[cells.end] == dirty[cells.start];
         let tasks: Vec<Vec<T>> = (0..ncell.div_ceil(CELLS_PER_TASK))
             .into_par_iter()
             .map(|t| {
@@ -220,30 +231,38 @@ impl Grid {
                 for c in cells {
                     let here = self.start[c]..self.start[c + 1];
                     let key = self.keys[c];
-                    if fast && self.is_interior(key) {
-                        // No neighbour wraps: the plain difference is the
-                        // minimum image, bit for bit (the wrap term is 0).
-                        for a in here.clone() {
-                            for b in a + 1..here.end {
-                                visit(a, b, open_dist2(&sorted[a], &sorted[b]));
-                            }
-                        }
-                        for (r, &(lo, hi)) in rows.iter().enumerate() {
+                    let runs = rows.map(|(lo, hi)| (key + lo, key + hi));
+                    if fast && self.is_interior(key) && clean(c..c + 1) {
+                        // No neighbour wraps and every particle is in the box:
+                        // the plain difference is the minimum image, bit for
+                        // bit (the wrap term is 0), where the runs are clean.
+                        let mut found = [(0, 0); 5];
+                        for (r, &(lo, hi)) in runs.iter().enumerate() {
                             let first = &mut cursor[r];
-                            while *first < ncell && self.keys[*first] < key + lo {
+                            while *first < ncell && self.keys[*first] < lo {
                                 *first += 1;
                             }
                             let mut last = *first;
-                            while last < ncell && self.keys[last] <= key + hi {
+                            while last < ncell && self.keys[last] <= hi {
                                 last += 1;
                             }
-                            for b in self.start[*first]..self.start[last] {
-                                for a in here.clone() {
+                            found[r] = (*first, last);
+                        }
+                        if found.iter().all(|&(f, l)| clean(f..l)) {
+                            for a in here.clone() {
+                                for b in a + 1..here.end {
                                     visit(a, b, open_dist2(&sorted[a], &sorted[b]));
                                 }
                             }
+                            for &(first, last) in &found {
+                                for b in self.start[first]..self.start[last] {
+                                    for a in here.clone() {
+                                        visit(a, b, open_dist2(&sorted[a], &sorted[b]));
+                                    }
+                                }
+                            }
+                            continue;
                         }
-                        continue;
                     }
                     for a in here.clone() {
                         for b in a + 1..here.end {
@@ -392,8 +411,22 @@ mod tests {
             }
             pos[0] = 0.0;
             pos[3] = l - 1e-4;
-            for space in [Space::open(), Space::periodic(l as f64)] {
-                let g = Grid::build(&pos, space, r);
+            // Periodic images outside the box: the same points to the slow path,
+            // not to the plain difference.
+            let mut imaged = pos.clone();
+            for (k, x) in imaged.iter_mut().enumerate() {
+                match k % 7 {
+                    0 => *x += l,
+                    3 => *x -= l,
+                    _ => {}
+                }
+            }
+            for (pos, space) in [
+                (&pos, Space::open()),
+                (&pos, Space::periodic(l as f64)),
+                (&imaged, Space::periodic(l as f64)),
+            ] {
+                let g = Grid::build(pos, space, r);
                 let f = |i, j, d2: f64| (d2 <= r * r).then_some((i, j, d2.to_bits()));
                 let fast = g.pairs_via(&pos, space, f, true);
                 assert_eq!(

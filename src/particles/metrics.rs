@@ -149,6 +149,34 @@ pub fn compare(
     }
 }
 
+/// How many pairs are linked in one of `orig` and `recon` and not the other,
+/// found without a full friends-of-friends pass: only pairs the largest
+/// coordinate error can change are looked at (the vulnerable window of that
+/// error), so this costs one thin pair search. A reconstruction that is not
+/// finite where the original is, or errs by more than b, is counted in full.
+/// The benchmark's bound search calls this at every probe.
+pub fn changed_links(orig: &[f32], recon: &[f32], space: Space, b: f64) -> usize {
+    let mut err = 0f64;
+    for (&a, &r) in orig.iter().zip(recon) {
+        if a.is_finite() != r.is_finite() {
+            err = f64::INFINITY;
+            break;
+        }
+        if a.is_finite() {
+            err = err.max((r as f64 - a as f64).abs());
+        }
+    }
+    if err == 0.0 {
+        return 0;
+    }
+    if !(err <= b) {
+        let (broken, made) =
+            set_difference(&fof::links(orig, space, b), &fof::links(recon, space, b));
+        return broken + made;
+    }
+    vulnerable::violated(&vulnerable::pairs(orig, space, b, err), recon, space, b).count()
+}
+
 /// Counts of (a \ b, b \ a) for two pair lists.
 fn set_difference(a: &[(u32, u32)], b: &[(u32, u32)]) -> (usize, usize) {
     let (mut a, mut b) = (a.to_vec(), b.to_vec());
@@ -172,4 +200,54 @@ fn set_difference(a: &[(u32, u32)], b: &[(u32, u32)]) -> (usize, usize) {
         }
     }
     (only_a + a.len() - i, only_b + b.len() - j)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lcg(s: &mut u64) -> f32 {
+        *s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (*s >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// Pairs linked in exactly one of the two sets, by brute force.
+    fn brute(orig: &[f32], recon: &[f32], space: Space, b: f64) -> usize {
+        let n = orig.len() / 3;
+        let l = |p: &[f32], i: usize, j: usize| {
+            linked(
+                space.dist2(&p[3 * i..3 * i + 3], &p[3 * j..3 * j + 3]),
+                b * b,
+            )
+        };
+        (0..n)
+            .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+            .filter(|&(i, j)| l(orig, i, j) != l(recon, i, j))
+            .count()
+    }
+
+    #[test]
+    fn changed_links_matches_brute_force() {
+        let mut s = 5u64;
+        let (n, l, b) = (600usize, 4.0f32, 0.3);
+        let orig: Vec<f32> = (0..3 * n).map(|_| lcg(&mut s) * l).collect();
+        for space in [Space::open(), Space::periodic(l as f64)] {
+            for &e in &[0.0f32, 1e-4, 1e-2, 0.1, 0.5] {
+                let mut recon: Vec<f32> = orig
+                    .iter()
+                    .map(|&x| x + e * (2.0 * lcg(&mut s) - 1.0))
+                    .collect();
+                let want = brute(&orig, &recon, space, b);
+                assert_eq!(changed_links(&orig, &recon, space, b), want, "e {e}");
+                if e == 0.01 {
+                    assert!(want > 0, "the test should change some links");
+                    recon[7] = f32::NAN;
+                    let want = brute(&orig, &recon, space, b);
+                    assert_eq!(changed_links(&orig, &recon, space, b), want, "NaN");
+                }
+            }
+        }
+    }
 }
