@@ -723,6 +723,27 @@ fn bench_runs_small_with_a_sidecar() {
     assert!(results
         .iter()
         .any(|r| r.get("method").str() == "factz+builtin"));
+    // Each base alone at every bound, and at its loosest link-keeping bound,
+    // which the full FoF count confirms; factz rows compare their time with it.
+    let alone = |r: &&J| r.get("method").str() == "builtin alone";
+    assert_eq!(results.iter().filter(alone).count(), 2);
+    let loosest: Vec<_> = results
+        .iter()
+        .filter(|r| r.get("method").str().starts_with("builtin alone, loosest"))
+        .collect();
+    assert_eq!(loosest.len(), 1, "{results:?}");
+    let l = loosest[0];
+    assert_eq!(
+        l.get("broken_links").num() + l.get("false_links").num(),
+        0.0
+    );
+    assert!(l.get("rel_bound").num() <= 1e-3 && l.get("ratio").num() > 1.0);
+    for r in results
+        .iter()
+        .filter(|r| r.get("method").str().starts_with("factz"))
+    {
+        assert!(r.get("times_base_alone").num() > 0.0);
+    }
 
     let out = run_ok(&[
         "bench",

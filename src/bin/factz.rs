@@ -21,6 +21,8 @@ mod fof;
 mod help;
 #[path = "factz/json.rs"]
 mod json;
+#[path = "factz/particle_baselines.rs"]
+mod particle_baselines;
 #[path = "factz/particle_bench.rs"]
 mod particle_bench;
 #[path = "factz/particle_commands.rs"]

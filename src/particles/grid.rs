@@ -428,10 +428,10 @@ mod tests {
             ] {
                 let g = Grid::build(pos, space, r);
                 let f = |i, j, d2: f64| (d2 <= r * r).then_some((i, j, d2.to_bits()));
-                let fast = g.pairs_via(&pos, space, f, true);
+                let fast = g.pairs_via(pos, space, f, true);
                 assert_eq!(
                     fast,
-                    g.pairs_via(&pos, space, f, false),
+                    g.pairs_via(pos, space, f, false),
                     "n {n} r {r} {space:?}"
                 );
                 assert!(!fast.is_empty());

@@ -169,7 +169,7 @@ pub fn changed_links(orig: &[f32], recon: &[f32], space: Space, b: f64) -> usize
     if err == 0.0 {
         return 0;
     }
-    if !(err <= b) {
+    if err > b {
         let (broken, made) =
             set_difference(&fof::links(orig, space, b), &fof::links(recon, space, b));
         return broken + made;

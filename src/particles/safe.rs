@@ -97,11 +97,7 @@ fn edge_code(
         if within(y, x, s) || !y.is_finite() {
             break;
         }
-        y = if dir > 0.0 {
-            y.next_up()
-        } else {
-            y.next_down()
-        };
+        y = next_toward(y, dir);
     }
     let c = (y as f64 - from as f64) / step - 0.5;
     let mut code = c.round().clamp(lo as f64, hi as f64) as i32;
@@ -119,6 +115,20 @@ fn edge_code(
         code = (code + toward).clamp(lo, hi);
     }
     None
+}
+
+/// The f32 after `y` upward (`dir > 0`) or downward (f32::next_up / next_down
+/// need Rust 1.86; the MSRV is older). `y` is finite.
+fn next_toward(y: f32, dir: f64) -> f32 {
+    let up = dir > 0.0;
+    if y == 0.0 {
+        let tiny = f32::from_bits(1);
+        return if up { tiny } else { -tiny };
+    }
+    // Away from zero adds one to the magnitude's bits, toward zero subtracts.
+    let away = (y > 0.0) == up;
+    let bits = y.to_bits();
+    f32::from_bits(if away { bits + 1 } else { bits - 1 })
 }
 
 /// Of the codes that land within `s` of `x`, the one with the most trailing
@@ -355,6 +365,19 @@ mod tests {
                 assert_eq!(apply_edit(from, code, step), v);
             }
         }
+    }
+
+    #[test]
+    fn next_toward_steps_one_f32() {
+        for &y in &[1.0f32, -1.0, 98.787704, -3.5e-30, f32::MIN_POSITIVE] {
+            for dir in [1.0, -1.0] {
+                let z = next_toward(y, dir);
+                assert!((z > y) == (dir > 0.0) && z != y, "{y} {dir}");
+                assert_eq!(z.to_bits().abs_diff(y.to_bits()), 1, "{y} {dir}");
+            }
+        }
+        assert_eq!(next_toward(0.0, 1.0), f32::from_bits(1));
+        assert_eq!(next_toward(-0.0, -1.0), -f32::from_bits(1));
     }
 
     #[test]

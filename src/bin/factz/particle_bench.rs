@@ -2,13 +2,15 @@
 //! compressor at several bounds, in the manner of Table II of the
 //! cluster-preserving correction paper (vulnerable pairs, violations before and
 //! after, iterations, phase times, ratio before and after the correction), against
-//! zstd (lossless) and, built with `--features sz3`, SZ3 1D at the same absolute
-//! bound with the FoF links it breaks and makes.
+//! zstd (lossless) and each base compressor alone (SZ3 and ZFP where built in)
+//! at the same absolute bound, with the FoF links it breaks and makes, and at the
+//! loosest bound at which it changes none (`particle_baselines`).
 
 use crate::args::{self, parse_base, Args, BASES};
 use crate::bench::best_of;
 use crate::fileio::{self, Progress};
 use crate::json::{Json, Obj};
+use crate::particle_baselines;
 use crate::particle_commands::{min_members, space_text, FIELD_ONLY};
 use crate::stats::short;
 use crate::{CliError, CliResult};
@@ -181,6 +183,8 @@ struct Row {
     bytes: usize,
     compress: Duration,
     decompress: Duration,
+    /// Compress time over the base compressor's alone at the same bound.
+    x_base: Option<f64>,
     /// Links and errors from scratch on the decoded positions (None: lossless).
     metrics: Option<ParticleMetrics>,
 }
@@ -227,6 +231,36 @@ impl Row {
     }
 }
 
+/// A base compressor alone, with the links it changes from the full FoF oracle.
+fn alone_row(
+    inp: &Input,
+    rel: f64,
+    abs: f64,
+    method: String,
+    al: particle_baselines::Alone,
+    min: usize,
+) -> Row {
+    let m = particles::metrics::compare(&inp.pos, &al.recon, inp.space(), inp.b, abs, min);
+    Row {
+        input: inp.name.clone(),
+        n: inp.n(),
+        rel,
+        abs,
+        method,
+        base: None,
+        coder: None,
+        stats: None,
+        exact_particles: None,
+        lossless_fallback: false,
+        base_bytes: None,
+        bytes: al.bytes,
+        compress: al.compress,
+        decompress: al.decompress,
+        x_base: None,
+        metrics: Some(m),
+    }
+}
+
 fn raw_bytes(pos: &[f32]) -> Vec<u8> {
     fileio::positions_to_bytes(pos, Layout::Aos)
 }
@@ -243,47 +277,6 @@ fn zstd_baseline(inp: &Input, repeat: usize) -> CliResult<(usize, Duration, Dura
         return Err(CliError::fail("bench: zstd baseline did not round-trip"));
     }
     Ok((c.len(), tc, td))
-}
-
-#[cfg(feature = "sz3")]
-mod sz3_baseline {
-    use super::*;
-
-    fn one(data: &[f32], abs: f64) -> CliResult<Vec<u8>> {
-        let fail = |e: sz3::SZ3Error| CliError::fail(format!("bench: SZ3: {e}"));
-        let d = sz3::DimensionedData::build(&data)
-            .dim(data.len())
-            .and_then(|b| b.finish())
-            .map_err(fail)?;
-        let cfg = sz3::Config::new(sz3::ErrorBound::Absolute(abs));
-        sz3::compress_with_config(&d, &cfg).map_err(fail)
-    }
-
-    fn back(bytes: &[u8]) -> CliResult<Vec<f32>> {
-        let (_, d) = sz3::decompress::<f32, _>(bytes)
-            .map_err(|e| CliError::fail(format!("bench: SZ3: {e}")))?;
-        Ok(d.into_data())
-    }
-
-    /// SZ3 (default predictor) in absolute-bound mode, x, y and z each as a 1D array.
-    pub fn run(
-        inp: &Input,
-        abs: f64,
-        repeat: usize,
-    ) -> CliResult<(usize, Duration, Duration, Vec<f32>)> {
-        let (x, y, z) = particles::deinterleave3(&inp.pos);
-        let (tc, parts) = best_of(repeat, || Ok([one(&x, abs)?, one(&y, abs)?, one(&z, abs)?]))?;
-        let (td, (dx, dy, dz)) = best_of(repeat, || {
-            Ok((back(&parts[0])?, back(&parts[1])?, back(&parts[2])?))
-        })?;
-        if [dx.len(), dy.len(), dz.len()] != [x.len(); 3] {
-            return Err(CliError::fail(
-                "bench: SZ3 decoded the wrong number of values",
-            ));
-        }
-        let bytes = parts.iter().map(Vec::len).sum();
-        Ok((bytes, tc, td, particles::interleave3(&dx, &dy, &dz)))
-    }
 }
 
 pub fn bench(a: &Args) -> CliResult<u8> {
@@ -417,6 +410,17 @@ pub fn bench(a: &Args) -> CliResult<u8> {
         for &rel in &rels {
             let abs = particles::absolute_bound(&inp.pos, Bound::Rel(rel));
             for &base in &bases {
+                progress.phase(&format!("{}: rel {rel:e}, {} alone", inp.name, base.name()));
+                let al = particle_baselines::alone(&inp.pos, base, abs, coders[0], repeat)?;
+                let base_s = al.compress.as_secs_f64();
+                rows.push(alone_row(
+                    &inp,
+                    rel,
+                    abs,
+                    format!("{} alone", base.name()),
+                    al,
+                    min,
+                ));
                 for (&coder, &how) in coders
                     .iter()
                     .flat_map(|c| methods.iter().map(move |m| (c, m)))
@@ -479,6 +483,7 @@ pub fn bench(a: &Args) -> CliResult<u8> {
                         bytes: c.bytes.len(),
                         compress: tc,
                         decompress: td,
+                        x_base: Some(tc.as_secs_f64() / base_s.max(1e-9)),
                         metrics: Some(m),
                     });
                 }
@@ -498,34 +503,41 @@ pub fn bench(a: &Args) -> CliResult<u8> {
                 bytes: zbytes,
                 compress: ztc,
                 decompress: ztd,
+                x_base: None,
                 metrics: None,
             });
-            #[cfg(feature = "sz3")]
-            {
-                progress.phase(&format!("{}: rel {rel:e}, SZ3 1D", inp.name));
-                let (bytes, tc, td, recon) = sz3_baseline::run(&inp, abs, repeat)?;
-                progress.phase(&format!(
-                    "{}: rel {rel:e}, SZ3 1D: checking links",
-                    inp.name
-                ));
-                let m = particles::metrics::compare(&inp.pos, &recon, inp.space(), inp.b, abs, min);
-                rows.push(Row {
-                    input: inp.name.clone(),
-                    n,
-                    rel,
-                    abs,
-                    method: "sz3-1d".into(),
-                    base: None,
-                    coder: None,
-                    stats: None,
-                    exact_particles: None,
-                    lossless_fallback: false,
-                    base_bytes: None,
-                    bytes,
-                    compress: tc,
-                    decompress: td,
-                    metrics: Some(m),
-                });
+        }
+        // What a user of each base gets today: its loosest link-keeping bound.
+        let loosest_rel = rels.iter().copied().fold(0.0, f64::max);
+        for &base in &bases {
+            let found = particle_baselines::loosest(
+                &inp.pos,
+                inp.space(),
+                inp.b,
+                base,
+                coders[0],
+                loosest_rel,
+                |r| {
+                    progress.phase(&format!(
+                        "{}: {} alone, looking for its loosest link-keeping bound: rel {r:.2e}",
+                        inp.name,
+                        base.name()
+                    ))
+                },
+            )?;
+            match found {
+                Some(l) => {
+                    let what = format!("{} alone, loosest ({} tried)", base.name(), l.probes);
+                    rows.push(alone_row(&inp, l.rel, l.abs, what, l.alone, min));
+                }
+                None => {
+                    let _ = writeln!(
+                        preamble,
+                        "{}: {} alone changes links at every bound down to rel 1e-10",
+                        inp.name,
+                        base.name()
+                    );
+                }
             }
         }
     }
@@ -553,17 +565,29 @@ pub fn bench(a: &Args) -> CliResult<u8> {
     }
 
     let mut s = preamble;
-    if !cfg!(feature = "sz3") {
-        s.push_str("SZ3 baseline: not built (rebuild with `--features sz3`)\n");
+    for (b, on) in [
+        ("sz3", cfg!(feature = "sz3")),
+        ("zfp", cfg!(feature = "zfp")),
+    ] {
+        if !on {
+            let _ = writeln!(
+                s,
+                "{} baseline: not built (rebuild with `--features {b}`)",
+                b.to_uppercase()
+            );
+        }
     }
     s.push('\n');
     s.push_str(&table(&rows));
     s.push('\n');
     s.push_str(
-        "vuln: vulnerable pairs; viol: pairs whose link the base output changed (for sz3-1d: \
-         links broken + made); after: still violated after optimisation and edit quantization; \
-         fallback: particles then stored exactly; times in seconds (other: base compressor, \
-         coding); ratio base: 12N / base bytes; overhead: ratio lost to the correction\n",
+        "vuln: vulnerable pairs; viol: pairs whose link the base output changed (for a base \
+         alone: links broken + made); after: still violated after optimisation and edit \
+         quantization; fallback: particles then stored exactly; times in seconds (other: base \
+         compressor, coding); x base: compress time over the base alone's at that bound; ratio \
+         base: 12N / base bytes; overhead: ratio lost to the correction. \"alone, loosest\": the \
+         loosest bound (rel column) at which that base alone changes no link, found by decades \
+         then bisection from the loosest requested bound and checked by the full FoF count\n",
     );
     if !factz_kept_all {
         s.push_str("WARNING: a factz row changed links (see broken / false): a library bug\n");
@@ -597,6 +621,7 @@ fn row_json(r: &Row) -> Json {
         .put("check_s", st.map(|s| s.check_s))
         .put("other_s", r.other_s())
         .put("compress_s", r.compress.as_secs_f64())
+        .put("times_base_alone", r.x_base)
         .put("decompress_s", r.decompress.as_secs_f64())
         .put("base_bytes", r.base_bytes)
         .put("bytes", r.bytes)
@@ -652,6 +677,7 @@ fn table(rows: &[Row]) -> String {
         "check",
         "other",
         "total",
+        "x base",
         "ratio base",
         "ratio",
         "overhead %",
@@ -691,6 +717,7 @@ fn table(rows: &[Row]) -> String {
                 st.map_or_else(dash, |s| secs(s.check_s)),
                 r.other_s().map_or_else(dash, secs),
                 secs(r.compress.as_secs_f64()),
+                r.x_base.map_or_else(dash, |x| format!("{x:.1}")),
                 r.ratio_base().map_or_else(dash, |x| format!("{x:.2}")),
                 ratio,
                 r.overhead().map_or_else(dash, |x| format!("{x:.2}")),
