@@ -115,6 +115,7 @@ fn round_trips_in_both_layouts_keep_every_link() {
             ("1e-3", "rans", "correct"),
             ("1e-4", "huffman", "correct"),
             ("1e-3", "rans", "safe"),
+            ("1e-4", "rans", "auto"),
         ] {
             let input = s.path(&format!("in-{layout}.f32"));
             write(&input, &bytes_of(&raw));
@@ -143,9 +144,20 @@ fn round_trips_in_both_layouts_keep_every_link() {
                 &fz,
             ]);
             let summary = String::from_utf8_lossy(&out.stderr);
+            // auto names what it chose; the stream records the same
+            let ran = if method == "auto" {
+                ["correct", "safe"]
+                    .into_iter()
+                    .find(|m| summary.contains(&format!("method {m},")))
+                    .unwrap_or_else(|| panic!("auto names no method: {summary}"))
+            } else {
+                method
+            };
+            let shown = text(&run_ok(&["inspect", &fz]));
+            assert!(shown.contains(&format!("method:       {ran}")), "{shown}");
             for want in [
                 "ratio",
-                &format!("method {method}"),
+                &format!("method {ran}"),
                 "bits/particle",
                 "vulnerable pairs",
                 "violated before",
@@ -720,9 +732,11 @@ fn bench_runs_small_with_a_sidecar() {
         }
     }
     assert!(results.iter().any(|r| r.get("method").str() == "zstd-3"));
-    assert!(results
-        .iter()
-        .any(|r| r.get("method").str() == "factz+builtin"));
+    // auto says what it chose
+    assert!(results.iter().any(|r| {
+        let m = r.get("method").str();
+        m == "factz+builtin (auto: safe)" || m == "factz+builtin (auto: correct)"
+    }));
     // Each base alone at every bound, and at its loosest link-keeping bound,
     // which the full FoF count confirms; factz rows compare their time with it.
     let alone = |r: &&J| r.get("method").str() == "builtin alone";

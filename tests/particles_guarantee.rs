@@ -7,6 +7,7 @@
 mod common;
 
 use common::particles::{adversarial, brute_links, check, fof_b, synth_particles, Case};
+use factz::particles::correct::Method;
 use factz::particles::{
     self, apply_external, correct_external, Base, Bound, Linking, ParticleConfig,
 };
@@ -48,6 +49,12 @@ fn roundtrip(
     );
     let d = particles::decompress(&c.bytes)
         .unwrap_or_else(|e| panic!("{}: decompress: {e}", case.name));
+    // The stream records the method that ran: the forced one, or auto's choice.
+    let info = particles::info(&c.bytes).unwrap();
+    assert_eq!(info.method, c.report.method, "{}", case.name);
+    if let Some(m) = c.report.method {
+        assert!(cfg.correction.method == Method::Auto || cfg.correction.method == m);
+    }
     let xi = c.report.abs_bound;
     let r = check(&case.pos, &d.pos, case.period, cfg_b(cfg), xi, orig_links);
     assert!(
@@ -85,7 +92,7 @@ fn clustered_sets_keep_every_link() {
             100.0,
         ),
     ];
-    let mut corrected = 0;
+    let (mut corrected, mut auto_chose_correct) = (0, false);
     for (name, pos, l) in sets {
         let n = pos.len() / 3;
         let b = fof_b(n, l);
@@ -99,8 +106,14 @@ fn clustered_sets_keep_every_link() {
             };
             for base in bases() {
                 for rel in [1e-2, 1e-3, 1e-4, 1e-5, 1e-6] {
-                    let rep = roundtrip(&case, &config(base, Bound::Rel(rel), b, period), &links);
-                    corrected += rep.correction.violated_before;
+                    for method in [Method::Auto, Method::Correct] {
+                        let mut cfg = config(base, Bound::Rel(rel), b, period);
+                        cfg.correction.method = method;
+                        let rep = roundtrip(&case, &cfg, &links);
+                        corrected += rep.correction.violated_before;
+                        auto_chose_correct |=
+                            method == Method::Auto && rep.method == Some(Method::Correct);
+                    }
                 }
             }
         }
@@ -110,6 +123,7 @@ fn clustered_sets_keep_every_link() {
         corrected > 0,
         "no base output needed correction: the test proves nothing"
     );
+    assert!(auto_chose_correct, "auto never ran the optimiser here");
 }
 
 #[test]
@@ -125,7 +139,11 @@ fn adversarial_sets_keep_every_link() {
                 Bound::Abs(0.0),
                 Bound::Abs(1e-30),
             ] {
-                roundtrip(&case, &config(base, bound, case.b, case.period), &links);
+                for method in [Method::Auto, Method::Correct] {
+                    let mut cfg = config(base, bound, case.b, case.period);
+                    cfg.correction.method = method;
+                    roundtrip(&case, &cfg, &links);
+                }
             }
         }
     }
@@ -138,7 +156,7 @@ fn adversarial_sets_keep_every_link() {
 #[test]
 fn safe_method_keeps_every_link() {
     let safe = |mut cfg: ParticleConfig| {
-        cfg.correction.method = particles::correct::Method::Safe;
+        cfg.correction.method = Method::Safe;
         cfg
     };
     let sets = [
@@ -358,10 +376,7 @@ fn chunk_rule_keeps_links_across_chunks() {
 fn same_bytes_whatever_the_thread_count() {
     let pos = synth_particles(16, 7, 100.0, &[]);
     let b = fof_b(pos.len() / 3, 100.0);
-    for method in [
-        particles::correct::Method::Correct,
-        particles::correct::Method::Safe,
-    ] {
+    for method in [Method::Auto, Method::Correct, Method::Safe] {
         let mut cfg = config(Base::Builtin, Bound::Rel(1e-3), b, Some(100.0));
         cfg.correction.method = method;
         let run = |threads: usize| {

@@ -30,24 +30,45 @@ use std::time::Instant;
 /// How the particles of vulnerable pairs are fixed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Method {
-    /// The optimiser: edits only where the base changed a link (best ratio).
+    /// Per set (chunk): safe, and also the optimiser where the base changed few
+    /// pairs, keeping the smaller stream (`super::method`).
     #[default]
+    Auto,
+    /// The optimiser: edits only where the base changed a link.
     Correct,
-    /// Per-particle safe bounds, one pass, no optimiser (`super::safe`).
+    /// Per-particle safe radii, a few passes, no optimiser (`super::safe`).
     Safe,
 }
 
 impl Method {
     pub fn name(self) -> &'static str {
         match self {
+            Method::Auto => "auto",
             Method::Correct => "correct",
             Method::Safe => "safe",
         }
     }
     pub fn parse(s: &str) -> Option<Method> {
         match s.to_ascii_lowercase().as_str() {
+            "auto" => Some(Method::Auto),
             "correct" => Some(Method::Correct),
             "safe" => Some(Method::Safe),
+            _ => None,
+        }
+    }
+    /// The id a stream records for the method that made it (header `params[3]`
+    /// of base-mode streams; never renumber). Auto records what it chose.
+    pub fn id(self) -> u32 {
+        match self {
+            Method::Auto | Method::Correct => 0,
+            Method::Safe => 1,
+        }
+    }
+    /// Inverse of [`Method::id`].
+    pub fn from_id(id: u32) -> Option<Method> {
+        match id {
+            0 => Some(Method::Correct),
+            1 => Some(Method::Safe),
             _ => None,
         }
     }
@@ -70,7 +91,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            method: Method::Correct,
+            method: Method::Auto,
             edit_bits: 16,
             learning_rate: LEARNING_RATE,
             max_iters: 1000,
@@ -153,6 +174,27 @@ const NO_EDIT: i32 = i32::MIN;
 pub fn correct(
     corrector: &dyn Corrector,
     orig: &[f32],
+    recon: Vec<f32>,
+    exact: Vec<bool>,
+    space: Space,
+    b: f64,
+    xi: f64,
+    opts: &Options,
+) -> crate::error::Result<Outcome> {
+    let t0 = Instant::now();
+    let pairs = corrector.pairs(orig, space, b, xi)?;
+    let found = t0.elapsed().as_secs_f64();
+    let mut out = correct_on(corrector, &pairs, orig, recon, exact, space, b, xi, opts)?;
+    out.stats.setup_s += found;
+    Ok(out)
+}
+
+/// [`correct`] on the vulnerable pairs already found.
+#[allow(clippy::too_many_arguments)]
+pub fn correct_on(
+    corrector: &dyn Corrector,
+    pairs: &[Pair],
+    orig: &[f32],
     mut recon: Vec<f32>,
     mut exact: Vec<bool>,
     space: Space,
@@ -164,8 +206,7 @@ pub fn correct(
     let n = orig.len() / 3;
     reset_exact(orig, &mut recon, &exact);
     let base = recon.clone();
-    let pairs = corrector.pairs(orig, space, b, xi)?;
-    let adj = adjacency(n, &pairs);
+    let adj = adjacency(n, pairs);
     let mut stats = Stats {
         vulnerable_pairs: pairs.len(),
         ..Stats::default()
@@ -175,9 +216,7 @@ pub fn correct(
     let mut round = 0;
     loop {
         let t = Instant::now();
-        let bad: Vec<Pair> = vulnerable::violated(&pairs, &recon, space, b)
-            .copied()
-            .collect();
+        let bad = vulnerable::violated(pairs, &recon, space, b);
         stats.check_s += t.elapsed().as_secs_f64();
         match round {
             0 => stats.violated_before = bad.len(),
@@ -200,7 +239,7 @@ pub fn correct(
         if round < ROUNDS {
             let t = Instant::now();
             let moved = optimise(
-                corrector, orig, &recon, &exact, &pairs, space, b, xi, opts, &mut stats,
+                corrector, orig, &recon, &exact, pairs, space, b, xi, opts, &mut stats,
             )?;
             stats.optimise_s += t.elapsed().as_secs_f64();
             let t = Instant::now();
@@ -375,7 +414,7 @@ impl Problem {
         let editable: Vec<bool> = glob.iter().map(|&g| !exact[g as usize]).collect();
         let mut active = Vec::new();
         let mut seen = vec![false; glob.len()];
-        for p in vulnerable::violated(pairs, recon, space, b) {
+        for p in &vulnerable::violated(pairs, recon, space, b) {
             for k in [loc[p.i as usize], loc[p.j as usize]] {
                 if !seen[k as usize] && editable[k as usize] {
                     seen[k as usize] = true;

@@ -281,7 +281,11 @@ impl Grid {
                 out
             })
             .collect();
-        tasks.into_iter().flatten().collect()
+        let mut all = Vec::with_capacity(tasks.iter().map(Vec::len).sum());
+        for t in tasks {
+            all.extend(t);
+        }
+        all
     }
 
     /// The forward neighbours of an interior cell as five rows of consecutive

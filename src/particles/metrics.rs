@@ -174,7 +174,7 @@ pub fn changed_links(orig: &[f32], recon: &[f32], space: Space, b: f64) -> usize
             set_difference(&fof::links(orig, space, b), &fof::links(recon, space, b));
         return broken + made;
     }
-    vulnerable::violated(&vulnerable::pairs(orig, space, b, err), recon, space, b).count()
+    vulnerable::violated(&vulnerable::pairs(orig, space, b, err), recon, space, b).len()
 }
 
 /// Counts of (a \ b, b \ a) for two pair lists.

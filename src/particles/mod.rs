@@ -15,6 +15,7 @@ pub mod fof;
 pub mod geometry;
 pub mod gpu_ref;
 pub mod grid;
+pub mod method;
 pub mod metrics;
 pub mod safe;
 pub mod stream;
@@ -91,6 +92,8 @@ pub struct ParticleReport {
     /// Particles stored exactly (non-finite, base out of bound, chunk faces, fallback).
     pub exact_particles: usize,
     pub correction: correct::Stats,
+    /// The correction method that ran (auto resolved); None for a lossless stream.
+    pub method: Option<correct::Method>,
     /// Stored bytes of the base sections and of the correction sections.
     pub base_bytes: usize,
     pub correction_bytes: usize,
@@ -392,6 +395,7 @@ pub fn finish_with(
         source: Source::Lossless,
         exact_particles: n,
         correction: correct::Stats::default(),
+        method: None,
         base_bytes: 0,
         correction_bytes: 0,
         verified: cfg.verify,
@@ -414,11 +418,7 @@ pub fn finish_with(
     if let Some(forced) = forced {
         exact.iter_mut().zip(forced).for_each(|(e, &f)| *e |= f);
     }
-    let run = match cfg.correction.method {
-        correct::Method::Correct => correct::correct,
-        correct::Method::Safe => safe::correct,
-    };
-    let out = run(
+    let (out, method) = method::run(
         corrector,
         pos,
         base_pos,
@@ -427,10 +427,12 @@ pub fn finish_with(
         b,
         xi,
         &cfg.correction,
+        cfg.coder,
     )?;
     let corr = Correction::new(pos, out.exact, out.edits);
     let corr_sections = corr.sections(n, cfg.coder);
     report.source = Source::Base(cfg.base);
+    report.method = Some(method);
     report.exact_particles = corr.exact_count();
     report.correction = out.stats;
     report.base_bytes = stored_len(&base_sections);
@@ -438,19 +440,21 @@ pub fn finish_with(
     let mut sections = corr_sections;
     sections.extend(base_sections);
     let mut bytes = format::write(
-        &header(n, xi, b, report.source, cfg, flags, 0),
+        &header(n, xi, b, report.source, cfg, flags, method.id()),
         &sections,
         cfg.zstd_level,
     )?;
     if bytes.len() > max_compressed_size(n)? {
         bytes = lossless(flags)?;
         report.source = Source::Lossless;
+        report.method = None;
         report.exact_particles = n;
     }
     if cfg.verify {
         if let Err(why) = verify(&bytes, &out.recon, report.source) {
             bytes = lossless(flags | format::FLAG_LOSSLESS_FALLBACK)?;
             report.source = Source::Lossless;
+            report.method = None;
             report.lossless_fallback = true;
             report.fallback_reason = Some(why);
             report.exact_particles = n;
@@ -509,6 +513,7 @@ pub fn correct_external(orig: &[f32], decoded: &[f32], cfg: &ParticleConfig) -> 
         source: Source::External,
         exact_particles: n,
         correction: correct::Stats::default(),
+        method: None,
         base_bytes: 0,
         correction_bytes: 0,
         verified: false,
@@ -518,7 +523,7 @@ pub fn correct_external(orig: &[f32], decoded: &[f32], cfg: &ParticleConfig) -> 
     let mut sections = Vec::new();
     if xi > 0.0 && n > 0 {
         let exact = initial_exact(orig, decoded, xi, b, cfg.chunk_of_larger);
-        let out = correct::correct(
+        let (out, method) = method::run(
             &correct::Cpu,
             orig,
             decoded.to_vec(),
@@ -527,11 +532,13 @@ pub fn correct_external(orig: &[f32], decoded: &[f32], cfg: &ParticleConfig) -> 
             b,
             xi,
             &cfg.correction,
+            cfg.coder,
         )?;
         let corr = Correction::new(orig, out.exact, out.edits);
         sections = corr.sections(n, cfg.coder);
         report.exact_particles = corr.exact_count();
         report.correction = out.stats;
+        report.method = Some(method);
     }
     let header_of = |flags| header(n, xi, b, Source::External, cfg, flags, tag);
     let mut bytes = format::write(&header_of(flags), &sections, cfg.zstd_level)?;
@@ -598,7 +605,12 @@ pub struct ParticleInfo {
     pub verified: bool,
     pub lossless_fallback: bool,
     pub version: u16,
-    /// Checksum of the external positions a correction stream applies to (0 otherwise).
+    /// The correction method a base-mode stream records (None: lossless or
+    /// external, or an id this version does not know). Streams written before
+    /// the record existed read as `Correct`.
+    pub method: Option<correct::Method>,
+    /// Header `params[3]`: for a correction stream (external mode), the checksum
+    /// of the positions it applies to; for a base mode, the method id.
     pub tag: u32,
 }
 
@@ -656,6 +668,10 @@ fn info_of(h: &Header) -> Result<ParticleInfo> {
         verified: h.flags & format::FLAG_VERIFIED != 0,
         lossless_fallback: h.flags & format::FLAG_LOSSLESS_FALLBACK != 0,
         version: h.version,
+        method: match source {
+            Source::Base(_) => correct::Method::from_id(tag as u32),
+            _ => None,
+        },
         tag: tag as u32,
     })
 }

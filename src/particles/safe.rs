@@ -1,51 +1,64 @@
-//! The safe-bound method: each particle gets its own bound, under which none of
-//! its pairs can change link status, and is moved (by the correction's edit
-//! codes) to within it; no optimiser, one pass over the vulnerable pairs.
+//! The safe-bound method: each particle gets its own radius, within which it
+//! can move without changing any of its pairs' link status, and is moved (by the
+//! correction's edit codes) to within it; no optimiser.
 //!
-//! A pair at original distance d keeps its status when each coordinate of each
-//! of its particles moves by less than `|d - b| / (2 sqrt 3)`: the distance then
-//! changes by less than `sqrt(3) (s_i + s_j) <= |d - b|`. Particle k's bound s_k
-//! is the minimum of that over its vulnerable pairs and xi (pairs outside the
-//! window are safe under xi already).
+//! A pair at original distance d keeps its status when its particles' errors
+//! (as 3-vectors) satisfy `|e_i| + |e_j| < |d - b|`: by the triangle inequality
+//! the distance changes by at most `|e_i - e_j|`. Particle k's radius r_k is the
+//! least `|d - b| / 2` over its vulnerable pairs (pairs outside the window are
+//! safe under xi already); every coordinate also stays within xi. A ball, not the
+//! box of side `|d - b| / (2 sqrt 3)` inside it: a base error long on one axis
+//! and short on the others often fits the ball unedited, or after an edit of one
+//! coordinate, and a looser target takes a coarser (cheaper) edit code.
 //!
-//! Only particles that need it are moved ("secured"): first those of the pairs
-//! the base output changed, then, round by round, the unsecured partners of
-//! pairs a move changed (a pair of two unmoved particles keeps the base's
+//! Only particles that need it are moved ("secured"): first one particle of each
+//! pair the base output changed, then, round by round, the unsecured particle of
+//! each pair a move changed (a pair of two unmoved particles keeps the base's
 //! status, a pair of two secured ones is safe by construction), and after
-//! `LAZY_ROUNDS` every particle with a bound below xi at once. Securing keeps a
-//! coordinate whose base value is within s_k, else takes the coarsest edit code
-//! that lands within s_k (few significant bits where the bound is loose), or
-//! stores the particle exactly when no code can. Then, as in the correction,
-//! every vulnerable pair is checked with the exact link rule and both particles
-//! of any pair still changed are stored exactly until none is: the guarantee
-//! rests on that check, not on the margins.
+//! `LAZY_ROUNDS` every particle with a radius at once. Securing keeps a particle
+//! already within its ball; else edits its largest-error coordinate, then the two
+//! largest, then all three, each to the coarsest edit code that lands within its
+//! share of the ball; or stores the particle exactly when no code can. Then, as
+//! in the correction, every vulnerable pair is checked with the exact link rule
+//! and both particles of any pair still changed are stored exactly until none
+//! is: the guarantee rests on that check, not on the margins.
 //!
 //! The stream is the correction's (edits and exact particles on top of the
 //! base), so every decoder reads it unchanged.
 
 use super::correct::{
-    adjacency, apply_edit, code_range, edit_step, reset_exact, store_exact, Corrector, Options,
-    Outcome, Stats,
+    apply_edit, code_range, edit_step, reset_exact, store_exact, Corrector, Options, Outcome, Stats,
 };
 use super::geometry::{linked, Space};
 use super::vulnerable::{self, Pair};
 use crate::field::quantize::within;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
-/// Shrinks each pair's share of `|d - b|`, so that a bound met exactly still
-/// leaves the f64 distance on the right side of b (the exact check decides).
-const SHARE: f64 = (1.0 - 1e-9) / (2.0 * 1.732_050_807_568_877_2);
+/// Each particle's share of a pair's `|d - b|`, shrunk so that a radius met
+/// exactly still leaves the f64 distance on the right side of b (the exact
+/// check decides).
+const SHARE: f64 = (1.0 - 1e-9) / 2.0;
 
 /// Rounds of lazy securing before the rest of the bounded particles are
 /// secured at once (a cascade that long is cheaper to end than to follow).
 const LAZY_ROUNDS: u32 = 8;
 
-/// Each particle's safe bound (<= xi; 0 for a particle of a pair at exactly b).
-pub fn bounds(orig: &[f32], pairs: &[Pair], space: Space, b: f64, xi: f64) -> Vec<f64> {
+/// Each particle's radius (infinite for one without vulnerable pairs; 0 for a
+/// particle of a pair at exactly b). In parallel: a minimum is the same whatever order the pairs lower it in
+/// (non-negative f64 order as their bits do, so an atomic u64 minimum serves).
+pub fn radii(orig: &[f32], pairs: &[Pair], space: Space, b: f64) -> Vec<f64> {
     let n = orig.len() / 3;
-    let mut s = vec![xi; n];
-    for p in pairs {
+    let s: Vec<AtomicU64> = (0..n)
+        .map(|_| AtomicU64::new(f64::INFINITY.to_bits()))
+        .collect();
+    let lower = |k: usize, g: u64| {
+        if g < s[k].load(Relaxed) {
+            s[k].fetch_min(g, Relaxed);
+        }
+    };
+    pairs.par_iter().for_each(|p| {
         let (i, j) = (p.i as usize, p.j as usize);
         let d = space
             .dist2(&orig[3 * i..3 * i + 3], &orig[3 * j..3 * j + 3])
@@ -55,10 +68,36 @@ pub fn bounds(orig: &[f32], pairs: &[Pair], space: Space, b: f64, xi: f64) -> Ve
         } else {
             0.0
         };
-        s[i] = s[i].min(g);
-        s[j] = s[j].min(g);
+        lower(i, g.to_bits());
+        lower(j, g.to_bits());
+    });
+    s.into_iter()
+        .map(|a| f64::from_bits(a.into_inner()))
+        .collect()
+}
+
+/// The particles to secure first: one of each pair the base changed (a greedy
+/// vertex cover, the particle of more changed pairs first, in pair order).
+/// Securing one often restores the pair; where it does not, the pair is
+/// changed after the round and its other particle follows in the next.
+fn first_frontier(n: usize, bad: &[Pair]) -> Vec<usize> {
+    let mut degree = vec![0u32; n];
+    for p in bad {
+        degree[p.i as usize] += 1;
+        degree[p.j as usize] += 1;
     }
-    s
+    let mut chosen = vec![false; n];
+    let mut out = Vec::new();
+    for p in bad {
+        let (i, j) = (p.i as usize, p.j as usize);
+        if chosen[i] || chosen[j] {
+            continue;
+        }
+        let k = if degree[j] > degree[i] { j } else { i };
+        chosen[k] = true;
+        out.push(k);
+    }
+    out
 }
 
 /// The edit code whose decoded value is within `s` of `x` and moves `from` the
@@ -164,6 +203,47 @@ fn coarsest_edit(from: f32, x: f32, s: f64, step: f64, m: u32) -> Option<(i32, f
     }
 }
 
+/// The edit codes (per axis, None: kept) that bring particle k's error within
+/// radius `r` and every coordinate within `xi`, editing as few coordinates as
+/// will do, largest error first; None when no code lands (store it exactly).
+fn secure(
+    orig: &[f32],
+    from: &[f32],
+    r: f64,
+    xi: f64,
+    step: f64,
+    m: u32,
+) -> Option<[Option<i32>; 3]> {
+    let err = |v: &[f32; 3]| -> [f64; 3] { [0, 1, 2].map(|a| v[a] as f64 - orig[a] as f64) };
+    let norm2 = |e: &[f64; 3]| e[0] * e[0] + e[1] * e[1] + e[2] * e[2];
+    let start = [from[0], from[1], from[2]];
+    let e = err(&start);
+    let r2 = r * r;
+    if norm2(&e) <= r2 {
+        return Some([None; 3]);
+    }
+    let mut axes = [0usize, 1, 2];
+    axes.sort_by(|&a, &b| e[b].abs().total_cmp(&e[a].abs()));
+    for edited in 1..=3 {
+        let kept: f64 = axes[edited..].iter().map(|&a| e[a] * e[a]).sum();
+        if kept >= r2 {
+            continue;
+        }
+        let share = ((r2 - kept) / edited as f64).sqrt().min(xi);
+        let mut v = start;
+        let mut codes = [None; 3];
+        for &a in &axes[..edited] {
+            let (code, w) = coarsest_edit(from[a], orig[a], share, step, m)?;
+            v[a] = w;
+            codes[a] = Some(code);
+        }
+        if norm2(&err(&v)) <= r2 {
+            return Some(codes);
+        }
+    }
+    None
+}
+
 /// `correct::correct`'s contract with per-particle safe bounds instead of the
 /// optimiser: `recon` the base output, `exact` the particles already stored
 /// exactly.
@@ -171,36 +251,55 @@ fn coarsest_edit(from: f32, x: f32, s: f64, step: f64, m: u32) -> Option<(i32, f
 pub fn correct(
     corrector: &dyn Corrector,
     orig: &[f32],
-    mut recon: Vec<f32>,
-    mut exact: Vec<bool>,
+    recon: Vec<f32>,
+    exact: Vec<bool>,
     space: Space,
     b: f64,
     xi: f64,
     opts: &Options,
 ) -> crate::error::Result<Outcome> {
     let t0 = Instant::now();
+    let pairs = corrector.pairs(orig, space, b, xi)?;
+    let found = t0.elapsed().as_secs_f64();
+    let mut out = correct_on(&pairs, orig, recon, exact, space, b, xi, opts);
+    out.stats.setup_s += found;
+    Ok(out)
+}
+
+/// [`correct`] on the vulnerable pairs already found.
+#[allow(clippy::too_many_arguments)]
+pub fn correct_on(
+    pairs: &[Pair],
+    orig: &[f32],
+    mut recon: Vec<f32>,
+    mut exact: Vec<bool>,
+    space: Space,
+    b: f64,
+    xi: f64,
+    opts: &Options,
+) -> Outcome {
+    let t0 = Instant::now();
     let n = orig.len() / 3;
     reset_exact(orig, &mut recon, &exact);
-    let pairs = corrector.pairs(orig, space, b, xi)?;
     // Lazily: only particles of pairs the base (or an earlier move) changed are
     // moved within their bounds; a move can only change the pairs it touches.
-    let mut frontier: Vec<usize> = vulnerable::violated(&pairs, &recon, space, b)
-        .flat_map(|p| [p.i as usize, p.j as usize])
-        .collect();
+    let bad = vulnerable::violated(pairs, &recon, space, b);
+    let mut frontier = first_frontier(n, &bad);
     let mut stats = Stats {
         vulnerable_pairs: pairs.len(),
-        violated_before: frontier.len() / 2,
+        violated_before: bad.len(),
         setup_s: t0.elapsed().as_secs_f64(),
         ..Stats::default()
     };
+    drop(bad);
 
     let t = Instant::now();
-    let s = bounds(orig, &pairs, space, b, xi);
+    let radius = radii(orig, pairs, space, b);
     let step = edit_step(xi, opts.edit_bits);
-    let adj = adjacency(n, &pairs);
     let b2 = b * b;
     let mut codes: Vec<Option<i32>> = vec![None; 3 * n];
     let mut secured = vec![false; n];
+    let mut just = vec![false; n];
     let mut rounds = 0;
     loop {
         frontier.sort_unstable();
@@ -212,24 +311,26 @@ pub fn correct(
         if rounds == LAZY_ROUNDS {
             // A long cascade: secure every particle with a bound below xi at once.
             frontier = (0..n)
-                .filter(|&k| !secured[k] && !exact[k] && s[k] < xi)
+                .filter(|&k| !secured[k] && !exact[k] && radius[k].is_finite())
                 .collect();
         }
         let moves: Vec<Option<[Option<i32>; 3]>> = frontier
             .par_iter()
             .map(|&k| {
-                let mut c = [None; 3];
-                for (a, code) in c.iter_mut().enumerate() {
-                    let (x, from) = (orig[3 * k + a], recon[3 * k + a]);
-                    if !within(from, x, s[k]) {
-                        *code = Some(coarsest_edit(from, x, s[k], step, opts.edit_bits)?.0);
-                    }
-                }
-                Some(c)
+                let at = 3 * k..3 * k + 3;
+                secure(
+                    &orig[at.clone()],
+                    &recon[at],
+                    radius[k],
+                    xi,
+                    step,
+                    opts.edit_bits,
+                )
             })
             .collect();
         for (&k, m) in frontier.iter().zip(&moves) {
             secured[k] = true;
+            just[k] = true;
             stats.active_particles += 1;
             match m {
                 None => {
@@ -247,17 +348,22 @@ pub fn correct(
             }
         }
         rounds += 1;
-        let mut next = Vec::new();
-        for &k in &frontier {
-            for (q, was_linked) in adj.of(k) {
-                let q = q as usize;
-                let d2 = space.dist2(&recon[3 * k..3 * k + 3], &recon[3 * q..3 * q + 3]);
-                if linked(d2, b2) != was_linked {
-                    next.push(q);
-                }
-            }
-        }
-        frontier = next;
+        // The unsecured particle of each pair this round's moves changed (one
+        // parallel pass over the pairs beats an adjacency built for it).
+        frontier = pairs
+            .par_iter()
+            .filter_map(|p| {
+                let (i, j) = (p.i as usize, p.j as usize);
+                let other = match (just[i], just[j]) {
+                    (true, false) => j,
+                    (false, true) => i,
+                    _ => return None,
+                };
+                let d2 = space.dist2(&recon[3 * i..3 * i + 3], &recon[3 * j..3 * j + 3]);
+                (linked(d2, b2) != p.linked && !secured[other]).then_some(other)
+            })
+            .collect();
+        just.iter_mut().for_each(|j| *j = false);
     }
     stats.iterations = rounds;
     stats.optimise_s = t.elapsed().as_secs_f64();
@@ -265,9 +371,7 @@ pub fn correct(
     let t = Instant::now();
     let mut first = true;
     loop {
-        let bad: Vec<Pair> = vulnerable::violated(&pairs, &recon, space, b)
-            .copied()
-            .collect();
+        let bad = vulnerable::violated(pairs, &recon, space, b);
         if first {
             stats.violated_after = bad.len();
             first = false;
@@ -290,12 +394,12 @@ pub fn correct(
         .collect();
     stats.edited_coords = edits.len();
     stats.check_s = t.elapsed().as_secs_f64();
-    Ok(Outcome {
+    Outcome {
         recon,
         exact,
         edits,
         stats,
-    })
+    }
 }
 
 #[cfg(test)]
@@ -381,16 +485,63 @@ mod tests {
     }
 
     #[test]
-    fn bounds_split_each_pairs_margin() {
-        let orig = [0.0f32, 0.0, 0.0, 1.1, 0.0, 0.0, 5.0, 5.0, 5.0];
-        let pairs = [Pair {
-            i: 0,
-            j: 1,
-            linked: false,
-        }];
-        let s = bounds(&orig, &pairs, Space::open(), 1.0, 0.5);
-        let want = (1.1f32 as f64 - 1.0) / (2.0 * 3f64.sqrt());
-        assert!((s[0] - want).abs() < 1e-9 && s[0] < want && s[0] == s[1]);
-        assert_eq!(s[2], 0.5, "a particle without vulnerable pairs keeps xi");
+    fn radii_split_each_pairs_margin() {
+        let orig = [
+            0.0f32, 0.0, 0.0, 1.1, 0.0, 0.0, 5.0, 5.0, 5.0, 2.05, 0.0, 0.0,
+        ];
+        let pairs = [
+            Pair {
+                i: 0,
+                j: 1,
+                linked: false,
+            },
+            Pair {
+                i: 1,
+                j: 3,
+                linked: true,
+            },
+        ];
+        let r = radii(&orig, &pairs, Space::open(), 1.0);
+        let near = |x: f64, want: f64| x < want && (x - want).abs() < 1e-9;
+        assert!(near(r[0], (1.1f32 as f64 - 1.0) / 2.0));
+        // particle 1's nearer pair to b sets its radius
+        let d13 = 2.05f32 as f64 - 1.1f32 as f64;
+        assert!(near(r[1], (1.0 - d13) / 2.0) && r[3] == r[1], "{r:?}");
+        assert_eq!(r[2], f64::INFINITY, "no vulnerable pairs: no radius");
+    }
+
+    #[test]
+    fn securing_lands_in_the_ball_editing_few_axes() {
+        let (xi, m) = (1e-2, 16);
+        let step = edit_step(xi, m);
+        let orig = [10.0f32, 20.0, 30.0];
+        let norm = |v: &[f32]| {
+            (0..3)
+                .map(|a| (v[a] as f64 - orig[a] as f64).powi(2))
+                .sum::<f64>()
+                .sqrt()
+        };
+        // within the ball already: no edit
+        let from = [10.004f32, 20.0, 30.0];
+        assert_eq!(secure(&orig, &from, 5e-3, xi, step, m), Some([None; 3]));
+        // long on x only: one edit, on x
+        let from = [10.009f32, 20.001, 29.999];
+        let c = secure(&orig, &from, 3e-3, xi, step, m).unwrap();
+        assert!(c[0].is_some() && c[1].is_none() && c[2].is_none(), "{c:?}");
+        // long on every axis: all three edited, into the ball
+        let from = [10.009f32, 20.009, 29.991];
+        for r in [3e-3, 1e-4, 1e-6] {
+            let c = secure(&orig, &from, r, xi, step, m).unwrap();
+            let mut v = from;
+            for a in 0..3 {
+                if let Some(code) = c[a] {
+                    v[a] = apply_edit(from[a], code, step);
+                }
+            }
+            assert!(norm(&v) <= r, "r {r}: {v:?}");
+            assert!(v.iter().zip(&orig).all(|(&v, &o)| within(v, o, xi)));
+        }
+        // a 4-bit edit lattice (steps of 2.7e-3) has no code within 1e-9: exact
+        assert_eq!(secure(&orig, &from, 1e-9, xi, edit_step(xi, 4), 4), None);
     }
 }

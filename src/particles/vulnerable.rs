@@ -5,6 +5,7 @@
 
 use super::geometry::{linked, vulnerable_halfwidth, Space};
 use super::grid::Grid;
+use rayon::prelude::*;
 
 /// A pair (i < j) and whether it is linked in the original positions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,19 +37,19 @@ pub fn pairs(pos: &[f32], space: Space, b: f64, xi: f64) -> Vec<Pair> {
     })
 }
 
-/// The pairs whose link status differs in `recon` (AoS, same order).
-pub fn violated<'a>(
-    pairs: &'a [Pair],
-    recon: &'a [f32],
-    space: Space,
-    b: f64,
-) -> impl Iterator<Item = &'a Pair> + 'a {
+/// The pairs whose link status differs in `recon` (AoS, same order), in pair
+/// order, found in parallel.
+pub fn violated(pairs: &[Pair], recon: &[f32], space: Space, b: f64) -> Vec<Pair> {
     let b2 = b * b;
-    pairs.iter().filter(move |p| {
-        let (i, j) = (p.i as usize, p.j as usize);
-        linked(
-            space.dist2(&recon[3 * i..3 * i + 3], &recon[3 * j..3 * j + 3]),
-            b2,
-        ) != p.linked
-    })
+    pairs
+        .par_iter()
+        .filter(|p| {
+            let (i, j) = (p.i as usize, p.j as usize);
+            linked(
+                space.dist2(&recon[3 * i..3 * i + 3], &recon[3 * j..3 * j + 3]),
+                b2,
+            ) != p.linked
+        })
+        .copied()
+        .collect()
 }

@@ -11,7 +11,7 @@ Usage:
   factz compress   --kind particles [--count N] [--layout aos|soa]
                    [--abs X | --rel X] [--b B | --eta E] [--box L]
                    [--base builtin|sz3|zfp] [--coder huffman|rans] [--zstd LEVEL]
-                   [--chunk] [--verify] [--method correct|safe] [--edit-bits M]
+                   [--chunk] [--verify] [--method auto|correct|safe] [--edit-bits M]
                    [--max-iters K] [--backend cpu|cuda|auto] IN.f32 OUT.fz
   factz decompress IN.fz OUT.f32
   factz verify     ORIG.f32 IN.fz|RECON.f32 [--kind field2d|particles] [shape flags]
@@ -74,12 +74,14 @@ Particle options (every friends-of-friends link keeps its status):
   --box L               periodic box of side L (minimum-image distances); default open
   --base builtin|sz3|zfp  base compressor before the link correction (default builtin;
                         sz3 and zfp when built with those cargo features)
-  --method correct|safe  how links are kept (default correct): correct edits
-                        only particles whose link the base changed, with an
-                        optimiser (best ratio); safe gives every particle of a
-                        vulnerable pair its own bound, under which none of its
-                        links can change, in one pass (much faster, larger
-                        streams at loose bounds). Same stream format
+  --method auto|correct|safe  how links are kept (default auto): safe moves
+                        the particles of pairs the base changed to within their
+                        own radius, inside which none of their links can change
+                        (a few passes, no optimiser); correct edits them with an
+                        optimiser (slower, much slower at loose bounds); auto
+                        runs safe, and also correct where the base changed pairs
+                        of at most 1% of the particles, and keeps the smaller
+                        stream. The stream records the method; any decoder reads it
   --edit-bits M         bits per correction edit, 2..24 (default 16)
   --max-iters K         optimiser iterations before the exact-storage fallback (default 1000)
 
@@ -177,12 +179,15 @@ Particle options:
   --b B | --eta E       linking length (default: the sidecar's fof_b, else eta 0.2)
   --box L               periodic box side (default: the sidecar's box when it says
                         periodic, else open boundaries)
-  --method LIST         correct, safe or correct,safe (default correct)
+  --method LIST         of auto, correct, safe (default auto)
   --edit-bits M, --max-iters K, --min-members M   as for compress / verify
 
-Baselines at the same absolute bound: zstd (lossless, level 3) always; SZ3 in
-absolute-bound mode when factz was built with `--features sz3` (for particles:
-x, y and z each as a 1D array, with the FoF links it breaks and makes).
+Baselines: zstd (lossless, level 3) always. Fields: SZ3 in absolute-bound mode at
+the same bound when factz was built with `--features sz3`. Particles: each base
+compressor alone (builtin, and SZ3 and ZFP when built with those features; x, y
+and z each as a 1D array) at each bound and at the loosest bound at which it
+changes no link (searched), with the FoF links it breaks and makes; factz rows
+give their time as a multiple of their base's alone (`x base`).
 MB/s counts 1e6 bytes of float32 input per second. The particle table follows
 the cluster-preserving correction paper's Table II: vulnerable pairs, pairs
 violated before correction, optimiser iterations, pairs violated after the

@@ -321,10 +321,10 @@ pub fn bench(a: &Args) -> CliResult<u8> {
     let repeat = a.int_in("repeat", 1, 1000)?.unwrap_or(1) as usize;
     let min = min_members(a)?;
     let methods = match a.value("method") {
-        None => vec![correct::Method::Correct],
+        None => vec![correct::Method::Auto],
         Some(s) => args::parse_list(s, correct::Method::parse).ok_or_else(|| {
             a.usage_err(format!(
-                "bad --method '{s}': expected correct, safe or correct,safe"
+                "bad --method '{s}': expected a comma-separated list of auto, correct, safe"
             ))
         })?,
     };
@@ -465,8 +465,10 @@ pub fn bench(a: &Args) -> CliResult<u8> {
                     if coders.len() > 1 {
                         method += &format!("/{}", coder.name());
                     }
-                    if how != correct::Method::Correct {
+                    if how != correct::Method::Auto {
                         method += &format!("/{}", how.name());
+                    } else if let Some(m) = r.method {
+                        method += &format!(" (auto: {})", m.name());
                     }
                     rows.push(Row {
                         input: inp.name.clone(),

@@ -64,12 +64,15 @@ pub fn config(a: &Args) -> CliResult<ParticleConfig> {
     Ok(cfg)
 }
 
-/// `--method correct|safe`, if given.
+/// `--method auto|correct|safe`, if given.
 pub fn method(a: &Args) -> CliResult<Option<factz::particles::correct::Method>> {
     a.value("method")
         .map(|s| {
-            factz::particles::correct::Method::parse(s)
-                .ok_or_else(|| a.usage_err(format!("bad --method '{s}': expected correct or safe")))
+            factz::particles::correct::Method::parse(s).ok_or_else(|| {
+                a.usage_err(format!(
+                    "bad --method '{s}': expected auto, correct or safe"
+                ))
+            })
         })
         .transpose()
 }
@@ -125,7 +128,7 @@ fn summary(inp: &str, out: &str, n: usize, cfg: &ParticleConfig, c: &Compressed)
         short(r.abs_bound),
         short(r.linking_length),
         space_text(cfg.period),
-        cfg.correction.method.name(),
+        r.method.map_or("none (lossless)", |m| m.name()),
         s.vulnerable_pairs,
         s.violated_before,
         s.iterations,
@@ -502,6 +505,7 @@ pub fn inspect(a: &Args, path: &str, bytes: &[u8], p: &Parsed) -> CliResult<u8> 
             .put("linking_length", info.linking_length)
             .put("period", info.period)
             .put("edit_bits", info.edit_bits)
+            .put("method", info.method.map(|m| m.name()))
             .put(
                 "external_crc32",
                 (info.source == Source::External).then(|| format!("{:08x}", info.tag)),
@@ -532,6 +536,9 @@ pub fn inspect(a: &Args, path: &str, bytes: &[u8], p: &Parsed) -> CliResult<u8> 
             space_text(info.period)
         );
         let _ = writeln!(s, "edits:        {} bits", info.edit_bits);
+        if let Some(m) = info.method {
+            let _ = writeln!(s, "method:       {}", m.name());
+        }
         let zstd = if info.zstd_level == 0 {
             "off".to_string()
         } else {

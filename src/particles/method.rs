@@ -1,0 +1,90 @@
+//! Which correction runs on a set: the optimiser (`correct`), per-particle safe
+//! radii (`safe`), or `auto`, which runs safe and, where the base output changed
+//! few pairs (the optimiser's time grows with them far faster than safe's), the
+//! optimiser too, on the same vulnerable pairs, and keeps the smaller stream.
+//! The choice depends only on the data, never on timing or threads, so a stream
+//! is reproducible; it is recorded in the stream ([`super::correct::Method::id`]).
+
+use super::correct::{self, Corrector, Method, Options, Outcome};
+use super::geometry::Space;
+use super::safe;
+use super::stream::Correction;
+use super::vulnerable;
+use crate::codec::Coder;
+use crate::error::Result;
+use std::time::Instant;
+
+/// Auto also runs the optimiser when the base changed at most this fraction of
+/// the particles' worth of pairs. On 1M clustered particles (2 threads) the
+/// optimiser took 0.07 s at 0.8% (rel 1e-6) and 2.2 s at 8% (rel 1e-5), where
+/// safe took 0.05 s and 0.1 s.
+pub const AUTO_OPTIMISER_MAX_VIOLATED: f64 = 0.01;
+
+/// The correction of `recon` (the base output) by `opts.method`, and the method
+/// that made it (never `Auto`).
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    corrector: &dyn Corrector,
+    orig: &[f32],
+    recon: Vec<f32>,
+    exact: Vec<bool>,
+    space: Space,
+    b: f64,
+    xi: f64,
+    opts: &Options,
+    coder: Coder,
+) -> Result<(Outcome, Method)> {
+    match opts.method {
+        Method::Correct => Ok((
+            correct::correct(corrector, orig, recon, exact, space, b, xi, opts)?,
+            Method::Correct,
+        )),
+        Method::Safe => Ok((
+            safe::correct(corrector, orig, recon, exact, space, b, xi, opts)?,
+            Method::Safe,
+        )),
+        Method::Auto => {
+            let t0 = Instant::now();
+            let pairs = corrector.pairs(orig, space, b, xi)?;
+            let found = t0.elapsed().as_secs_f64();
+            let n = orig.len() / 3;
+            let try_optimiser = {
+                let changed = vulnerable::violated(&pairs, &recon, space, b).len();
+                changed as f64 <= AUTO_OPTIMISER_MAX_VIOLATED * n as f64
+            };
+            let mut best = (
+                safe::correct_on(
+                    &pairs,
+                    orig,
+                    recon.clone(),
+                    exact.clone(),
+                    space,
+                    b,
+                    xi,
+                    opts,
+                ),
+                Method::Safe,
+            );
+            if try_optimiser {
+                let opt =
+                    correct::correct_on(corrector, &pairs, orig, recon, exact, space, b, xi, opts)?;
+                if stored(orig, &opt, coder) < stored(orig, &best.0, coder) {
+                    best = (opt, Method::Correct);
+                }
+            }
+            // The pair search and the run not kept count as setup.
+            let st = &mut best.0.stats;
+            st.setup_s = (t0.elapsed().as_secs_f64() - st.optimise_s - st.check_s).max(found);
+            Ok(best)
+        }
+    }
+}
+
+/// Bytes of the correction sections an outcome would store.
+fn stored(orig: &[f32], out: &Outcome, coder: Coder) -> usize {
+    Correction::new(orig, out.exact.clone(), out.edits.clone())
+        .sections(orig.len() / 3, coder)
+        .iter()
+        .map(|s| s.1.len())
+        .sum()
+}
