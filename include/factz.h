@@ -99,6 +99,18 @@
 #define FACTZ_SOURCE_EXTERNAL 4
 
 /*
+ Info `method` of a base-compressor stream: the link-preserving optimiser
+ made the correction (also what streams written before the record say).
+ */
+#define FACTZ_METHOD_CORRECT 0
+
+/*
+ Info `method`: per-particle safe radii made the correction. The
+ compressor's automatic choice (the default) records the one it kept.
+ */
+#define FACTZ_METHOD_SAFE 1
+
+/*
  The C ABI version this header describes. It changes only when an existing
  function, struct or constant changes incompatibly; additions (new functions,
  larger struct versions selected by struct_size) keep it. Compare it with
@@ -682,9 +694,9 @@ typedef struct factz_particles_stream_info {
    */
   uint32_t external_checksum;
   /*
-   0.
+   Sources 1..=3: FACTZ_METHOD_CORRECT or FACTZ_METHOD_SAFE; 0 otherwise.
    */
-  uint32_t reserved;
+  uint32_t method;
 } factz_particles_stream_info;
 
 #ifdef __cplusplus

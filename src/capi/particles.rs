@@ -52,6 +52,13 @@ pub const FACTZ_SOURCE_LOSSLESS: u32 = 0;
 /// factz_particles_decompress refuses it.
 pub const FACTZ_SOURCE_EXTERNAL: u32 = 4;
 
+/// Info `method` of a base-compressor stream: the link-preserving optimiser
+/// made the correction (also what streams written before the record say).
+pub const FACTZ_METHOD_CORRECT: u32 = 0;
+/// Info `method`: per-particle safe radii made the correction. The
+/// compressor's automatic choice (the default) records the one it kept.
+pub const FACTZ_METHOD_SAFE: u32 = 1;
+
 /// Particle compression settings. Set `struct_size = sizeof(factz_particles_config)`,
 /// then call factz_particles_config_default and change what you need:
 ///
@@ -203,8 +210,8 @@ pub struct factz_particles_stream_info {
     /// FACTZ_SOURCE_EXTERNAL: CRC-32 of the decoded positions (little-endian
     /// float bytes, AoS) the correction applies to; 0 otherwise.
     pub external_checksum: u32,
-    /// 0.
-    pub reserved: u32,
+    /// Sources 1..=3: FACTZ_METHOD_CORRECT or FACTZ_METHOD_SAFE; 0 otherwise.
+    pub method: u32,
 }
 
 // The v1 layouts are frozen: sizes the C header's users compiled against.
@@ -935,8 +942,8 @@ fn info_struct(size: usize, i: &ParticleInfo) -> factz_particles_stream_info {
         flags: flag(i.chunk_of_larger, FACTZ_CHUNK_OF_LARGER)
             | flag(i.verified, FACTZ_VERIFY)
             | flag(i.lossless_fallback, FACTZ_LOSSLESS_FALLBACK),
-        external_checksum: i.tag,
-        reserved: 0,
+        external_checksum: if i.source == Source::External { i.tag } else { 0 },
+        method: i.method.map_or(0, |m| m.id()),
     }
 }
 

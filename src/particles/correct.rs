@@ -598,6 +598,22 @@ pub trait Corrector {
         -> crate::error::Result<Vec<Pair>>;
     /// [`descend`].
     fn descend(&self, p: &Problem, opts: &Options) -> crate::error::Result<Descended>;
+    /// What the safe method needs of the pairs ([`super::safe::Survey`]), and
+    /// with `full` every vulnerable pair too ([`Corrector::pairs`]); by
+    /// default from [`Corrector::pairs`].
+    fn survey(
+        &self,
+        orig: &[f32],
+        recon: &[f32],
+        space: Space,
+        b: f64,
+        xi: f64,
+        full: bool,
+    ) -> crate::error::Result<(super::safe::Survey, Option<Vec<Pair>>)> {
+        let pairs = self.pairs(orig, space, b, xi)?;
+        let s = super::safe::Survey::of(&pairs, orig, recon, space, b);
+        Ok((s, full.then_some(pairs)))
+    }
 }
 
 /// The reference (rayon).
@@ -616,6 +632,18 @@ impl Corrector for Cpu {
 
     fn descend(&self, p: &Problem, opts: &Options) -> crate::error::Result<Descended> {
         Ok(descend(p, opts))
+    }
+
+    fn survey(
+        &self,
+        orig: &[f32],
+        recon: &[f32],
+        space: Space,
+        b: f64,
+        xi: f64,
+        full: bool,
+    ) -> crate::error::Result<(super::safe::Survey, Option<Vec<Pair>>)> {
+        Ok(super::safe::Survey::search(orig, recon, space, b, xi, full))
     }
 }
 

@@ -23,13 +23,13 @@ impl Space {
     }
 
     /// Minimum-image difference along one axis.
-    #[inline]
+    #[inline(always)]
     pub fn delta(&self, a: f32, b: f32) -> f64 {
         self.delta_f64(a as f64, b as f64)
     }
 
     /// [`Space::delta`] for positions held in f64 (the optimiser's working copy).
-    #[inline]
+    #[inline(always)]
     pub fn delta_f64(&self, a: f64, b: f64) -> f64 {
         let d = a - b;
         match self.period {
@@ -38,8 +38,9 @@ impl Space {
         }
     }
 
-    /// Squared distance, summed x then y then z (one order everywhere).
-    #[inline]
+    /// Squared distance, summed x then y then z (one order everywhere). Always
+    /// inlined: every pass over the pairs spends its time here.
+    #[inline(always)]
     pub fn dist2(&self, a: &[f32], b: &[f32]) -> f64 {
         let dx = self.delta(a[0], b[0]);
         let dy = self.delta(a[1], b[1]);
@@ -53,7 +54,7 @@ impl Space {
 /// it (the minimum image runs once per coordinate of every pair looked at).
 /// The one difference, +0 for -0 on (-0.5, 0], vanishes in [`Space::delta_f64`]:
 /// `d - l * 0` is `d` either way but for d = -0, whose square is +0 too.
-#[inline]
+#[inline(always)]
 pub fn round_half_away(x: f64) -> f64 {
     if x.abs() < 4503599627370496.0 {
         // |x| < 2^52: the cast truncates exactly, and x - t is exact.

@@ -28,6 +28,8 @@ pub struct Grid {
     pub(super) lo: [f64; 3],
     /// Cells per unit length along each axis.
     pub(super) scale: [f64; 3],
+    /// Square of the cell side: `pairs` hands `keep` only pairs this close.
+    reach2: f64,
     /// Finite particles sorted by cell key (ascending index within a cell).
     pub(super) order: Vec<u32>,
     /// Keys of the occupied cells, ascending.
@@ -76,6 +78,7 @@ impl Grid {
             periodic: space.period.is_some(),
             lo,
             scale,
+            reach2: side * side,
             order: Vec::new(),
             keys: Vec::new(),
             start: Vec::new(),
@@ -166,7 +169,8 @@ impl Grid {
     }
 
     /// Visit every unordered pair of finite particles in the same or adjacent cells
-    /// once, as `(i, j, dist2)` with i < j, and collect what `keep` returns. The
+    /// and within the cell side (>= the radius) once, as `(i, j, dist2)` with
+    /// i < j, and collect what `keep` returns. The
     /// output order depends only on the input (never on the thread count): cells
     /// in key order; within a cell its own pairs, then each forward neighbour in
     /// key order, its particles outer and the cell's inner.
@@ -221,7 +225,12 @@ impl Grid {
                         .partition_point(|&k| k < self.keys[cells.start] + lo)
                 });
                 // `a` indexes `sorted`/`order`; `dist` is the pair's dist2.
+                // Most candidates lie beyond the cell side: dropped before
+                // their indices are looked up.
                 let mut visit = |a: usize, b: usize, dist: f64| {
+                    if dist > self.reach2 {
+                        return;
+                    }
                     let (i, j) = (self.order[a], self.order[b]);
                     let (i, j) = if i < j { (i, j) } else { (j, i) };
                     if let Some(x) = keep(i, j, dist) {

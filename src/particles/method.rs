@@ -9,7 +9,6 @@ use super::correct::{self, Corrector, Method, Options, Outcome};
 use super::geometry::Space;
 use super::safe;
 use super::stream::Correction;
-use super::vulnerable;
 use crate::codec::Coder;
 use crate::error::Result;
 use std::time::Instant;
@@ -45,34 +44,35 @@ pub fn run(
         )),
         Method::Auto => {
             let t0 = Instant::now();
-            let pairs = corrector.pairs(orig, space, b, xi)?;
+            let mut recon = recon;
+            correct::reset_exact(orig, &mut recon, &exact);
+            // Every vulnerable pair too: the optimiser, if it runs, moves
+            // particles anywhere within xi and needs them all.
+            let (survey, all) = corrector.survey(orig, &recon, space, b, xi, true)?;
+            let all = all.expect("asked for every pair");
             let found = t0.elapsed().as_secs_f64();
             let n = orig.len() / 3;
-            let try_optimiser = {
-                let changed = vulnerable::violated(&pairs, &recon, space, b).len();
-                changed as f64 <= AUTO_OPTIMISER_MAX_VIOLATED * n as f64
-            };
-            let mut best = (
-                safe::correct_on(
-                    &pairs,
-                    orig,
-                    recon.clone(),
-                    exact.clone(),
-                    space,
-                    b,
-                    xi,
-                    opts,
-                ),
-                Method::Safe,
+            let try_optimiser = survey.bad.len() as f64 <= AUTO_OPTIMISER_MAX_VIOLATED * n as f64;
+            let all = if try_optimiser { Some(all) } else { None };
+            let safe_out = safe::correct_on(
+                survey,
+                orig,
+                recon.clone(),
+                exact.clone(),
+                space,
+                xi,
+                b,
+                opts,
             );
-            if try_optimiser {
+            let mut best = (safe_out, Method::Safe);
+            if let Some(all) = all {
                 let opt =
-                    correct::correct_on(corrector, &pairs, orig, recon, exact, space, b, xi, opts)?;
+                    correct::correct_on(corrector, &all, orig, recon, exact, space, b, xi, opts)?;
                 if stored(orig, &opt, coder) < stored(orig, &best.0, coder) {
                     best = (opt, Method::Correct);
                 }
             }
-            // The pair search and the run not kept count as setup.
+            // The search(es) and the run not kept count as setup.
             let st = &mut best.0.stats;
             st.setup_s = (t0.elapsed().as_secs_f64() - st.optimise_s - st.check_s).max(found);
             Ok(best)

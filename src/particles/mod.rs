@@ -725,13 +725,17 @@ fn decode(p: &Parsed, info: &ParticleInfo) -> Result<Vec<f32>> {
              then apply it (apply_external)",
         )),
         Source::Base(base) => {
-            let mut pos = base::decode(base, p, info.n, info.abs_bound, info.coder)?;
+            // The two halves decode independently (and each has serial stages).
+            let (pos, corr) = rayon::join(
+                || base::decode(base, p, info.n, info.abs_bound, info.coder),
+                || Correction::read(p, info.n, info.coder, info.edit_bits),
+            );
+            let (mut pos, corr) = (pos?, corr?);
             if pos.len() != 3 * info.n {
                 return Err(Error::corrupt(
                     "base section decodes to the wrong particle count",
                 ));
             }
-            let corr = Correction::read(p, info.n, info.coder, info.edit_bits)?;
             corr.apply(&mut pos, edit_step(info.abs_bound, info.edit_bits));
             Ok(pos)
         }

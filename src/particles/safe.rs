@@ -29,7 +29,8 @@
 use super::correct::{
     apply_edit, code_range, edit_step, reset_exact, store_exact, Corrector, Options, Outcome, Stats,
 };
-use super::geometry::{linked, Space};
+use super::geometry::{self, linked, Space};
+use super::grid::Grid;
 use super::vulnerable::{self, Pair};
 use crate::field::quantize::within;
 use rayon::prelude::*;
@@ -45,19 +46,137 @@ const SHARE: f64 = (1.0 - 1e-9) / 2.0;
 /// secured at once (a cascade that long is cheaper to end than to follow).
 const LAZY_ROUNDS: u32 = 8;
 
-/// Each particle's radius (infinite for one without vulnerable pairs; 0 for a
-/// particle of a pair at exactly b). In parallel: a minimum is the same whatever order the pairs lower it in
-/// (non-negative f64 order as their bits do, so an atomic u64 minimum serves).
+/// What the safe method needs of the vulnerable pairs, for a base output whose
+/// particle k errs by `reach[k] = |recon_k - orig_k|` (0 if exact):
+/// - `live`: the pairs whose status some final position could change. Every
+///   final error is at most the base's (securing only edits a particle whose
+///   error exceeds its radius, into the radius; exact is 0), so a pair with
+///   `|d - b| > reach_i + reach_j` (less a margin for f64 rounding) keeps its
+///   status whatever happens, and is left out of everything below, the final
+///   check included.
+/// - `bad`: the live pairs the base output changed, in pair order.
+/// - `radius`: each particle's least `|d - b| / 2` over its live pairs
+///   (infinite if none).
+pub struct Survey {
+    pub live: Vec<Pair>,
+    pub bad: Vec<Pair>,
+    pub radius: Vec<f64>,
+}
+
+/// Each particle's error norm in `recon`: infinite where a coordinate of one
+/// of the two is not finite (such a particle is stored exactly anyway).
+fn reach(orig: &[f32], recon: &[f32]) -> Vec<f64> {
+    orig.par_chunks_exact(3)
+        .zip(recon.par_chunks_exact(3))
+        .map(|(o, r)| {
+            let e2: f64 = (0..3).map(|a| (r[a] as f64 - o[a] as f64).powi(2)).sum();
+            if e2.is_finite() {
+                e2.sqrt()
+            } else {
+                f64::INFINITY
+            }
+        })
+        .collect()
+}
+
+/// Whether errors of norms `ei`, `ej` can change the status of a pair at
+/// original distance `d` (widened as [`super::geometry::vulnerable_halfwidth`]).
+#[inline]
+fn can_change(d: f64, b: f64, ei: f64, ej: f64) -> bool {
+    (d - b).abs() <= (ei + ej) * (1.0 + 1e-6) + b * 1e-12
+}
+
+impl Survey {
+    /// From the vulnerable pairs of any [`Corrector`] (the GPU's).
+    pub fn of(pairs: &[Pair], orig: &[f32], recon: &[f32], space: Space, b: f64) -> Survey {
+        let e = reach(orig, recon);
+        let live: Vec<Pair> = pairs
+            .par_iter()
+            .filter(|p| {
+                let (i, j) = (p.i as usize, p.j as usize);
+                let d = space
+                    .dist2(geometry::at(orig, i), geometry::at(orig, j))
+                    .sqrt();
+                can_change(d, b, e[i], e[j])
+            })
+            .copied()
+            .collect();
+        let radius = radii(orig, &live, space, b);
+        let bad = vulnerable::violated(&live, recon, space, b);
+        Survey { live, bad, radius }
+    }
+
+    /// The CPU's: one pair search that also filters, finds the changed pairs
+    /// and lowers the radii, so the pair list is walked once. Same result as
+    /// [`Survey::of`] on `vulnerable::pairs`; with `full`, those pairs too.
+    pub fn search(
+        orig: &[f32],
+        recon: &[f32],
+        space: Space,
+        b: f64,
+        xi: f64,
+        full: bool,
+    ) -> (Survey, Option<Vec<Pair>>) {
+        let e = reach(orig, recon);
+        let n = orig.len() / 3;
+        let radius: Vec<AtomicU64> = (0..n)
+            .map(|_| AtomicU64::new(f64::INFINITY.to_bits()))
+            .collect();
+        let (lo2, hi2) = vulnerable::window(b, xi);
+        let b2 = b * b;
+        // (pair, live, changed by the base)
+        let found: Vec<(Pair, bool, bool)> =
+            Grid::build(orig, space, hi2.sqrt()).pairs(orig, space, |i, j, d2| {
+                if !(d2 >= lo2 && d2 <= hi2) {
+                    return None;
+                }
+                let (iu, ju) = (i as usize, j as usize);
+                let d = d2.sqrt();
+                let live = can_change(d, b, e[iu], e[ju]);
+                if !(live || full) {
+                    return None;
+                }
+                let linked = geometry::linked(d2, b2);
+                let pair = Pair { i, j, linked };
+                if !live {
+                    return Some((pair, false, false));
+                }
+                let g = ((d - b).abs() * SHARE).to_bits();
+                lower(&radius, iu, g);
+                lower(&radius, ju, g);
+                let now = space.dist2(geometry::at(recon, iu), geometry::at(recon, ju));
+                Some((pair, true, geometry::linked(now, b2) != linked))
+            });
+        let bad = found.iter().filter(|f| f.2).map(|f| f.0).collect();
+        let live = found.iter().filter(|f| f.1).map(|f| f.0).collect();
+        let all = full.then(|| found.into_iter().map(|f| f.0).collect());
+        let survey = Survey {
+            live,
+            bad,
+            radius: radius
+                .into_iter()
+                .map(|a| f64::from_bits(a.into_inner()))
+                .collect(),
+        };
+        (survey, all)
+    }
+}
+
+/// Lower an atomic radius to `g` (bits of a non-negative f64: their order is
+/// the values', so the minimum is the same in any order, on any thread).
+#[inline]
+fn lower(r: &[AtomicU64], k: usize, g: u64) {
+    if g < r[k].load(Relaxed) {
+        r[k].fetch_min(g, Relaxed);
+    }
+}
+
+/// Each particle's radius over `pairs` (infinite for one without pairs).
 pub fn radii(orig: &[f32], pairs: &[Pair], space: Space, b: f64) -> Vec<f64> {
     let n = orig.len() / 3;
     let s: Vec<AtomicU64> = (0..n)
         .map(|_| AtomicU64::new(f64::INFINITY.to_bits()))
         .collect();
-    let lower = |k: usize, g: u64| {
-        if g < s[k].load(Relaxed) {
-            s[k].fetch_min(g, Relaxed);
-        }
-    };
     pairs.par_iter().for_each(|p| {
         let (i, j) = (p.i as usize, p.j as usize);
         let d = space
@@ -68,8 +187,8 @@ pub fn radii(orig: &[f32], pairs: &[Pair], space: Space, b: f64) -> Vec<f64> {
         } else {
             0.0
         };
-        lower(i, g.to_bits());
-        lower(j, g.to_bits());
+        lower(&s, i, g.to_bits());
+        lower(&s, j, g.to_bits());
     });
     s.into_iter()
         .map(|a| f64::from_bits(a.into_inner()))
@@ -77,23 +196,49 @@ pub fn radii(orig: &[f32], pairs: &[Pair], space: Space, b: f64) -> Vec<f64> {
 }
 
 /// The particles to secure first: one of each pair the base changed (a greedy
-/// vertex cover, the particle of more changed pairs first, in pair order).
-/// Securing one often restores the pair; where it does not, the pair is
-/// changed after the round and its other particle follows in the next.
-fn first_frontier(n: usize, bad: &[Pair]) -> Vec<usize> {
+/// vertex cover in pair order). Of a pair's two particles, the one whose
+/// securing alone restores the pair (its partner left at the base's position)
+/// is taken, else the one of more changed pairs. Where the pair stays changed,
+/// its other particle follows in the next round. `moved(k)`: particle k's
+/// position once secured.
+fn first_frontier(
+    n: usize,
+    bad: &[Pair],
+    recon: &[f32],
+    space: Space,
+    b: f64,
+    moved: impl Fn(usize) -> [f32; 3] + Sync,
+) -> Vec<usize> {
     let mut degree = vec![0u32; n];
     for p in bad {
         degree[p.i as usize] += 1;
         degree[p.j as usize] += 1;
     }
+    // Whether securing i alone, or j alone, restores each pair.
+    let restores: Vec<(bool, bool)> = bad
+        .par_iter()
+        .map(|p| {
+            let (i, j) = (p.i as usize, p.j as usize);
+            let keeps = |a: &[f32], c: &[f32]| linked(space.dist2(a, c), b * b) == p.linked;
+            (
+                keeps(&moved(i), &recon[3 * j..3 * j + 3]),
+                keeps(&recon[3 * i..3 * i + 3], &moved(j)),
+            )
+        })
+        .collect();
     let mut chosen = vec![false; n];
     let mut out = Vec::new();
-    for p in bad {
+    for (p, &(by_i, by_j)) in bad.iter().zip(&restores) {
         let (i, j) = (p.i as usize, p.j as usize);
         if chosen[i] || chosen[j] {
             continue;
         }
-        let k = if degree[j] > degree[i] { j } else { i };
+        let k = match (by_i, by_j) {
+            (true, false) => i,
+            (false, true) => j,
+            _ if degree[j] > degree[i] => j,
+            _ => i,
+        };
         chosen[k] = true;
         out.push(k);
     }
@@ -229,13 +374,17 @@ fn secure(
         if kept >= r2 {
             continue;
         }
-        let share = ((r2 - kept) / edited as f64).sqrt().min(xi);
+        // Each edited axis gets an equal share of what the ball leaves, and
+        // passes on what its coarsest code did not use.
+        let mut left = r2 - kept;
         let mut v = start;
         let mut codes = [None; 3];
-        for &a in &axes[..edited] {
+        for (done, &a) in axes[..edited].iter().enumerate() {
+            let share = (left.max(0.0) / (edited - done) as f64).sqrt().min(xi);
             let (code, w) = coarsest_edit(from[a], orig[a], share, step, m)?;
             v[a] = w;
             codes[a] = Some(code);
+            left -= (w as f64 - orig[a] as f64).powi(2);
         }
         if norm2(&err(&v)) <= r2 {
             return Some(codes);
@@ -251,7 +400,7 @@ fn secure(
 pub fn correct(
     corrector: &dyn Corrector,
     orig: &[f32],
-    recon: Vec<f32>,
+    mut recon: Vec<f32>,
     exact: Vec<bool>,
     space: Space,
     b: f64,
@@ -259,32 +408,69 @@ pub fn correct(
     opts: &Options,
 ) -> crate::error::Result<Outcome> {
     let t0 = Instant::now();
-    let pairs = corrector.pairs(orig, space, b, xi)?;
+    reset_exact(orig, &mut recon, &exact);
+    let (survey, _) = corrector.survey(orig, &recon, space, b, xi, false)?;
     let found = t0.elapsed().as_secs_f64();
-    let mut out = correct_on(&pairs, orig, recon, exact, space, b, xi, opts);
+    let mut out = correct_on(survey, orig, recon, exact, space, xi, b, opts);
     out.stats.setup_s += found;
     Ok(out)
 }
 
-/// [`correct`] on the vulnerable pairs already found.
+/// [`correct`] on a survey of `recon` with the exact particles reset.
 #[allow(clippy::too_many_arguments)]
 pub fn correct_on(
-    pairs: &[Pair],
+    survey: Survey,
     orig: &[f32],
     mut recon: Vec<f32>,
     mut exact: Vec<bool>,
     space: Space,
-    b: f64,
     xi: f64,
+    b: f64,
     opts: &Options,
 ) -> Outcome {
     let t0 = Instant::now();
     let n = orig.len() / 3;
     reset_exact(orig, &mut recon, &exact);
-    // Lazily: only particles of pairs the base (or an earlier move) changed are
-    // moved within their bounds; a move can only change the pairs it touches.
-    let bad = vulnerable::violated(pairs, &recon, space, b);
-    let mut frontier = first_frontier(n, &bad);
+    let Survey {
+        live: pairs,
+        bad,
+        radius,
+    } = survey;
+    let pairs = &pairs[..];
+    let step = edit_step(xi, opts.edit_bits);
+    let secured_at = |k: usize, recon: &[f32]| -> Option<[Option<i32>; 3]> {
+        let at = 3 * k..3 * k + 3;
+        secure(
+            &orig[at.clone()],
+            &recon[at],
+            radius[k],
+            xi,
+            step,
+            opts.edit_bits,
+        )
+    };
+    // Where each particle of a changed pair would go if secured now: the cover
+    // asks twice per pair, and round 0 moves them there.
+    let mut ends: Vec<usize> = bad
+        .iter()
+        .flat_map(|p| [p.i as usize, p.j as usize])
+        .collect();
+    ends.sort_unstable();
+    ends.dedup();
+    let ahead: Vec<Option<[Option<i32>; 3]>> =
+        ends.par_iter().map(|&k| secured_at(k, &recon)).collect();
+    let mut slot = vec![u32::MAX; n];
+    for (at, &k) in ends.iter().enumerate() {
+        slot[k] = at as u32;
+    }
+    let planned = |k: usize| ahead[slot[k] as usize];
+    let mut frontier = first_frontier(n, &bad, &recon, space, b, |k| match planned(k) {
+        Some(c) => [0, 1, 2].map(|a| match c[a] {
+            Some(code) => apply_edit(recon[3 * k + a], code, step),
+            None => recon[3 * k + a],
+        }),
+        None => [0, 1, 2].map(|a| orig[3 * k + a]),
+    });
     let mut stats = Stats {
         vulnerable_pairs: pairs.len(),
         violated_before: bad.len(),
@@ -294,8 +480,6 @@ pub fn correct_on(
     drop(bad);
 
     let t = Instant::now();
-    let radius = radii(orig, pairs, space, b);
-    let step = edit_step(xi, opts.edit_bits);
     let b2 = b * b;
     let mut codes: Vec<Option<i32>> = vec![None; 3 * n];
     let mut secured = vec![false; n];
@@ -468,6 +652,47 @@ mod tests {
                 assert!(within(v, x, s), "{from} -> {v}, x {x}, s {s}");
                 assert_eq!(apply_edit(from, code, step), v);
             }
+        }
+    }
+
+    #[test]
+    fn the_fused_search_surveys_as_the_pair_list_does() {
+        let mut seed = 3u64;
+        let mut unit = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let (n, l, b, xi) = (4000usize, 8.0f32, 0.3, 0.02);
+        let orig: Vec<f32> = (0..3 * n).map(|_| unit() * l).collect();
+        let mut recon: Vec<f32> = orig
+            .iter()
+            .map(|&x| x + xi as f32 * (2.0 * unit() - 1.0))
+            .collect();
+        // an exact particle errs by 0; one far off the box
+        recon[30..33].copy_from_slice(&orig[30..33]);
+        recon[60] = orig[60] + 3.0 * l;
+        for space in [Space::open(), Space::periodic(l as f64)] {
+            let pairs = vulnerable::pairs(&orig, space, b, xi);
+            let of = Survey::of(&pairs, &orig, &recon, space, b);
+            let (got, all) = Survey::search(&orig, &recon, space, b, xi, true);
+            assert_eq!(got.live, of.live, "{space:?}");
+            assert_eq!(got.bad, of.bad);
+            assert_eq!(got.radius.len(), of.radius.len());
+            assert!(got
+                .radius
+                .iter()
+                .zip(&of.radius)
+                .all(|(a, b)| a.to_bits() == b.to_bits()));
+            assert_eq!(all.unwrap(), pairs);
+            assert!(
+                !got.bad.is_empty() && got.live.len() < pairs.len(),
+                "a test that filters"
+            );
+            assert!(Survey::search(&orig, &recon, space, b, xi, false)
+                .1
+                .is_none());
         }
     }
 

@@ -226,6 +226,10 @@ static void roundtrip(const float *xyz, int soa, double rel, double box, uint32_
     CHECK(info.abs_bound == rep.abs_bound && info.linking_length == lb && info.box_side == box,
           "%s: info bound %g b %g box %g", what, info.abs_bound, info.linking_length, info.box_side);
     CHECK(info.edit_bits == 16 && info.format_version >= 1 && info.external_checksum == 0, "%s: info misc", what);
+    /* the default (automatic) method records the one it kept */
+    CHECK(info.source == FACTZ_SOURCE_LOSSLESS ? info.method == 0
+          : (info.method == FACTZ_METHOD_CORRECT || info.method == FACTZ_METHOD_SAFE),
+          "%s: info method %u", what, info.method);
     CHECK((info.flags & (FACTZ_CHUNK_OF_LARGER | FACTZ_VERIFY)) == flags, "%s: info flags %u", what, info.flags);
 
     /* Decode both ways: the same bits whatever the stream's layout. */
