@@ -942,7 +942,11 @@ fn info_struct(size: usize, i: &ParticleInfo) -> factz_particles_stream_info {
         flags: flag(i.chunk_of_larger, FACTZ_CHUNK_OF_LARGER)
             | flag(i.verified, FACTZ_VERIFY)
             | flag(i.lossless_fallback, FACTZ_LOSSLESS_FALLBACK),
-        external_checksum: if i.source == Source::External { i.tag } else { 0 },
+        external_checksum: if i.source == Source::External {
+            i.tag
+        } else {
+            0
+        },
         method: i.method.map_or(0, |m| m.id()),
     }
 }

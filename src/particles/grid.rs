@@ -180,7 +180,19 @@ impl Grid {
         space: Space,
         keep: impl Fn(u32, u32, f64) -> Option<T> + Sync,
     ) -> Vec<T> {
-        self.pairs_via(pos, space, keep, true)
+        self.pairs_via(pos, space, f64::NEG_INFINITY, keep, true)
+    }
+
+    /// [`Grid::pairs`] of the pairs with `dist2 >= min2` only (a thin shell:
+    /// the rest are dropped before their indices are looked up).
+    pub fn pairs_beyond<T: Send>(
+        &self,
+        pos: &[f32],
+        space: Space,
+        min2: f64,
+        keep: impl Fn(u32, u32, f64) -> Option<T> + Sync,
+    ) -> Vec<T> {
+        self.pairs_via(pos, space, min2, keep, true)
     }
 
     /// [`Grid::pairs`], with the interior fast path on or off (tests compare).
@@ -188,6 +200,7 @@ impl Grid {
         &self,
         pos: &[f32],
         space: Space,
+        min2: f64,
         keep: impl Fn(u32, u32, f64) -> Option<T> + Sync,
         fast: bool,
     ) -> Vec<T> {
@@ -225,10 +238,10 @@ impl Grid {
                         .partition_point(|&k| k < self.keys[cells.start] + lo)
                 });
                 // `a` indexes `sorted`/`order`; `dist` is the pair's dist2.
-                // Most candidates lie beyond the cell side: dropped before
-                // their indices are looked up.
+                // Most candidates lie beyond the cell side (or, for a shell,
+                // inside it): dropped before their indices are looked up.
                 let mut visit = |a: usize, b: usize, dist: f64| {
-                    if dist > self.reach2 {
+                    if dist > self.reach2 || dist < min2 {
                         return;
                     }
                     let (i, j) = (self.order[a], self.order[b]);
@@ -441,10 +454,10 @@ mod tests {
             ] {
                 let g = Grid::build(pos, space, r);
                 let f = |i, j, d2: f64| (d2 <= r * r).then_some((i, j, d2.to_bits()));
-                let fast = g.pairs_via(pos, space, f, true);
+                let fast = g.pairs_via(pos, space, f64::NEG_INFINITY, f, true);
                 assert_eq!(
                     fast,
-                    g.pairs_via(pos, space, f, false),
+                    g.pairs_via(pos, space, f64::NEG_INFINITY, f, false),
                     "n {n} r {r} {space:?}"
                 );
                 assert!(!fast.is_empty());

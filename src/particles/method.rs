@@ -6,7 +6,7 @@
 //! is reproducible; it is recorded in the stream ([`super::correct::Method::id`]).
 
 use super::correct::{self, Corrector, Method, Options, Outcome};
-use super::geometry::Space;
+use super::geometry::{vulnerable_halfwidth, Space};
 use super::safe;
 use super::stream::Correction;
 use crate::codec::Coder;
@@ -18,6 +18,12 @@ use std::time::Instant;
 /// optimiser took 0.07 s at 0.8% (rel 1e-6) and 2.2 s at 8% (rel 1e-5), where
 /// safe took 0.05 s and 0.1 s.
 pub const AUTO_OPTIMISER_MAX_VIOLATED: f64 = 0.01;
+
+/// Auto keeps every vulnerable pair from the first search when the window's
+/// half-width is at most this fraction of b (1M particles: 0.85M pairs at rel
+/// 1e-5, half-width 0.017 b); wider windows hold tens of millions of pairs, and
+/// the optimiser rarely runs there.
+pub const AUTO_THIN_WINDOW: f64 = 0.05;
 
 /// The correction of `recon` (the base output) by `opts.method`, and the method
 /// that made it (never `Auto`).
@@ -46,14 +52,19 @@ pub fn run(
             let t0 = Instant::now();
             let mut recon = recon;
             correct::reset_exact(orig, &mut recon, &exact);
-            // Every vulnerable pair too: the optimiser, if it runs, moves
-            // particles anywhere within xi and needs them all.
-            let (survey, all) = corrector.survey(orig, &recon, space, b, xi, true)?;
-            let all = all.expect("asked for every pair");
+            // Every vulnerable pair too where the window is thin (few pairs):
+            // the optimiser, if it runs, moves particles anywhere within xi
+            // and needs them all. Where it is wide, a second search if needed.
+            let thin = vulnerable_halfwidth(b, xi) <= AUTO_THIN_WINDOW * b;
+            let (survey, all) = corrector.survey(orig, &recon, space, b, xi, thin)?;
             let found = t0.elapsed().as_secs_f64();
             let n = orig.len() / 3;
             let try_optimiser = survey.bad.len() as f64 <= AUTO_OPTIMISER_MAX_VIOLATED * n as f64;
-            let all = if try_optimiser { Some(all) } else { None };
+            let all = match (try_optimiser, all) {
+                (false, _) => None,
+                (true, Some(all)) => Some(all),
+                (true, None) => Some(corrector.pairs(orig, space, b, xi)?),
+            };
             let safe_out = safe::correct_on(
                 survey,
                 orig,

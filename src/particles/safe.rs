@@ -126,7 +126,7 @@ impl Survey {
         let b2 = b * b;
         // (pair, live, changed by the base)
         let found: Vec<(Pair, bool, bool)> =
-            Grid::build(orig, space, hi2.sqrt()).pairs(orig, space, |i, j, d2| {
+            Grid::build(orig, space, hi2.sqrt()).pairs_beyond(orig, space, lo2, |i, j, d2| {
                 if !(d2 >= lo2 && d2 <= hi2) {
                     return None;
                 }

@@ -28,7 +28,7 @@ pub fn window(b: f64, xi: f64) -> (f64, f64) {
 pub fn pairs(pos: &[f32], space: Space, b: f64, xi: f64) -> Vec<Pair> {
     let (lo2, hi2) = window(b, xi);
     let b2 = b * b;
-    Grid::build(pos, space, hi2.sqrt()).pairs(pos, space, |i, j, d2| {
+    Grid::build(pos, space, hi2.sqrt()).pairs_beyond(pos, space, lo2, |i, j, d2| {
         (d2 >= lo2 && d2 <= hi2).then_some(Pair {
             i,
             j,
