@@ -5,8 +5,8 @@
 use crate::bench::best_of;
 use crate::{CliError, CliResult};
 use factz::field::Coder;
-use factz::format::{self, Header, Kind};
-use factz::particles::{self, base, metrics, Base, Bound, Layout, Space};
+use factz::format;
+use factz::particles::{self, base, metrics, Base, Bound, Space};
 use std::time::Duration;
 
 /// A base compressor's own output.
@@ -24,22 +24,9 @@ pub struct Alone {
 pub fn alone(pos: &[f32], b: Base, abs: f64, coder: Coder, repeat: usize) -> CliResult<Alone> {
     let fail = |e: factz::Error| CliError::fail(format!("bench: {} alone: {e}", b.name()));
     let n = pos.len() / 3;
-    let header = Header {
-        version: format::VERSION,
-        kind: Kind::Particles,
-        dtype: format::DTYPE_F32,
-        flags: 0,
-        dims: [n as u64, 3, 0],
-        abs_bound: abs,
-        mode: b as u8,
-        coder: coder as u8,
-        zstd_level: 0,
-        layout: Layout::Aos as u8,
-        params: [0.0; 4],
-    };
     let (compress, bytes) = best_of(repeat, || {
         let (sections, _) = base::encode(b, pos, abs, coder).map_err(fail)?;
-        format::write(&header, &sections, 0).map_err(fail)
+        base::container(b, &sections, n, abs, coder).map_err(fail)
     })?;
     let (decompress, recon) = best_of(repeat, || {
         let p = format::parse(&bytes).map_err(fail)?;

@@ -126,6 +126,32 @@ pub fn decode(base: Base, p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result
     }
 }
 
+/// A base's sections alone in a container, as a user of that compressor
+/// would store them: no correction (it keeps the bound, not the links). For
+/// benchmarks and tests; [`decode`] reads it back after `format::parse`.
+pub fn container(
+    base: Base,
+    sections: &[(u32, Vec<u8>)],
+    n: usize,
+    xi: f64,
+    coder: Coder,
+) -> Result<Vec<u8>> {
+    let header = crate::format::Header {
+        version: crate::format::VERSION,
+        kind: crate::format::Kind::Particles,
+        dtype: crate::format::DTYPE_F32,
+        flags: 0,
+        dims: [n as u64, 3, 0],
+        abs_bound: xi,
+        mode: base as u8,
+        coder: coder as u8,
+        zstd_level: 0,
+        layout: 0,
+        params: [0.0; 4],
+    };
+    crate::format::write(&header, sections, 0)
+}
+
 fn check_args(len: usize, xi: f64) -> Result<()> {
     if len % 3 != 0 {
         return Err(Error::invalid(format!(
@@ -149,7 +175,7 @@ pub(super) mod tests {
     use super::*;
     use crate::error::ErrorKind;
     use crate::field::quantize::within;
-    use crate::format::{self, Header, Kind};
+    use crate::format;
 
     pub(crate) struct Rng(pub u64);
     impl Rng {
@@ -230,29 +256,6 @@ pub(super) mod tests {
         }
     }
 
-    pub(crate) fn container(
-        base: Base,
-        sections: &[(u32, Vec<u8>)],
-        n: usize,
-        xi: f64,
-        coder: Coder,
-    ) -> Vec<u8> {
-        let header = Header {
-            version: format::VERSION,
-            kind: Kind::Particles,
-            dtype: format::DTYPE_F32,
-            flags: 0,
-            dims: [n as u64, 3, 0],
-            abs_bound: xi,
-            mode: base as u8,
-            coder: coder as u8,
-            zstd_level: 0,
-            layout: 0,
-            params: [0.0; 4],
-        };
-        format::write(&header, sections, 0).unwrap()
-    }
-
     /// Encodes, decodes through a container, checks the decode equals what encode
     /// returned bit for bit, and returns the number of finite coordinates out of bound.
     pub(crate) fn round_trip(base: Base, pos: &[f32], xi: f64, coder: Coder) -> usize {
@@ -260,7 +263,7 @@ pub(super) mod tests {
         let (secs, back) = encode(base, pos, xi, coder).unwrap();
         assert!(secs.iter().all(|s| s.0 >= FIRST_SECTION));
         assert_eq!(back.len(), pos.len());
-        let bytes = container(base, &secs, n, xi, coder);
+        let bytes = container(base, &secs, n, xi, coder).unwrap();
         let p = format::parse(&bytes).unwrap();
         let dec = decode(base, &p, n, xi, coder).unwrap();
         assert_eq!(dec.len(), back.len());
@@ -332,7 +335,7 @@ pub(super) mod tests {
         for coder in [Coder::Rans, Coder::Huffman] {
             let (secs, _) = encode(base, &pos, xi, coder).unwrap();
             let try_decode = |secs: &[(u32, Vec<u8>)], n: usize| {
-                let bytes = container(base, secs, n, xi, coder);
+                let bytes = container(base, secs, n, xi, coder).unwrap();
                 let p = format::parse(&bytes).unwrap();
                 match decode(base, &p, n, xi, coder) {
                     Ok(v) => assert_eq!(v.len(), 3 * n),
@@ -358,7 +361,7 @@ pub(super) mod tests {
             for wrong_n in [0, 1, n - 1, n + 1, 2 * n] {
                 try_decode(&secs, wrong_n);
             }
-            let bytes = container(base, &[], n, xi, coder);
+            let bytes = container(base, &[], n, xi, coder).unwrap();
             let p = format::parse(&bytes).unwrap();
             assert_eq!(
                 decode(base, &p, n, xi, coder).unwrap_err().kind,
