@@ -131,11 +131,14 @@ pub fn apply_edit(base: f32, code: i32, step: f64) -> f32 {
 /// What a correction did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Stats {
+    /// Pairs the method looked at: every vulnerable pair (correct), or those
+    /// the base's errors can change (safe).
     pub vulnerable_pairs: usize,
     /// Vulnerable pairs whose status the base output changed.
     pub violated_before: usize,
+    /// Optimiser iterations (correct), rounds of securing (safe).
     pub iterations: u32,
-    /// Particles the optimiser moved.
+    /// Particles the optimiser moved, or safe secured.
     pub active_particles: usize,
     /// Pairs still violated after optimisation and edit quantization.
     pub violated_after: usize,

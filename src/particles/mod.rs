@@ -2,9 +2,11 @@
 //! friends-of-friends link (pair at distance <= b) and so every FoF group.
 //!
 //! A base compressor (built-in, SZ3, ZFP, or the caller's own) gives positions
-//! within the bound xi; the correction (`correct.rs`) edits the few particles in
-//! vulnerable pairs whose link changed, and stores exactly whatever it cannot fix.
-//! The stream (`stream.rs`) holds the base output beside the correction.
+//! within the bound xi; a correction edits the few particles in vulnerable pairs
+//! whose link changed, and stores exactly whatever it cannot fix: per-particle
+//! safe radii (`safe.rs`) or the optimiser (`correct.rs`), chosen per set by
+//! `method.rs`. The stream (`stream.rs`) holds the base output beside the
+//! correction.
 //!
 //! Positions are AoS `[N][3]` f32 throughout; `Layout` only records how the caller
 //! holds them so decompression can give the same layout back.
