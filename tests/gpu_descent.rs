@@ -104,29 +104,41 @@ fn cases() -> Vec<Case> {
 /// Compress on the CPU and with the optimiser on `exec`; the same bytes and
 /// the same optimiser statistics. Returns the CPU's statistics.
 fn same_stream<E: Exec>(exec: &E, c: &Case) -> correct::Stats {
-    let want = particles::compress(&c.pos, &c.cfg).unwrap_or_else(|e| panic!("{}: {e}", c.name));
-    let prepared = particles::prepare(&c.pos, &c.cfg).unwrap();
-    let got = particles::finish_with(&c.pos, &c.cfg, prepared, None, &GpuCorrection { exec })
-        .unwrap_or_else(|e| panic!("{}: {e}", c.name));
-    let (w, g) = (&want.report.correction, &got.report.correction);
-    assert_eq!(
-        (
-            w.iterations,
-            w.active_particles,
-            w.fallback_particles,
-            w.edited_coords
-        ),
-        (
-            g.iterations,
-            g.active_particles,
-            g.fallback_particles,
-            g.edited_coords
-        ),
-        "{}: iterations, active, fallback, edited",
-        c.name
-    );
-    assert!(want.bytes == got.bytes, "{}: the streams differ", c.name);
-    w.clone()
+    // The optimiser forced (the descent is what this compares), then auto,
+    // whose safe half runs on the GPU's pair list (Corrector::survey's default).
+    let mut stats = None;
+    for method in [correct::Method::Correct, correct::Method::Auto] {
+        let mut cfg = c.cfg.clone();
+        cfg.correction.method = method;
+        let want = particles::compress(&c.pos, &cfg).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        let prepared = particles::prepare(&c.pos, &cfg).unwrap();
+        let got = particles::finish_with(&c.pos, &cfg, prepared, None, &GpuCorrection { exec })
+            .unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        let (w, g) = (&want.report.correction, &got.report.correction);
+        assert_eq!(
+            (
+                w.iterations,
+                w.active_particles,
+                w.fallback_particles,
+                w.edited_coords
+            ),
+            (
+                g.iterations,
+                g.active_particles,
+                g.fallback_particles,
+                g.edited_coords
+            ),
+            "{} {method:?}: iterations, active, fallback, edited",
+            c.name
+        );
+        assert!(
+            want.bytes == got.bytes,
+            "{} {method:?}: the streams differ",
+            c.name
+        );
+        stats.get_or_insert_with(|| w.clone());
+    }
+    stats.expect("two methods ran")
 }
 
 /// A base compressor's output: every coordinate moved by up to xi (uniform),

@@ -215,7 +215,7 @@ impl Grid {
                 [pos[k], pos[k + 1], pos[k + 2]]
             })
             .collect();
-        let rows = self.interior_rows();
+        let rows = self.interior_rows().filter(|_| fast);
         // `dirty[c + 1] - dirty[c]`: whether cell c holds a particle outside the
         // periodic box [0, L), whose plain differences are not the minimum image.
         let mut dirty = vec![0u32; ncell + 1];
@@ -233,7 +233,7 @@ impl Grid {
                 let mut out = Vec::new();
                 let mut nb = Vec::with_capacity(26);
                 let cells = t * CELLS_PER_TASK..((t + 1) * CELLS_PER_TASK).min(ncell);
-                let mut cursor = rows.map(|(lo, _)| {
+                let mut cursor = rows.unwrap_or_default().map(|(lo, _)| {
                     self.keys
                         .partition_point(|&k| k < self.keys[cells.start] + lo)
                 });
@@ -253,8 +253,9 @@ impl Grid {
                 for c in cells {
                     let here = self.start[c]..self.start[c + 1];
                     let key = self.keys[c];
-                    let runs = rows.map(|(lo, hi)| (key + lo, key + hi));
-                    if fast && self.is_interior(key) && clean(c..c + 1) {
+                    let interior = rows.filter(|_| self.is_interior(key) && clean(c..c + 1));
+                    if let Some(rows) = interior {
+                        let runs = rows.map(|(lo, hi)| (key + lo, key + hi));
                         // No neighbour wraps and every particle is in the box:
                         // the plain difference is the minimum image, bit for
                         // bit (the wrap term is 0), where the runs are clean.
@@ -312,17 +313,21 @@ impl Grid {
 
     /// The forward neighbours of an interior cell as five rows of consecutive
     /// keys, key offsets `(first, last)` ascending: (+1, 0, 0); dy +1; dz +1
-    /// with dy -1, 0, +1. Valid where every axis has at least [`MIN_INTERIOR`] cells.
-    fn interior_rows(&self) -> [(u64, u64); 5] {
+    /// with dy -1, 0, +1. None unless every axis has at least [`MIN_INTERIOR`]
+    /// cells (no cell is interior then).
+    fn interior_rows(&self) -> Option<[(u64, u64); 5]> {
+        if self.dims.iter().any(|&d| d < MIN_INTERIOR) {
+            return None;
+        }
         let [nx, ny, _] = self.dims.map(|d| d as u64);
         let plane = nx * ny;
-        [
+        Some([
             (1, 1),
             (nx - 1, nx + 1),
             (plane - nx - 1, plane - nx + 1),
             (plane - 1, plane + 1),
             (plane + nx - 1, plane + nx + 1),
-        ]
+        ])
     }
 
     /// Whether no neighbour of the cell is off the grid or wraps: then its forward
@@ -407,6 +412,22 @@ mod tests {
                     "n {n} r {r} {space:?} dims {:?}",
                     g.dims()
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn empty_and_tiny_grids_have_no_interior() {
+        // dims of 1 or 2 cells: the interior rows would underflow
+        for pos in [
+            vec![],
+            vec![1.0f32, 2.0, 3.0],
+            vec![0.0, 0.0, 0.0, 0.1, 0.0, 0.0],
+        ] {
+            for space in [Space::open(), Space::periodic(10.0)] {
+                let g = Grid::build(&pos, space, 0.5);
+                let got = g.pairs(&pos, space, |i, j, d2| (d2 <= 0.25).then_some((i, j)));
+                assert_eq!(got.len(), usize::from(pos.len() == 6), "{pos:?} {space:?}");
             }
         }
     }
