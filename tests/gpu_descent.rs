@@ -108,7 +108,7 @@ fn same_stream<E: Exec>(exec: &E, c: &Case) -> correct::Stats {
     // whose safe half runs on the GPU's pair list (Corrector::survey's default).
     let mut stats = None;
     for method in [correct::Method::Correct, correct::Method::Auto] {
-        let mut cfg = c.cfg.clone();
+        let mut cfg = c.cfg;
         cfg.correction.method = method;
         let want = particles::compress(&c.pos, &cfg).unwrap_or_else(|e| panic!("{}: {e}", c.name));
         let prepared = particles::prepare(&c.pos, &cfg).unwrap();
