@@ -65,18 +65,15 @@ pub fn run(
                 (true, Some(all)) => Some(all),
                 (true, None) => Some(corrector.pairs(orig, space, b, xi)?),
             };
-            let safe_out = safe::correct_on(
-                survey,
-                orig,
-                recon.clone(),
-                exact.clone(),
-                space,
-                xi,
-                b,
-                opts,
-            );
+            // The inputs are copied only for a second run.
+            let (for_safe, for_optimiser) = match all {
+                Some(all) => ((recon.clone(), exact.clone()), Some((all, recon, exact))),
+                None => ((recon, exact), None),
+            };
+            let safe_out =
+                safe::correct_on(survey, orig, for_safe.0, for_safe.1, space, b, xi, opts);
             let mut best = (safe_out, Method::Safe);
-            if let Some(all) = all {
+            if let Some((all, recon, exact)) = for_optimiser {
                 let opt =
                     correct::correct_on(corrector, &all, orig, recon, exact, space, b, xi, opts)?;
                 if stored(orig, &opt, coder) < stored(orig, &best.0, coder) {

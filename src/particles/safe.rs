@@ -118,10 +118,7 @@ impl Survey {
         full: bool,
     ) -> (Survey, Option<Vec<Pair>>) {
         let e = reach(orig, recon);
-        let n = orig.len() / 3;
-        let radius: Vec<AtomicU64> = (0..n)
-            .map(|_| AtomicU64::new(f64::INFINITY.to_bits()))
-            .collect();
+        let radius = no_radii(orig.len() / 3);
         let (lo2, hi2) = vulnerable::window(b, xi);
         let b2 = b * b;
         // (pair, live, changed by the base)
@@ -141,7 +138,7 @@ impl Survey {
                 if !live {
                     return Some((pair, false, false));
                 }
-                let g = ((d - b).abs() * SHARE).to_bits();
+                let g = pair_radius(d, b).to_bits();
                 lower(&radius, iu, g);
                 lower(&radius, ju, g);
                 let now = space.dist2(geometry::at(recon, iu), geometry::at(recon, ju));
@@ -153,13 +150,31 @@ impl Survey {
         let survey = Survey {
             live,
             bad,
-            radius: radius
-                .into_iter()
-                .map(|a| f64::from_bits(a.into_inner()))
-                .collect(),
+            radius: radii_of(radius),
         };
         (survey, all)
     }
+}
+
+/// A particle's share of its pair's margin `|d - b|`: the radius that pair
+/// allows it.
+#[inline]
+fn pair_radius(d: f64, b: f64) -> f64 {
+    (d - b).abs() * SHARE
+}
+
+/// Atomic radii, all infinite (no pair yet), for [`lower`].
+fn no_radii(n: usize) -> Vec<AtomicU64> {
+    (0..n)
+        .map(|_| AtomicU64::new(f64::INFINITY.to_bits()))
+        .collect()
+}
+
+/// The radii [`lower`] left.
+fn radii_of(r: Vec<AtomicU64>) -> Vec<f64> {
+    r.into_iter()
+        .map(|a| f64::from_bits(a.into_inner()))
+        .collect()
 }
 
 /// Lower an atomic radius to `g` (bits of a non-negative f64: their order is
@@ -171,28 +186,24 @@ fn lower(r: &[AtomicU64], k: usize, g: u64) {
     }
 }
 
-/// Each particle's radius over `pairs` (infinite for one without pairs).
+/// Each particle's radius over `pairs` (infinite for one without pairs; 0 for
+/// a pair whose distance is not finite).
 pub fn radii(orig: &[f32], pairs: &[Pair], space: Space, b: f64) -> Vec<f64> {
-    let n = orig.len() / 3;
-    let s: Vec<AtomicU64> = (0..n)
-        .map(|_| AtomicU64::new(f64::INFINITY.to_bits()))
-        .collect();
+    let s = no_radii(orig.len() / 3);
     pairs.par_iter().for_each(|p| {
         let (i, j) = (p.i as usize, p.j as usize);
         let d = space
             .dist2(&orig[3 * i..3 * i + 3], &orig[3 * j..3 * j + 3])
             .sqrt();
         let g = if d.is_finite() {
-            (d - b).abs() * SHARE
+            pair_radius(d, b)
         } else {
             0.0
         };
         lower(&s, i, g.to_bits());
         lower(&s, j, g.to_bits());
     });
-    s.into_iter()
-        .map(|a| f64::from_bits(a.into_inner()))
-        .collect()
+    radii_of(s)
 }
 
 /// The particles to secure first: one of each pair the base changed (a greedy
@@ -411,7 +422,7 @@ pub fn correct(
     reset_exact(orig, &mut recon, &exact);
     let (survey, _) = corrector.survey(orig, &recon, space, b, xi, false)?;
     let found = t0.elapsed().as_secs_f64();
-    let mut out = correct_on(survey, orig, recon, exact, space, xi, b, opts);
+    let mut out = correct_on(survey, orig, recon, exact, space, b, xi, opts);
     out.stats.setup_s += found;
     Ok(out)
 }
@@ -424,8 +435,8 @@ pub fn correct_on(
     mut recon: Vec<f32>,
     mut exact: Vec<bool>,
     space: Space,
-    xi: f64,
     b: f64,
+    xi: f64,
     opts: &Options,
 ) -> Outcome {
     let t0 = Instant::now();
@@ -493,23 +504,21 @@ pub fn correct_on(
             break;
         }
         if rounds == LAZY_ROUNDS {
-            // A long cascade: secure every particle with a bound below xi at once.
+            // A long cascade: secure every particle with a radius at once.
             frontier = (0..n)
                 .filter(|&k| !secured[k] && !exact[k] && radius[k].is_finite())
                 .collect();
         }
+        // Round 0 secures particles of changed pairs, whose codes the cover
+        // already computed on these very positions.
         let moves: Vec<Option<[Option<i32>; 3]>> = frontier
             .par_iter()
             .map(|&k| {
-                let at = 3 * k..3 * k + 3;
-                secure(
-                    &orig[at.clone()],
-                    &recon[at],
-                    radius[k],
-                    xi,
-                    step,
-                    opts.edit_bits,
-                )
+                if rounds == 0 {
+                    planned(k)
+                } else {
+                    secured_at(k, &recon)
+                }
             })
             .collect();
         for (&k, m) in frontier.iter().zip(&moves) {
