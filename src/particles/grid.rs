@@ -204,6 +204,60 @@ impl Grid {
         keep: impl Fn(u32, u32, f64) -> Option<T> + Sync,
         fast: bool,
     ) -> Vec<T> {
+        let order = &self.order;
+        let tasks = self.fold_via(
+            pos,
+            space,
+            min2,
+            Vec::new,
+            |out: &mut Vec<T>, a, b, dist| {
+                let (i, j) = (order[a as usize], order[b as usize]);
+                let (i, j) = if i < j { (i, j) } else { (j, i) };
+                if let Some(x) = keep(i, j, dist) {
+                    out.push(x);
+                }
+            },
+            fast,
+        );
+        let mut all = Vec::with_capacity(tasks.iter().map(Vec::len).sum());
+        for t in tasks {
+            all.extend(t);
+        }
+        all
+    }
+
+    /// The pair walk of [`Grid::pairs_beyond`] in grid order: `visit(sink, a,
+    /// b, dist2)` gets positions `a`, `b` in [`Grid::order`] (not particle
+    /// indices: `order[a]` is the particle), in the same sequence `pairs`
+    /// visits them, and each parallel task's sink comes back, in task order.
+    /// Arrays gathered in grid order make the visits cache-local whatever the
+    /// particles' own order.
+    pub fn fold_beyond<S: Send>(
+        &self,
+        pos: &[f32],
+        space: Space,
+        min2: f64,
+        sink: impl Fn() -> S + Sync,
+        visit: impl Fn(&mut S, u32, u32, f64) + Sync,
+    ) -> Vec<S> {
+        self.fold_via(pos, space, min2, sink, visit, true)
+    }
+
+    /// Finite particles in grid order: `order()[a]` is the particle at
+    /// position `a` of the walk.
+    pub fn order(&self) -> &[u32] {
+        &self.order
+    }
+
+    fn fold_via<S: Send>(
+        &self,
+        pos: &[f32],
+        space: Space,
+        min2: f64,
+        sink: impl Fn() -> S + Sync,
+        visit: impl Fn(&mut S, u32, u32, f64) + Sync,
+        fast: bool,
+    ) -> Vec<S> {
         let ncell = self.keys.len();
         // Positions in cell order: a cell's neighbours' particles are then
         // contiguous in memory as well as in `order`.
@@ -227,28 +281,24 @@ impl Grid {
             }
         }
         let clean = |cells: std::ops::Range<usize>| dirty[cells.end] == dirty[cells.start];
-        let tasks: Vec<Vec<T>> = (0..ncell.div_ceil(CELLS_PER_TASK))
+        (0..ncell.div_ceil(CELLS_PER_TASK))
             .into_par_iter()
             .map(|t| {
-                let mut out = Vec::new();
+                let mut out = sink();
                 let mut nb = Vec::with_capacity(26);
                 let cells = t * CELLS_PER_TASK..((t + 1) * CELLS_PER_TASK).min(ncell);
                 let mut cursor = rows.unwrap_or_default().map(|(lo, _)| {
                     self.keys
                         .partition_point(|&k| k < self.keys[cells.start] + lo)
                 });
-                // `a` indexes `sorted`/`order`; `dist` is the pair's dist2.
+                // `a`, `b` index `sorted`/`order`; `dist` is the pair's dist2.
                 // Most candidates lie beyond the cell side (or, for a shell,
-                // inside it): dropped before their indices are looked up.
+                // inside it): dropped before anything else is looked up.
                 let mut visit = |a: usize, b: usize, dist: f64| {
                     if dist > self.reach2 || dist < min2 {
                         return;
                     }
-                    let (i, j) = (self.order[a], self.order[b]);
-                    let (i, j) = if i < j { (i, j) } else { (j, i) };
-                    if let Some(x) = keep(i, j, dist) {
-                        out.push(x);
-                    }
+                    visit(&mut out, a as u32, b as u32, dist);
                 };
                 for c in cells {
                     let here = self.start[c]..self.start[c + 1];
@@ -303,12 +353,7 @@ impl Grid {
                 }
                 out
             })
-            .collect();
-        let mut all = Vec::with_capacity(tasks.iter().map(Vec::len).sum());
-        for t in tasks {
-            all.extend(t);
-        }
-        all
+            .collect()
     }
 
     /// The forward neighbours of an interior cell as five rows of consecutive

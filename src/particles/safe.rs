@@ -31,7 +31,7 @@ use super::correct::{
 };
 use super::geometry::{self, linked, Space};
 use super::grid::Grid;
-use super::vulnerable::{self, Pair};
+use super::vulnerable::{self, Pair, PairList};
 use crate::field::quantize::within;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -57,8 +57,16 @@ const LAZY_ROUNDS: u32 = 8;
 /// - `bad`: the live pairs the base output changed, in pair order.
 /// - `radius`: each particle's least `|d - b| / 2` over its live pairs
 ///   (infinite if none).
+///
+/// Pairs and radii index the survey's own particle order, `order` (`order[a]`
+/// is the particle at survey index a; None: the particles' own order). The
+/// CPU's search surveys in its grid's cell order, so every later pass over the
+/// pairs reads neighbouring memory whatever order the particles came in. A
+/// pair's `i` is still the one of lower particle index: the securing order
+/// breaks ties by it, so the stream does not depend on the survey's order.
 pub struct Survey {
-    pub live: Vec<Pair>,
+    pub order: Option<Vec<u32>>,
+    pub live: PairList,
     pub bad: Vec<Pair>,
     pub radius: Vec<f64>,
 }
@@ -68,15 +76,18 @@ pub struct Survey {
 fn reach(orig: &[f32], recon: &[f32]) -> Vec<f64> {
     orig.par_chunks_exact(3)
         .zip(recon.par_chunks_exact(3))
-        .map(|(o, r)| {
-            let e2: f64 = (0..3).map(|a| (r[a] as f64 - o[a] as f64).powi(2)).sum();
-            if e2.is_finite() {
-                e2.sqrt()
-            } else {
-                f64::INFINITY
-            }
-        })
+        .map(|(o, r)| error_norm(o, r))
         .collect()
+}
+
+#[inline]
+fn error_norm(o: &[f32], r: &[f32]) -> f64 {
+    let e2: f64 = (0..3).map(|a| (r[a] as f64 - o[a] as f64).powi(2)).sum();
+    if e2.is_finite() {
+        e2.sqrt()
+    } else {
+        f64::INFINITY
+    }
 }
 
 /// Whether errors of norms `ei`, `ej` can change the status of a pair at
@@ -84,6 +95,25 @@ fn reach(orig: &[f32], recon: &[f32]) -> Vec<f64> {
 #[inline]
 fn can_change(d: f64, b: f64, ei: f64, ej: f64) -> bool {
     (d - b).abs() <= (ei + ej) * (1.0 + 1e-6) + b * 1e-12
+}
+
+/// AoS `pos` gathered into `order` (`out[a]` = particle `order[a]`).
+fn gather3(pos: &[f32], order: &[u32]) -> Vec<f32> {
+    let mut out = vec![0.0f32; pos.len()];
+    out.par_chunks_exact_mut(3)
+        .zip(order.par_iter())
+        .for_each(|(o, &k)| o.copy_from_slice(geometry::at(pos, k as usize)));
+    out
+}
+
+/// The inverse of [`gather3`].
+fn scatter3(sorted: &[f32], order: &[u32]) -> Vec<f32> {
+    let mut out = vec![0.0f32; sorted.len()];
+    for (a, &k) in order.iter().enumerate() {
+        let k = k as usize;
+        out[3 * k..3 * k + 3].copy_from_slice(&sorted[3 * a..3 * a + 3]);
+    }
+    out
 }
 
 impl Survey {
@@ -103,12 +133,18 @@ impl Survey {
             .collect();
         let radius = radii(orig, &live, space, b);
         let bad = vulnerable::violated(&live, recon, space, b);
-        Survey { live, bad, radius }
+        Survey {
+            order: None,
+            live: PairList::from(&live[..]),
+            bad,
+            radius,
+        }
     }
 
     /// The CPU's: one pair search that also filters, finds the changed pairs
-    /// and lowers the radii, so the pair list is walked once. Same result as
-    /// [`Survey::of`] on `vulnerable::pairs`; with `full`, those pairs too.
+    /// and lowers the radii, so the pair list is walked once, in the grid's
+    /// cell order. Same result as [`Survey::of`] on `vulnerable::pairs` (in
+    /// its own order); with `full`, those pairs too (particle indices).
     pub fn search(
         orig: &[f32],
         recon: &[f32],
@@ -117,38 +153,76 @@ impl Survey {
         xi: f64,
         full: bool,
     ) -> (Survey, Option<Vec<Pair>>) {
-        let e = reach(orig, recon);
-        let radius = no_radii(orig.len() / 3);
+        let n = orig.len() / 3;
         let (lo2, hi2) = vulnerable::window(b, xi);
         let b2 = b * b;
-        // (pair, live, changed by the base)
-        let found: Vec<(Pair, bool, bool)> =
-            Grid::build(orig, space, hi2.sqrt()).pairs_beyond(orig, space, lo2, |i, j, d2| {
+        let grid = Grid::build(orig, space, hi2.sqrt());
+        // The grid holds the finite particles; the rest, pairless, follow.
+        let order: Vec<u32> = {
+            let mut o = grid.order().to_vec();
+            let mut held = vec![false; n];
+            o.iter().for_each(|&k| held[k as usize] = true);
+            o.extend((0..n as u32).filter(|&k| !held[k as usize]));
+            o
+        };
+        let rs = gather3(recon, &order);
+        let e: Vec<f64> = order
+            .par_iter()
+            .map(|&k| {
+                error_norm(
+                    geometry::at(orig, k as usize),
+                    geometry::at(recon, k as usize),
+                )
+            })
+            .collect();
+        let radius = no_radii(n);
+        // Per task: live pairs, changed pairs, all pairs (with `full`).
+        type Sink = (Vec<Pair>, Vec<Pair>, Vec<Pair>);
+        let sinks: Vec<Sink> =
+            grid.fold_beyond(orig, space, lo2, Sink::default, |s: &mut Sink, a, c, d2| {
                 if !(d2 >= lo2 && d2 <= hi2) {
-                    return None;
+                    return;
                 }
-                let (iu, ju) = (i as usize, j as usize);
+                let (au, cu) = (a as usize, c as usize);
                 let d = d2.sqrt();
-                let live = can_change(d, b, e[iu], e[ju]);
-                if !(live || full) {
-                    return None;
-                }
+                let live = can_change(d, b, e[au], e[cu]);
                 let linked = geometry::linked(d2, b2);
-                let pair = Pair { i, j, linked };
+                // Oriented by particle index (see `Survey`).
+                let (x, y) = if order[au] < order[cu] {
+                    (a, c)
+                } else {
+                    (c, a)
+                };
+                if full {
+                    let (i, j) = (order[x as usize], order[y as usize]);
+                    s.2.push(Pair { i, j, linked });
+                }
                 if !live {
-                    return Some((pair, false, false));
+                    return;
                 }
                 let g = pair_radius(d, b).to_bits();
-                lower(&radius, iu, g);
-                lower(&radius, ju, g);
-                let now = space.dist2(geometry::at(recon, iu), geometry::at(recon, ju));
-                Some((pair, true, geometry::linked(now, b2) != linked))
+                lower(&radius, au, g);
+                lower(&radius, cu, g);
+                let pair = Pair { i: x, j: y, linked };
+                s.0.push(pair);
+                let now = space.dist2(geometry::at(&rs, au), geometry::at(&rs, cu));
+                if geometry::linked(now, b2) != linked {
+                    s.1.push(pair);
+                }
             });
-        let bad = found.iter().filter(|f| f.2).map(|f| f.0).collect();
-        let live = found.iter().filter(|f| f.1).map(|f| f.0).collect();
-        let all = full.then(|| found.into_iter().map(|f| f.0).collect());
+        let mut live = Vec::with_capacity(sinks.len());
+        let mut bad = Vec::with_capacity(sinks.iter().map(|s| s.1.len()).sum());
+        let mut all = full.then(|| Vec::with_capacity(sinks.iter().map(|s| s.2.len()).sum()));
+        for (l, c, f) in sinks {
+            live.push(l);
+            bad.extend(c);
+            if let Some(all) = &mut all {
+                all.extend(f);
+            }
+        }
         let survey = Survey {
-            live,
+            order: Some(order),
+            live: PairList::from_parts(live),
             bad,
             radius: radii_of(radius),
         };
@@ -256,6 +330,14 @@ fn first_frontier(
     out
 }
 
+/// The distinct particles of `ks`, ascending (a mark each: the lists run to
+/// millions with many repeats, where a sort is the slowest step).
+fn distinct(n: usize, ks: impl IntoIterator<Item = usize>) -> Vec<usize> {
+    let mut mark = vec![false; n];
+    ks.into_iter().for_each(|k| mark[k] = true);
+    (0..n).filter(|&k| mark[k]).collect()
+}
+
 /// The edit code whose decoded value is within `s` of `x` and moves `from` the
 /// least; None when no code lands within `s`.
 fn smallest_edit(from: f32, x: f32, s: f64, step: f64, m: u32) -> Option<(i32, f32)> {
@@ -359,6 +441,17 @@ fn coarsest_edit(from: f32, x: f32, s: f64, step: f64, m: u32) -> Option<(i32, f
     }
 }
 
+fn norm2(e: &[f64; 3]) -> f64 {
+    e[0] * e[0] + e[1] * e[1] + e[2] * e[2]
+}
+
+/// Whether `from` errs from `orig` by at most `r` (as a 3-vector): securing
+/// leaves such a particle where it is, and only the others ever move.
+#[inline]
+fn in_ball(orig: &[f32], from: &[f32], r: f64) -> bool {
+    norm2(&[0, 1, 2].map(|a| from[a] as f64 - orig[a] as f64)) <= r * r
+}
+
 /// The edit codes (per axis, None: kept) that bring particle k's error within
 /// radius `r` and every coordinate within `xi`, editing as few coordinates as
 /// will do, largest error first; None when no code lands (store it exactly).
@@ -371,11 +464,10 @@ fn secure(
     m: u32,
 ) -> Option<[Option<i32>; 3]> {
     let err = |v: &[f32; 3]| -> [f64; 3] { [0, 1, 2].map(|a| v[a] as f64 - orig[a] as f64) };
-    let norm2 = |e: &[f64; 3]| e[0] * e[0] + e[1] * e[1] + e[2] * e[2];
     let start = [from[0], from[1], from[2]];
     let e = err(&start);
     let r2 = r * r;
-    if norm2(&e) <= r2 {
+    if in_ball(orig, from, r) {
         return Some([None; 3]);
     }
     let mut axes = [0usize, 1, 2];
@@ -427,10 +519,59 @@ pub fn correct(
     Ok(out)
 }
 
-/// [`correct`] on a survey of `recon` with the exact particles reset.
+/// [`correct`] on a survey of `recon` (the base output).
 #[allow(clippy::too_many_arguments)]
 pub fn correct_on(
     survey: Survey,
+    orig: &[f32],
+    mut recon: Vec<f32>,
+    exact: Vec<bool>,
+    space: Space,
+    b: f64,
+    xi: f64,
+    opts: &Options,
+) -> Outcome {
+    reset_exact(orig, &mut recon, &exact);
+    let Survey {
+        order,
+        live,
+        bad,
+        radius,
+    } = survey;
+    let Some(order) = order else {
+        return secure_pairs(&live, bad, &radius, orig, recon, exact, space, b, xi, opts);
+    };
+    // In the survey's order, and back.
+    let t = Instant::now();
+    let n = order.len();
+    let os = gather3(orig, &order);
+    let rs = gather3(&recon, &order);
+    let es: Vec<bool> = order.iter().map(|&k| exact[k as usize]).collect();
+    drop((recon, exact));
+    let moved = t.elapsed().as_secs_f64();
+    let mut out = secure_pairs(&live, bad, &radius, &os, rs, es, space, b, xi, opts);
+    let t = Instant::now();
+    out.recon = scatter3(&out.recon, &order);
+    let mut exact = vec![false; n];
+    for (a, &k) in order.iter().enumerate() {
+        exact[k as usize] = out.exact[a];
+    }
+    out.exact = exact;
+    for e in &mut out.edits {
+        let (a, axis) = (e.0 / 3, e.0 % 3);
+        e.0 = 3 * order[a as usize] as u64 + axis;
+    }
+    out.edits.par_sort_unstable_by_key(|e| e.0);
+    out.stats.setup_s += moved + t.elapsed().as_secs_f64();
+    out
+}
+
+/// [`correct_on`] in the pairs' own particle order.
+#[allow(clippy::too_many_arguments)]
+fn secure_pairs(
+    pairs: &PairList,
+    bad: Vec<Pair>,
+    radius: &[f64],
     orig: &[f32],
     mut recon: Vec<f32>,
     mut exact: Vec<bool>,
@@ -441,13 +582,6 @@ pub fn correct_on(
 ) -> Outcome {
     let t0 = Instant::now();
     let n = orig.len() / 3;
-    reset_exact(orig, &mut recon, &exact);
-    let Survey {
-        live: pairs,
-        bad,
-        radius,
-    } = survey;
-    let pairs = &pairs[..];
     let step = edit_step(xi, opts.edit_bits);
     let secured_at = |k: usize, recon: &[f32]| -> Option<[Option<i32>; 3]> {
         let at = 3 * k..3 * k + 3;
@@ -462,12 +596,7 @@ pub fn correct_on(
     };
     // Where each particle of a changed pair would go if secured now: the cover
     // asks twice per pair, and round 0 moves them there.
-    let mut ends: Vec<usize> = bad
-        .iter()
-        .flat_map(|p| [p.i as usize, p.j as usize])
-        .collect();
-    ends.sort_unstable();
-    ends.dedup();
+    let ends = distinct(n, bad.iter().flat_map(|p| [p.i as usize, p.j as usize]));
     let ahead: Vec<Option<[Option<i32>; 3]>> =
         ends.par_iter().map(|&k| secured_at(k, &recon)).collect();
     let mut slot = vec![u32::MAX; n];
@@ -497,9 +626,10 @@ pub fn correct_on(
     let mut just = vec![false; n];
     let mut rounds = 0;
     loop {
-        frontier.sort_unstable();
-        frontier.dedup();
-        frontier.retain(|&k| !secured[k] && !exact[k]);
+        frontier = distinct(
+            n,
+            frontier.into_iter().filter(|&k| !secured[k] && !exact[k]),
+        );
         if frontier.is_empty() {
             break;
         }
@@ -686,11 +816,30 @@ mod tests {
             let pairs = vulnerable::pairs(&orig, space, b, xi);
             let of = Survey::of(&pairs, &orig, &recon, space, b);
             let (got, all) = Survey::search(&orig, &recon, space, b, xi, true);
-            assert_eq!(got.live, of.live, "{space:?}");
-            assert_eq!(got.bad, of.bad);
-            assert_eq!(got.radius.len(), of.radius.len());
-            assert!(got
-                .radius
+            let order = got.order.clone().expect("the search surveys in grid order");
+            assert_ne!(
+                order,
+                (0..n as u32).collect::<Vec<_>>(),
+                "a test that reorders"
+            );
+            // In particle order: the same pairs, in the same order, oriented
+            // i < j, and bit-identical radii.
+            let to_particles = |p: &Pair| {
+                let (i, j) = (order[p.i as usize], order[p.j as usize]);
+                assert!(i < j, "oriented by particle index");
+                Pair { i, j, ..*p }
+            };
+            assert_eq!(
+                got.live.iter().map(to_particles).collect::<Vec<_>>(),
+                of.live.to_vec(),
+                "{space:?}"
+            );
+            assert_eq!(got.bad.iter().map(to_particles).collect::<Vec<_>>(), of.bad);
+            let mut radius = vec![0.0; n];
+            for (a, &k) in order.iter().enumerate() {
+                radius[k as usize] = got.radius[a];
+            }
+            assert!(radius
                 .iter()
                 .zip(&of.radius)
                 .all(|(a, b)| a.to_bits() == b.to_bits()));
@@ -702,6 +851,68 @@ mod tests {
             assert!(Survey::search(&orig, &recon, space, b, xi, false)
                 .1
                 .is_none());
+        }
+    }
+
+    #[test]
+    fn securing_in_grid_order_gives_the_particle_order_outcome() {
+        // Clustered enough that securing cascades; one exact particle, one
+        // non-finite one (outside the grid: last in the survey's order).
+        let mut seed = 9u64;
+        let mut unit = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let (n, l, b, xi) = (6000usize, 6.0f32, 0.3, 0.03);
+        let mut orig: Vec<f32> = (0..3 * n).map(|_| unit() * l).collect();
+        orig[9] = f32::NAN;
+        let mut recon: Vec<f32> = orig
+            .iter()
+            .map(|&x| x + xi as f32 * (2.0 * unit() - 1.0))
+            .collect();
+        let mut exact = vec![false; n];
+        exact[7] = true;
+        recon[21..24].copy_from_slice(&orig[21..24]);
+        recon[9] = orig[9];
+        let opts = Options::default();
+        for space in [Space::open(), Space::periodic(l as f64)] {
+            let pairs = vulnerable::pairs(&orig, space, b, xi);
+            let of = Survey::of(&pairs, &orig, &recon, space, b);
+            let (got, _) = Survey::search(&orig, &recon, space, b, xi, false);
+            assert!(got.order.is_some());
+            let a = correct_on(of, &orig, recon.clone(), exact.clone(), space, b, xi, &opts);
+            let g = correct_on(
+                got,
+                &orig,
+                recon.clone(),
+                exact.clone(),
+                space,
+                b,
+                xi,
+                &opts,
+            );
+            assert!(
+                a.stats.iterations > 1 && !a.edits.is_empty(),
+                "a test that secures"
+            );
+            assert_eq!(g.edits, a.edits, "{space:?}");
+            assert_eq!(g.exact, a.exact);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&g.recon), bits(&a.recon));
+            assert_eq!(
+                (
+                    g.stats.vulnerable_pairs,
+                    g.stats.violated_before,
+                    g.stats.iterations
+                ),
+                (
+                    a.stats.vulnerable_pairs,
+                    a.stats.violated_before,
+                    a.stats.iterations
+                )
+            );
         }
     }
 

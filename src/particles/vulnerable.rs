@@ -38,11 +38,16 @@ pub fn pairs(pos: &[f32], space: Space, b: f64, xi: f64) -> Vec<Pair> {
 }
 
 /// The pairs whose link status differs in `recon` (AoS, same order), in pair
-/// order, found in parallel.
-pub fn violated(pairs: &[Pair], recon: &[f32], space: Space, b: f64) -> Vec<Pair> {
+/// order, found in parallel (`pairs`: a slice or a [`PairList`]).
+pub fn violated<'a>(
+    pairs: impl IntoParallelIterator<Item = &'a Pair>,
+    recon: &[f32],
+    space: Space,
+    b: f64,
+) -> Vec<Pair> {
     let b2 = b * b;
     pairs
-        .par_iter()
+        .into_par_iter()
         .filter(|p| {
             let (i, j) = (p.i as usize, p.j as usize);
             linked(
@@ -52,4 +57,61 @@ pub fn violated(pairs: &[Pair], recon: &[f32], space: Space, b: f64) -> Vec<Pair
         })
         .copied()
         .collect()
+}
+
+/// Pairs in search order, kept as the parallel search's tasks left them, one
+/// part each: at loose bounds there are tens of millions, and one array would
+/// cost a copy (and its page faults) of hundreds of MB per list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PairList {
+    parts: Vec<Vec<Pair>>,
+}
+
+/// Pairs per part when a [`PairList`] is made from one array.
+const PART: usize = 1 << 16;
+
+impl PairList {
+    /// The parts' pairs in order.
+    pub fn from_parts(parts: Vec<Vec<Pair>>) -> PairList {
+        PairList { parts }
+    }
+    pub fn len(&self) -> usize {
+        self.parts.iter().map(Vec::len).sum()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.parts.iter().all(Vec::is_empty)
+    }
+    pub fn iter(&self) -> impl Iterator<Item = &Pair> + '_ {
+        self.parts.iter().flatten()
+    }
+    /// In parallel, part by part; `collect` keeps the order.
+    pub fn par_iter(&self) -> PairsPar<'_> {
+        self.into_par_iter()
+    }
+    pub fn to_vec(&self) -> Vec<Pair> {
+        self.iter().copied().collect()
+    }
+}
+
+impl From<&[Pair]> for PairList {
+    fn from(pairs: &[Pair]) -> PairList {
+        PairList {
+            parts: pairs.chunks(PART).map(<[Pair]>::to_vec).collect(),
+        }
+    }
+}
+
+/// [`PairList::par_iter`]'s iterator.
+pub type PairsPar<'a> = rayon::iter::FlatMapIter<
+    rayon::slice::Iter<'a, Vec<Pair>>,
+    fn(&Vec<Pair>) -> std::slice::Iter<'_, Pair>,
+>;
+
+impl<'a> IntoParallelIterator for &'a PairList {
+    type Item = &'a Pair;
+    type Iter = PairsPar<'a>;
+    fn into_par_iter(self) -> PairsPar<'a> {
+        let part: fn(&Vec<Pair>) -> std::slice::Iter<'_, Pair> = |p| p.iter();
+        self.parts.par_iter().flat_map_iter(part)
+    }
 }
