@@ -65,6 +65,8 @@ pub fn violated<'a>(
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PairList {
     parts: Vec<Vec<Pair>>,
+    /// Least and greatest particle index in each part (`(1, 0)` if empty).
+    spans: Vec<(u32, u32)>,
 }
 
 /// Pairs per part when a [`PairList`] is made from one array.
@@ -73,7 +75,16 @@ const PART: usize = 1 << 16;
 impl PairList {
     /// The parts' pairs in order.
     pub fn from_parts(parts: Vec<Vec<Pair>>) -> PairList {
-        PairList { parts }
+        let spans = parts
+            .par_iter()
+            .map(|p| {
+                p.iter().fold((u32::MAX, 0), |(lo, hi), q| {
+                    (lo.min(q.i.min(q.j)), hi.max(q.i.max(q.j)))
+                })
+            })
+            .map(|(lo, hi)| if lo > hi { (1, 0) } else { (lo, hi) })
+            .collect();
+        PairList { parts, spans }
     }
     pub fn len(&self) -> usize {
         self.parts.iter().map(Vec::len).sum()
@@ -88,6 +99,20 @@ impl PairList {
     pub fn par_iter(&self) -> PairsPar<'_> {
         self.into_par_iter()
     }
+    /// [`PairList::par_iter`] over the parts whose index span `[lo, hi]`
+    /// `hit(lo, hi)` accepts: a pass that wants only pairs with a particle in
+    /// a small set skips the parts that cannot hold one. Pairs found by a
+    /// spatial search in cell order have narrow spans.
+    pub fn par_iter_spanning<'a>(
+        &'a self,
+        hit: impl Fn(u32, u32) -> bool + Sync + Send + 'a,
+    ) -> impl ParallelIterator<Item = &'a Pair> + 'a {
+        self.parts
+            .par_iter()
+            .zip(&self.spans)
+            .filter(move |(_, &(lo, hi))| lo <= hi && hit(lo, hi))
+            .flat_map_iter(|(p, _)| p.iter())
+    }
     pub fn to_vec(&self) -> Vec<Pair> {
         self.iter().copied().collect()
     }
@@ -95,9 +120,7 @@ impl PairList {
 
 impl From<&[Pair]> for PairList {
     fn from(pairs: &[Pair]) -> PairList {
-        PairList {
-            parts: pairs.chunks(PART).map(<[Pair]>::to_vec).collect(),
-        }
+        PairList::from_parts(pairs.chunks(PART).map(<[Pair]>::to_vec).collect())
     }
 }
 
