@@ -270,6 +270,7 @@ impl Grid {
             })
             .collect();
         let rows = self.interior_rows().filter(|_| fast);
+        let wide = Wide::of(&sorted);
         // `dirty[c + 1] - dirty[c]`: whether cell c holds a particle outside the
         // periodic box [0, L), whose plain differences are not the minimum image.
         let mut dirty = vec![0u32; ncell + 1];
@@ -286,6 +287,7 @@ impl Grid {
             .map(|t| {
                 let mut out = sink();
                 let mut nb = Vec::with_capacity(26);
+                let mut row = Vec::new();
                 let cells = t * CELLS_PER_TASK..((t + 1) * CELLS_PER_TASK).min(ncell);
                 let mut cursor = rows.unwrap_or_default().map(|(lo, _)| {
                     self.keys
@@ -322,15 +324,19 @@ impl Grid {
                             found[r] = (*first, last);
                         }
                         if found.iter().all(|&(f, l)| clean(f..l)) {
+                            // The same visits in the same order as below,
+                            // each row of distances computed at once.
                             for a in here.clone() {
-                                for b in a + 1..here.end {
-                                    visit(a, b, open_dist2(&sorted[a], &sorted[b]));
+                                wide.dist2s(a, a + 1..here.end, &mut row);
+                                for (b, &d) in (a + 1..).zip(&row) {
+                                    visit(a, b, d);
                                 }
                             }
                             for &(first, last) in &found {
                                 for b in self.start[first]..self.start[last] {
-                                    for a in here.clone() {
-                                        visit(a, b, open_dist2(&sorted[a], &sorted[b]));
+                                    wide.dist2s(b, here.clone(), &mut row);
+                                    for (a, &d) in here.clone().zip(&row) {
+                                        visit(a, b, d);
                                     }
                                 }
                             }
@@ -391,10 +397,37 @@ impl Grid {
     }
 }
 
-/// [`Space::dist2`] without the wrap, in the same order.
-#[inline]
-fn open_dist2(a: &[f32; 3], b: &[f32; 3]) -> f64 {
-    Space::open().dist2(a, b)
+/// Positions in f64, one array per axis, for rows of plain distances that
+/// the compiler vectorises.
+struct Wide {
+    x: Vec<f64>,
+    y: Vec<f64>,
+    z: Vec<f64>,
+}
+
+impl Wide {
+    fn of(sorted: &[[f32; 3]]) -> Wide {
+        let axis = |k: usize| sorted.par_iter().map(|p| p[k] as f64).collect();
+        Wide {
+            x: axis(0),
+            y: axis(1),
+            z: axis(2),
+        }
+    }
+
+    /// `out[o]`: the squared plain distance between `p` and `range.start + o`,
+    /// bit for bit `Space::open().dist2` (each difference of two f32 taken
+    /// in f64, summed x, y, z; the order of a difference only flips its sign).
+    #[inline]
+    fn dist2s(&self, p: usize, range: std::ops::Range<usize>, out: &mut Vec<f64>) {
+        let (px, py, pz) = (self.x[p], self.y[p], self.z[p]);
+        let (x, y, z) = (&self.x[range.clone()], &self.y[range.clone()], &self.z[range]);
+        out.clear();
+        out.extend(x.iter().zip(y).zip(z).map(|((&x, &y), &z)| {
+            let (dx, dy, dz) = (x - px, y - py, z - pz);
+            dx * dx + dy * dy + dz * dz
+        }));
+    }
 }
 
 /// Shrink the cell counts until there are at most `max_cells` cells.
