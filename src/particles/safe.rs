@@ -81,7 +81,7 @@ fn reach(orig: &[f32], recon: &[f32]) -> Vec<f64> {
 }
 
 #[inline]
-fn error_norm(o: &[f32], r: &[f32]) -> f64 {
+pub(super) fn error_norm(o: &[f32], r: &[f32]) -> f64 {
     let e2: f64 = (0..3).map(|a| (r[a] as f64 - o[a] as f64).powi(2)).sum();
     if e2.is_finite() {
         e2.sqrt()
@@ -93,12 +93,33 @@ fn error_norm(o: &[f32], r: &[f32]) -> f64 {
 /// Whether errors of norms `ei`, `ej` can change the status of a pair at
 /// original distance `d` (widened as [`super::geometry::vulnerable_halfwidth`]).
 #[inline]
-fn can_change(d: f64, b: f64, ei: f64, ej: f64) -> bool {
+pub(super) fn can_change(d: f64, b: f64, ei: f64, ej: f64) -> bool {
     (d - b).abs() <= (ei + ej) * (1.0 + 1e-6) + b * 1e-12
 }
 
+/// Whether a pair at squared distance `d2` is surely not one [`can_change`]
+/// accepts, decided without the square root: its distance exceeds
+/// `b + m` or falls short of `b - m` (m the errors' reach) by a relative
+/// 1e-9, far beyond any rounding of the exact test, which decides the rest.
+#[inline]
+pub(super) fn beyond_reach(d2: f64, b: f64, ei: f64, ej: f64) -> bool {
+    let m = (ei + ej) * (1.0 + 1e-6) + b * 1e-12;
+    let (hi, lo) = (b + m, b - m);
+    d2 > hi * hi * (1.0 + 1e-9) || (lo > 0.0 && d2 < lo * lo * (1.0 - 1e-9))
+}
+
+/// Every particle in `grid`'s cell order: the grid holds the finite ones,
+/// and the rest, pairless, follow.
+pub(super) fn grid_order(grid: &Grid, n: usize) -> Vec<u32> {
+    let mut o = grid.order().to_vec();
+    let mut held = vec![false; n];
+    o.iter().for_each(|&k| held[k as usize] = true);
+    o.extend((0..n as u32).filter(|&k| !held[k as usize]));
+    o
+}
+
 /// AoS `pos` gathered into `order` (`out[a]` = particle `order[a]`).
-fn gather3(pos: &[f32], order: &[u32]) -> Vec<f32> {
+pub(super) fn gather3(pos: &[f32], order: &[u32]) -> Vec<f32> {
     let mut out = vec![0.0f32; pos.len()];
     out.par_chunks_exact_mut(3)
         .zip(order.par_iter())
@@ -157,15 +178,14 @@ impl Survey {
         let (lo2, hi2) = vulnerable::window(b, xi);
         let b2 = b * b;
         let grid = Grid::build(orig, space, hi2.sqrt());
-        // The grid holds the finite particles; the rest, pairless, follow.
-        let order: Vec<u32> = {
-            let mut o = grid.order().to_vec();
-            let mut held = vec![false; n];
-            o.iter().for_each(|&k| held[k as usize] = true);
-            o.extend((0..n as u32).filter(|&k| !held[k as usize]));
-            o
-        };
-        let rs = gather3(recon, &order);
+        let order = grid_order(&grid, n);
+        let rs: Vec<[f32; 3]> = order
+            .par_iter()
+            .map(|&k| {
+                let k = 3 * k as usize;
+                [recon[k], recon[k + 1], recon[k + 2]]
+            })
+            .collect();
         let e: Vec<f64> = order
             .par_iter()
             .map(|&k| {
@@ -178,38 +198,40 @@ impl Survey {
         let radius = no_radii(n);
         // Per task: live pairs, changed pairs, all pairs (with `full`).
         type Sink = (Vec<Pair>, Vec<Pair>, Vec<Pair>);
-        let sinks: Vec<Sink> =
-            grid.fold_beyond(orig, space, lo2, Sink::default, |s: &mut Sink, a, c, d2| {
-                if !(d2 >= lo2 && d2 <= hi2) {
-                    return;
-                }
-                let (au, cu) = (a as usize, c as usize);
-                let d = d2.sqrt();
-                let live = can_change(d, b, e[au], e[cu]);
-                let linked = geometry::linked(d2, b2);
-                // Oriented by particle index (see `Survey`).
-                let (x, y) = if order[au] < order[cu] {
-                    (a, c)
-                } else {
-                    (c, a)
-                };
-                if full {
-                    let (i, j) = (order[x as usize], order[y as usize]);
-                    s.2.push(Pair { i, j, linked });
-                }
-                if !live {
-                    return;
-                }
-                let g = pair_radius(d, b).to_bits();
-                lower(&radius, au, g);
-                lower(&radius, cu, g);
-                let pair = Pair { i: x, j: y, linked };
-                s.0.push(pair);
-                let now = space.dist2(geometry::at(&rs, au), geometry::at(&rs, cu));
-                if geometry::linked(now, b2) != linked {
-                    s.1.push(pair);
-                }
-            });
+        let visit = |s: &mut Sink, a: u32, c: u32, d2: f64| {
+            if !(d2 >= lo2 && d2 <= hi2) {
+                return;
+            }
+            let (au, cu) = (a as usize, c as usize);
+            if !full && beyond_reach(d2, b, e[au], e[cu]) {
+                return;
+            }
+            let d = d2.sqrt();
+            let live = can_change(d, b, e[au], e[cu]);
+            let linked = geometry::linked(d2, b2);
+            // Oriented by particle index (see `Survey`).
+            let (x, y) = if order[au] < order[cu] {
+                (a, c)
+            } else {
+                (c, a)
+            };
+            if full {
+                let (i, j) = (order[x as usize], order[y as usize]);
+                s.2.push(Pair { i, j, linked });
+            }
+            if !live {
+                return;
+            }
+            let g = pair_radius(d, b).to_bits();
+            lower(&radius, au, g);
+            lower(&radius, cu, g);
+            let pair = Pair { i: x, j: y, linked };
+            s.0.push(pair);
+            if geometry::linked(space.dist2(&rs[au], &rs[cu]), b2) != linked {
+                s.1.push(pair);
+            }
+        };
+        let sinks: Vec<Sink> = grid.fold_beyond(orig, space, lo2, Sink::default, visit);
         let mut live = Vec::with_capacity(sinks.len());
         let mut bad = Vec::with_capacity(sinks.iter().map(|s| s.1.len()).sum());
         let mut all = full.then(|| Vec::with_capacity(sinks.iter().map(|s| s.2.len()).sum()));
@@ -233,19 +255,19 @@ impl Survey {
 /// A particle's share of its pair's margin `|d - b|`: the radius that pair
 /// allows it.
 #[inline]
-fn pair_radius(d: f64, b: f64) -> f64 {
+pub(super) fn pair_radius(d: f64, b: f64) -> f64 {
     (d - b).abs() * SHARE
 }
 
 /// Atomic radii, all infinite (no pair yet), for [`lower`].
-fn no_radii(n: usize) -> Vec<AtomicU64> {
+pub(super) fn no_radii(n: usize) -> Vec<AtomicU64> {
     (0..n)
         .map(|_| AtomicU64::new(f64::INFINITY.to_bits()))
         .collect()
 }
 
 /// The radii [`lower`] left.
-fn radii_of(r: Vec<AtomicU64>) -> Vec<f64> {
+pub(super) fn radii_of(r: Vec<AtomicU64>) -> Vec<f64> {
     r.into_iter()
         .map(|a| f64::from_bits(a.into_inner()))
         .collect()
@@ -254,7 +276,7 @@ fn radii_of(r: Vec<AtomicU64>) -> Vec<f64> {
 /// Lower an atomic radius to `g` (bits of a non-negative f64: their order is
 /// the values', so the minimum is the same in any order, on any thread).
 #[inline]
-fn lower(r: &[AtomicU64], k: usize, g: u64) {
+pub(super) fn lower(r: &[AtomicU64], k: usize, g: u64) {
     if g < r[k].load(Relaxed) {
         r[k].fetch_min(g, Relaxed);
     }
@@ -448,14 +470,14 @@ fn norm2(e: &[f64; 3]) -> f64 {
 /// Whether `from` errs from `orig` by at most `r` (as a 3-vector): securing
 /// leaves such a particle where it is, and only the others ever move.
 #[inline]
-fn in_ball(orig: &[f32], from: &[f32], r: f64) -> bool {
+pub(super) fn in_ball(orig: &[f32], from: &[f32], r: f64) -> bool {
     norm2(&[0, 1, 2].map(|a| from[a] as f64 - orig[a] as f64)) <= r * r
 }
 
 /// The edit codes (per axis, None: kept) that bring particle k's error within
 /// radius `r` and every coordinate within `xi`, editing as few coordinates as
 /// will do, largest error first; None when no code lands (store it exactly).
-fn secure(
+pub(super) fn secure(
     orig: &[f32],
     from: &[f32],
     r: f64,
@@ -543,7 +565,6 @@ pub fn correct_on(
     };
     // In the survey's order, and back.
     let t = Instant::now();
-    let n = order.len();
     let os = gather3(orig, &order);
     let rs = gather3(&recon, &order);
     let es: Vec<bool> = order.iter().map(|&k| exact[k as usize]).collect();
@@ -551,8 +572,16 @@ pub fn correct_on(
     let moved = t.elapsed().as_secs_f64();
     let mut out = secure_pairs(&live, bad, &radius, &os, rs, es, space, b, xi, opts);
     let t = Instant::now();
-    out.recon = scatter3(&out.recon, &order);
-    let mut exact = vec![false; n];
+    out = in_particle_order(out, &order);
+    out.stats.setup_s += moved + t.elapsed().as_secs_f64();
+    out
+}
+
+/// An outcome computed in `order` (`order[a]`: the particle at index a), in
+/// the particles' own order.
+pub(super) fn in_particle_order(mut out: Outcome, order: &[u32]) -> Outcome {
+    out.recon = scatter3(&out.recon, order);
+    let mut exact = vec![false; order.len()];
     for (a, &k) in order.iter().enumerate() {
         exact[k as usize] = out.exact[a];
     }
@@ -562,7 +591,6 @@ pub fn correct_on(
         e.0 = 3 * order[a as usize] as u64 + axis;
     }
     out.edits.par_sort_unstable_by_key(|e| e.0);
-    out.stats.setup_s += moved + t.elapsed().as_secs_f64();
     out
 }
 
