@@ -92,7 +92,7 @@ fn clustered_sets_keep_every_link() {
             100.0,
         ),
     ];
-    let (mut corrected, mut auto_chose_correct) = (0, false);
+    let (mut corrected, mut auto_chose_correct, mut auto_ran_eager) = (0, false, false);
     for (name, pos, l) in sets {
         let n = pos.len() / 3;
         let b = fof_b(n, l);
@@ -113,6 +113,11 @@ fn clustered_sets_keep_every_link() {
                         corrected += rep.correction.violated_before;
                         auto_chose_correct |=
                             method == Method::Auto && rep.method == Some(Method::Correct);
+                        // A window reaching 0: auto secures every particle at once.
+                        if method == Method::Auto && particles::eager::wide(b, rep.abs_bound) {
+                            assert_eq!(rep.method, Some(Method::Safe), "{name}");
+                            auto_ran_eager |= rep.correction.violated_before > 0;
+                        }
                     }
                 }
             }
@@ -124,6 +129,7 @@ fn clustered_sets_keep_every_link() {
         "no base output needed correction: the test proves nothing"
     );
     assert!(auto_chose_correct, "auto never ran the optimiser here");
+    assert!(auto_ran_eager, "no wide window with changed pairs here");
 }
 
 #[test]

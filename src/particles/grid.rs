@@ -421,7 +421,11 @@ impl Wide {
     #[inline]
     fn dist2s(&self, p: usize, range: std::ops::Range<usize>, out: &mut Vec<f64>) {
         let (px, py, pz) = (self.x[p], self.y[p], self.z[p]);
-        let (x, y, z) = (&self.x[range.clone()], &self.y[range.clone()], &self.z[range]);
+        let (x, y, z) = (
+            &self.x[range.clone()],
+            &self.y[range.clone()],
+            &self.z[range],
+        );
         out.clear();
         out.extend(x.iter().zip(y).zip(z).map(|((&x, &y), &z)| {
             let (dx, dy, dz) = (x - px, y - py, z - pz);

@@ -7,8 +7,8 @@
 
 use super::correct::{self, Corrector, Method, Options, Outcome};
 use super::geometry::{vulnerable_halfwidth, Space};
-use super::safe;
 use super::stream::Correction;
+use super::{eager, safe};
 use crate::codec::Coder;
 use crate::error::Result;
 use std::time::Instant;
@@ -46,6 +46,12 @@ pub fn run(
         )),
         Method::Safe => Ok((
             safe::correct(corrector, orig, recon, exact, space, b, xi, opts)?,
+            Method::Safe,
+        )),
+        // A window reaching distance 0: nearly every pair is vulnerable and
+        // following the changed ones costs a dozen walks over tens of millions.
+        Method::Auto if eager::wide(b, xi) => Ok((
+            eager::correct(orig, recon, exact, space, b, xi, opts),
             Method::Safe,
         )),
         Method::Auto => {

@@ -13,6 +13,7 @@
 
 pub mod base;
 pub mod correct;
+pub mod eager;
 pub mod fof;
 pub mod geometry;
 pub mod gpu_ref;

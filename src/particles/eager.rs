@@ -1,0 +1,276 @@
+//! The safe method where the vulnerable window reaches distance 0 (bound above
+//! about b / (2 sqrt 3)): nearly every close pair is one the base output can
+//! change, a fifth of them are changed, and following changed pairs round by
+//! round (`safe.rs`) means holding tens of millions of pairs and walking them
+//! again each round. Here every particle outside its ball is secured at once,
+//! as `safe.rs`'s last round does, from radii found in one pass over the pairs
+//! with nothing stored; a second pass checks every pair whose status the
+//! base's errors could change with the exact link rule (securing only shrinks
+//! an error), and both particles of any pair still changed are stored exactly
+//! until none is. It moves more particles than following the changed pairs
+//! (a few % of ratio) for one pass instead of a dozen. Same stream as
+//! `safe.rs` (edits and exact particles on the base; method `Safe`).
+
+use super::correct::{apply_edit, edit_step, reset_exact, Options, Outcome, Stats};
+use super::geometry::{self, linked, Space};
+use super::grid::Grid;
+use super::safe::{
+    beyond_reach, can_change, error_norm, gather3, grid_order, in_particle_order, lower, no_radii,
+    pair_radius, radii_of, secure,
+};
+use super::vulnerable;
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// Whether `correct` is the one to run: the window `(b - w, b + w]` reaches
+/// distance 0.
+pub fn wide(b: f64, xi: f64) -> bool {
+    geometry::vulnerable_halfwidth(b, xi) >= b
+}
+
+/// `safe::correct`'s contract (`recon` the base output, `exact` the particles
+/// already stored exactly), every particle outside its ball secured at once.
+#[allow(clippy::too_many_arguments)]
+pub fn correct(
+    orig: &[f32],
+    mut recon: Vec<f32>,
+    exact: Vec<bool>,
+    space: Space,
+    b: f64,
+    xi: f64,
+    opts: &Options,
+) -> Outcome {
+    let t0 = Instant::now();
+    let n = orig.len() / 3;
+    reset_exact(orig, &mut recon, &exact);
+    let (lo2, hi2) = vulnerable::window(b, xi);
+    let b2 = b * b;
+    // Everything in the grid's cell order (see `safe::Survey`), mapped back
+    // at the end.
+    let grid = Grid::build(orig, space, hi2.sqrt());
+    let order = grid_order(&grid, n);
+    let os = gather3(orig, &order);
+    let mut rs = gather3(&recon, &order);
+    let mut es: Vec<bool> = order.iter().map(|&k| exact[k as usize]).collect();
+    drop((recon, exact));
+    let at = |v: &[f32], a: usize| [v[3 * a], v[3 * a + 1], v[3 * a + 2]];
+    // The base's error of each particle: every final error is at most it.
+    let e: Vec<f64> = (0..n)
+        .into_par_iter()
+        .map(|a| error_norm(&at(&os, a), &at(&rs, a)))
+        .collect();
+    let live = Live {
+        grid: &grid,
+        orig,
+        space,
+        window: (lo2, hi2),
+        b,
+        e: &e,
+    };
+
+    // Pass 1: radii; and, for the report, the live pairs and those the base
+    // changed (one entry per task, no pairs kept).
+    let radius = no_radii(n);
+    let counts = live.fold(
+        || (0usize, 0usize),
+        |s, a, c, d2| {
+            let g = pair_radius(d2.sqrt(), b).to_bits();
+            lower(&radius, a, g);
+            lower(&radius, c, g);
+            let now = linked(space.dist2(&at(&rs, a), &at(&rs, c)), b2);
+            *s = (s.0 + 1, s.1 + (now != linked(d2, b2)) as usize);
+        },
+    );
+    let radius = radii_of(radius);
+    let mut stats = Stats {
+        vulnerable_pairs: counts.iter().map(|x| x.0).sum(),
+        violated_before: counts.iter().map(|x| x.1).sum(),
+        iterations: 1,
+        setup_s: t0.elapsed().as_secs_f64(),
+        ..Stats::default()
+    };
+
+    // Every particle with a radius, secured.
+    let t = Instant::now();
+    let step = edit_step(xi, opts.edit_bits);
+    let moves: Vec<Option<Option<[Option<i32>; 3]>>> = (0..n)
+        .into_par_iter()
+        .map(|a| {
+            (!es[a] && radius[a].is_finite()).then(|| {
+                secure(
+                    &at(&os, a),
+                    &at(&rs, a),
+                    radius[a],
+                    xi,
+                    step,
+                    opts.edit_bits,
+                )
+            })
+        })
+        .collect();
+    let mut codes: Vec<Option<i32>> = vec![None; 3 * n];
+    for (a, m) in moves.iter().enumerate() {
+        let Some(m) = m else { continue };
+        stats.active_particles += 1;
+        match m {
+            None => {
+                rs[3 * a..3 * a + 3].copy_from_slice(&os[3 * a..3 * a + 3]);
+                es[a] = true;
+            }
+            Some(c) => {
+                for (axis, &code) in c.iter().enumerate() {
+                    if let Some(code) = code {
+                        let i = 3 * a + axis;
+                        rs[i] = apply_edit(rs[i], code, step);
+                        codes[i] = Some(code);
+                    }
+                }
+            }
+        }
+    }
+    stats.optimise_s = t.elapsed().as_secs_f64();
+
+    // Pass 2: the exact check, and exact storage until it passes.
+    let t = Instant::now();
+    let mut first = true;
+    loop {
+        let bad = live.fold(Vec::new, |s, a, c, d2| {
+            if linked(space.dist2(&at(&rs, a), &at(&rs, c)), b2) != linked(d2, b2) {
+                s.push((a, c));
+            }
+        });
+        let bad: Vec<(usize, usize)> = bad.into_iter().flatten().collect();
+        if first {
+            stats.violated_after = bad.len();
+            first = false;
+        }
+        if bad.is_empty() {
+            break;
+        }
+        for &(a, c) in &bad {
+            for a in [a, c] {
+                rs[3 * a..3 * a + 3].copy_from_slice(&os[3 * a..3 * a + 3]);
+                if !std::mem::replace(&mut es[a], true) {
+                    stats.fallback_particles += 1;
+                }
+            }
+        }
+    }
+    let edits: Vec<(u64, i32)> = codes
+        .iter()
+        .enumerate()
+        .filter_map(|(c, &q)| q.filter(|_| !es[c / 3]).map(|q| (c as u64, q)))
+        .collect();
+    stats.edited_coords = edits.len();
+    stats.check_s = t.elapsed().as_secs_f64();
+    let out = Outcome {
+        recon: rs,
+        exact: es,
+        edits,
+        stats,
+    };
+    in_particle_order(out, &order)
+}
+
+/// The pairs the base's errors `e` can change (`safe::Survey::live`), found
+/// afresh on each walk instead of stored.
+struct Live<'a> {
+    grid: &'a Grid,
+    orig: &'a [f32],
+    space: Space,
+    window: (f64, f64),
+    b: f64,
+    e: &'a [f64],
+}
+
+impl Live<'_> {
+    /// `visit(sink, a, c, d2)` on each such pair, grid indices a and c;
+    /// each parallel task's sink, in task order.
+    fn fold<S: Send>(
+        &self,
+        sink: impl Fn() -> S + Sync,
+        visit: impl Fn(&mut S, usize, usize, f64) + Sync,
+    ) -> Vec<S> {
+        let (lo2, hi2) = self.window;
+        let (b, e) = (self.b, self.e);
+        self.grid
+            .fold_beyond(self.orig, self.space, lo2, sink, |s, a, c, d2| {
+                let (a, c) = (a as usize, c as usize);
+                if d2 >= lo2
+                    && d2 <= hi2
+                    && !beyond_reach(d2, b, e[a], e[c])
+                    && can_change(d2.sqrt(), b, e[a], e[c])
+                {
+                    visit(s, a, c, d2);
+                }
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pair_keeps_its_status_by_brute_force() {
+        let mut seed = 17u64;
+        let mut unit = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        // Half the particles in two tight clumps: most pairs are vulnerable.
+        let (n, l, b) = (1500usize, 5.0f32, 0.4);
+        let mut orig: Vec<f32> = (0..3 * n)
+            .map(|k| match k / 3 % 3 {
+                0 => 1.0 + 0.8 * unit(),
+                1 => 4.5 + 0.8 * unit() - 0.4,
+                _ => unit() * l,
+            })
+            .collect();
+        orig[12] = f32::NAN;
+        for xi in [0.15, 0.4] {
+            assert!(wide(b, xi));
+            let mut recon: Vec<f32> = orig
+                .iter()
+                .map(|&x| x + xi as f32 * 0.999 * (2.0 * unit() - 1.0))
+                .collect();
+            // Particle 4 (NaN) exact, as `initial_exact` makes it; 5 as well.
+            let mut exact = vec![false; n];
+            exact[4] = true;
+            exact[5] = true;
+            recon[12] = orig[12];
+            let opts = Options::default();
+            for space in [Space::open(), Space::periodic(l as f64)] {
+                let out = correct(&orig, recon.clone(), exact.clone(), space, b, xi, &opts);
+                assert!(out.stats.violated_before > 0, "a test that corrects");
+                assert!(out.exact[4] && out.exact[5]);
+                // The edits rebuild what was checked.
+                let step = edit_step(xi, opts.edit_bits);
+                let mut rebuilt = recon.clone();
+                for &(c, q) in &out.edits {
+                    rebuilt[c as usize] = apply_edit(rebuilt[c as usize], q, step);
+                }
+                for k in (0..n).filter(|&k| out.exact[k]) {
+                    rebuilt[3 * k..3 * k + 3].copy_from_slice(&orig[3 * k..3 * k + 3]);
+                }
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&rebuilt), bits(&out.recon));
+                for k in 0..3 * n {
+                    let (o, r) = (orig[k] as f64, out.recon[k] as f64);
+                    assert!(o.is_nan() || (r - o).abs() <= xi, "coordinate {k}");
+                }
+                for i in 0..n {
+                    for j in i + 1..n {
+                        let at = |v: &[f32], k: usize| [v[3 * k], v[3 * k + 1], v[3 * k + 2]];
+                        let was = linked(space.dist2(&at(&orig, i), &at(&orig, j)), b * b);
+                        let now =
+                            linked(space.dist2(&at(&out.recon, i), &at(&out.recon, j)), b * b);
+                        assert_eq!(was, now, "pair {i} {j}, xi {xi}, {space:?}");
+                    }
+                }
+            }
+        }
+    }
+}
