@@ -59,9 +59,10 @@ pub fn correct(
         .into_par_iter()
         .map(|a| error_norm(&at(&os, a), &at(&rs, a)))
         .collect();
+    let held = grid.gather(orig);
     let live = Live {
         grid: &grid,
-        orig,
+        held: &held,
         space,
         window: (lo2, hi2),
         b,
@@ -176,7 +177,8 @@ pub fn correct(
 /// afresh on each walk instead of stored.
 struct Live<'a> {
     grid: &'a Grid,
-    orig: &'a [f32],
+    /// The grid's particles' originals, in grid order.
+    held: &'a [[f32; 3]],
     space: Space,
     window: (f64, f64),
     b: f64,
@@ -194,7 +196,7 @@ impl Live<'_> {
         let (lo2, hi2) = self.window;
         let (b, e) = (self.b, self.e);
         self.grid
-            .fold_beyond(self.orig, self.space, lo2, sink, |s, a, c, d2| {
+            .fold_sorted(self.held, self.space, lo2, sink, |s, a, c, d2| {
                 let (a, c) = (a as usize, c as usize);
                 if d2 >= lo2
                     && d2 <= hi2

@@ -206,7 +206,7 @@ impl Grid {
     ) -> Vec<T> {
         let order = &self.order;
         let tasks = self.fold_via(
-            pos,
+            &self.gather(pos),
             space,
             min2,
             Vec::new,
@@ -240,7 +240,33 @@ impl Grid {
         sink: impl Fn() -> S + Sync,
         visit: impl Fn(&mut S, u32, u32, f64) + Sync,
     ) -> Vec<S> {
-        self.fold_via(pos, space, min2, sink, visit, true)
+        self.fold_via(&self.gather(pos), space, min2, sink, visit, true)
+    }
+
+    /// [`Grid::fold_beyond`] on positions already in grid order (`sorted[a]`
+    /// is particle `order()[a]`; [`Grid::gather`]).
+    pub fn fold_sorted<S: Send>(
+        &self,
+        sorted: &[[f32; 3]],
+        space: Space,
+        min2: f64,
+        sink: impl Fn() -> S + Sync,
+        visit: impl Fn(&mut S, u32, u32, f64) + Sync,
+    ) -> Vec<S> {
+        assert_eq!(sorted.len(), self.order.len(), "positions in grid order");
+        self.fold_via(sorted, space, min2, sink, visit, true)
+    }
+
+    /// AoS positions in grid order: a cell's neighbours' particles are then
+    /// contiguous in memory as well as in `order`.
+    pub fn gather(&self, pos: &[f32]) -> Vec<[f32; 3]> {
+        self.order
+            .par_iter()
+            .map(|&k| {
+                let k = 3 * k as usize;
+                [pos[k], pos[k + 1], pos[k + 2]]
+            })
+            .collect()
     }
 
     /// Finite particles in grid order: `order()[a]` is the particle at
@@ -251,7 +277,7 @@ impl Grid {
 
     fn fold_via<S: Send>(
         &self,
-        pos: &[f32],
+        sorted: &[[f32; 3]],
         space: Space,
         min2: f64,
         sink: impl Fn() -> S + Sync,
@@ -259,18 +285,8 @@ impl Grid {
         fast: bool,
     ) -> Vec<S> {
         let ncell = self.keys.len();
-        // Positions in cell order: a cell's neighbours' particles are then
-        // contiguous in memory as well as in `order`.
-        let sorted: Vec<[f32; 3]> = self
-            .order
-            .par_iter()
-            .map(|&k| {
-                let k = 3 * k as usize;
-                [pos[k], pos[k + 1], pos[k + 2]]
-            })
-            .collect();
         let rows = self.interior_rows().filter(|_| fast);
-        let wide = Wide::of(&sorted);
+        let wide = Wide::of(sorted);
         // `dirty[c + 1] - dirty[c]`: whether cell c holds a particle outside the
         // periodic box [0, L), whose plain differences are not the minimum image.
         let mut dirty = vec![0u32; ncell + 1];

@@ -1,7 +1,9 @@
 //! Which correction runs on a set: the optimiser (`correct`), per-particle safe
 //! radii (`safe`), or `auto`, which runs safe and, where the base output changed
 //! few pairs (the optimiser's time grows with them far faster than safe's), the
-//! optimiser too, on the same vulnerable pairs, and keeps the smaller stream.
+//! optimiser too, on the same vulnerable pairs, and keeps the smaller stream;
+//! where the window reaches distance 0, auto secures every particle at once
+//! (`eager`) instead of following changed pairs.
 //! The choice depends only on the data, never on timing or threads, so a stream
 //! is reproducible; it is recorded in the stream ([`super::correct::Method::id`]).
 

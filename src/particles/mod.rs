@@ -4,8 +4,8 @@
 //! A base compressor (built-in, SZ3, ZFP, or the caller's own) gives positions
 //! within the bound xi; a correction edits the few particles in vulnerable pairs
 //! whose link changed, and stores exactly whatever it cannot fix: per-particle
-//! safe radii (`safe.rs`) or the optimiser (`correct.rs`), chosen per set by
-//! `method.rs`. The stream (`stream.rs`) holds the base output beside the
+//! safe radii (`safe.rs`, or `eager.rs` where nearly every pair is vulnerable)
+//! or the optimiser (`correct.rs`), chosen per set by `method.rs`. The stream (`stream.rs`) holds the base output beside the
 //! correction.
 //!
 //! Positions are AoS `[N][3]` f32 throughout; `Layout` only records how the caller

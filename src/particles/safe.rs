@@ -69,6 +69,9 @@ pub struct Survey {
     pub live: PairList,
     pub bad: Vec<Pair>,
     pub radius: Vec<f64>,
+    /// The originals and the base output (AoS) in `order`, where the survey
+    /// gathered them already.
+    pub gathered: Option<(Vec<f32>, Vec<f32>)>,
 }
 
 /// Each particle's error norm in `recon`: infinite where a coordinate of one
@@ -159,6 +162,7 @@ impl Survey {
             live: PairList::from(&live[..]),
             bad,
             radius,
+            gathered: None,
         }
     }
 
@@ -179,21 +183,22 @@ impl Survey {
         let b2 = b * b;
         let grid = Grid::build(orig, space, hi2.sqrt());
         let order = grid_order(&grid, n);
-        let rs: Vec<[f32; 3]> = order
+        // Each array gathered once (one cache miss per particle of a
+        // shuffled set), then read in order.
+        let gather = |v: &[f32]| -> Vec<[f32; 3]> {
+            order
+                .par_iter()
+                .map(|&k| {
+                    let k = 3 * k as usize;
+                    [v[k], v[k + 1], v[k + 2]]
+                })
+                .collect()
+        };
+        let (os, rs) = rayon::join(|| gather(orig), || gather(recon));
+        let e: Vec<f64> = os
             .par_iter()
-            .map(|&k| {
-                let k = 3 * k as usize;
-                [recon[k], recon[k + 1], recon[k + 2]]
-            })
-            .collect();
-        let e: Vec<f64> = order
-            .par_iter()
-            .map(|&k| {
-                error_norm(
-                    geometry::at(orig, k as usize),
-                    geometry::at(recon, k as usize),
-                )
-            })
+            .zip(&rs)
+            .map(|(o, r)| error_norm(o, r))
             .collect();
         let radius = no_radii(n);
         // Per task: live pairs, changed pairs, all pairs (with `full`).
@@ -231,7 +236,8 @@ impl Survey {
                 s.1.push(pair);
             }
         };
-        let sinks: Vec<Sink> = grid.fold_beyond(orig, space, lo2, Sink::default, visit);
+        let held = grid.order().len();
+        let sinks: Vec<Sink> = grid.fold_sorted(&os[..held], space, lo2, Sink::default, visit);
         let mut live = Vec::with_capacity(sinks.len());
         let mut bad = Vec::with_capacity(sinks.iter().map(|s| s.1.len()).sum());
         let mut all = full.then(|| Vec::with_capacity(sinks.iter().map(|s| s.2.len()).sum()));
@@ -242,11 +248,13 @@ impl Survey {
                 all.extend(f);
             }
         }
+        let flat = |v: Vec<[f32; 3]>| v.into_iter().flatten().collect();
         let survey = Survey {
             order: Some(order),
             live: PairList::from_parts(live),
             bad,
             radius: radii_of(radius),
+            gathered: Some((flat(os), flat(rs))),
         };
         (survey, all)
     }
@@ -559,15 +567,19 @@ pub fn correct_on(
         live,
         bad,
         radius,
+        gathered,
     } = survey;
     let Some(order) = order else {
         return secure_pairs(&live, bad, &radius, orig, recon, exact, space, b, xi, opts);
     };
     // In the survey's order, and back.
     let t = Instant::now();
-    let os = gather3(orig, &order);
-    let rs = gather3(&recon, &order);
     let es: Vec<bool> = order.iter().map(|&k| exact[k as usize]).collect();
+    let (os, mut rs) = gathered.unwrap_or_else(|| (gather3(orig, &order), gather3(&recon, &order)));
+    // Exact particles at their originals, as in `recon`.
+    for a in (0..es.len()).filter(|&a| es[a]) {
+        rs[3 * a..3 * a + 3].copy_from_slice(&os[3 * a..3 * a + 3]);
+    }
     drop((recon, exact));
     let moved = t.elapsed().as_secs_f64();
     let mut out = secure_pairs(&live, bad, &radius, &os, rs, es, space, b, xi, opts);
