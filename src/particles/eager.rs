@@ -259,8 +259,8 @@ mod tests {
                 }
                 let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&rebuilt), bits(&out.recon));
-                for k in 0..3 * n {
-                    let (o, r) = (orig[k] as f64, out.recon[k] as f64);
+                for (k, (&o, &r)) in orig.iter().zip(&out.recon).enumerate() {
+                    let (o, r) = (o as f64, r as f64);
                     assert!(o.is_nan() || (r - o).abs() <= xi, "coordinate {k}");
                 }
                 for i in 0..n {
