@@ -11,12 +11,12 @@
 //! (a few % of ratio) for one pass instead of a dozen. Same stream as
 //! `safe.rs` (edits and exact particles on the base; method `Safe`).
 
-use super::correct::{apply_edit, edit_step, reset_exact, Options, Outcome, Stats};
+use super::correct::{edit_step, reset_exact, store_exact, Options, Outcome, Stats};
 use super::geometry::{self, linked, Space};
 use super::grid::Grid;
 use super::safe::{
-    beyond_reach, can_change, error_norm, gather3, grid_order, in_particle_order, lower, no_radii,
-    pair_radius, radii_of, secure,
+    apply_secured, beyond_reach, can_change, error_norm, gather3, grid_order, in_particle_order,
+    kept_edits, lower, no_radii, pair_radius, radii_of, secure,
 };
 use super::vulnerable;
 use rayon::prelude::*;
@@ -113,21 +113,7 @@ pub fn correct(
     for (a, m) in moves.iter().enumerate() {
         let Some(m) = m else { continue };
         stats.active_particles += 1;
-        match m {
-            None => {
-                rs[3 * a..3 * a + 3].copy_from_slice(&os[3 * a..3 * a + 3]);
-                es[a] = true;
-            }
-            Some(c) => {
-                for (axis, &code) in c.iter().enumerate() {
-                    if let Some(code) = code {
-                        let i = 3 * a + axis;
-                        rs[i] = apply_edit(rs[i], code, step);
-                        codes[i] = Some(code);
-                    }
-                }
-            }
-        }
+        apply_secured(a, *m, step, &os, &mut rs, &mut es, &mut codes);
     }
     stats.optimise_s = t.elapsed().as_secs_f64();
 
@@ -150,18 +136,13 @@ pub fn correct(
         }
         for &(a, c) in &bad {
             for a in [a, c] {
-                rs[3 * a..3 * a + 3].copy_from_slice(&os[3 * a..3 * a + 3]);
-                if !std::mem::replace(&mut es[a], true) {
+                if store_exact(a, &os, &mut rs, &mut es) {
                     stats.fallback_particles += 1;
                 }
             }
         }
     }
-    let edits: Vec<(u64, i32)> = codes
-        .iter()
-        .enumerate()
-        .filter_map(|(c, &q)| q.filter(|_| !es[c / 3]).map(|q| (c as u64, q)))
-        .collect();
+    let edits = kept_edits(&codes, &es);
     stats.edited_coords = edits.len();
     stats.check_s = t.elapsed().as_secs_f64();
     let out = Outcome {
@@ -211,6 +192,7 @@ impl Live<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::correct::apply_edit;
     use super::*;
 
     #[test]

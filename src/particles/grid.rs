@@ -253,7 +253,7 @@ impl Grid {
         sink: impl Fn() -> S + Sync,
         visit: impl Fn(&mut S, u32, u32, f64) + Sync,
     ) -> Vec<S> {
-        assert_eq!(sorted.len(), self.order.len(), "positions in grid order");
+        debug_assert_eq!(sorted.len(), self.order.len(), "positions in grid order");
         self.fold_via(sorted, space, min2, sink, visit, true)
     }
 

@@ -606,6 +606,43 @@ pub(super) fn in_particle_order(mut out: Outcome, order: &[u32]) -> Outcome {
     out
 }
 
+/// Particle k moved as securing decided (`m`: its edit codes, or None:
+/// stored exactly), the codes kept in `codes` (per coordinate).
+pub(super) fn apply_secured(
+    k: usize,
+    m: Option<[Option<i32>; 3]>,
+    step: f64,
+    orig: &[f32],
+    recon: &mut [f32],
+    exact: &mut [bool],
+    codes: &mut [Option<i32>],
+) {
+    match m {
+        None => {
+            store_exact(k, orig, recon, exact);
+        }
+        Some(c) => {
+            for (a, &code) in c.iter().enumerate() {
+                if let Some(code) = code {
+                    let at = 3 * k + a;
+                    recon[at] = apply_edit(recon[at], code, step);
+                    codes[at] = Some(code);
+                }
+            }
+        }
+    }
+}
+
+/// The edits a stream keeps: every coded coordinate of a particle not
+/// stored exactly, ascending.
+pub(super) fn kept_edits(codes: &[Option<i32>], exact: &[bool]) -> Vec<(u64, i32)> {
+    codes
+        .iter()
+        .enumerate()
+        .filter_map(|(c, &q)| q.filter(|_| !exact[c / 3]).map(|q| (c as u64, q)))
+        .collect()
+}
+
 /// [`correct_on`] in the pairs' own particle order.
 #[allow(clippy::too_many_arguments)]
 fn secure_pairs(
@@ -695,20 +732,7 @@ fn secure_pairs(
             secured[k] = true;
             just[k] = true;
             stats.active_particles += 1;
-            match m {
-                None => {
-                    store_exact(k, orig, &mut recon, &mut exact);
-                }
-                Some(c) => {
-                    for (a, &code) in c.iter().enumerate() {
-                        if let Some(code) = code {
-                            let at = 3 * k + a;
-                            recon[at] = apply_edit(recon[at], code, step);
-                            codes[at] = Some(code);
-                        }
-                    }
-                }
-            }
+            apply_secured(k, *m, step, orig, &mut recon, &mut exact, &mut codes);
         }
         rounds += 1;
         // The unsecured particle of each pair this round's moves changed (one
@@ -757,11 +781,7 @@ fn secure_pairs(
             }
         }
     }
-    let edits: Vec<(u64, i32)> = codes
-        .iter()
-        .enumerate()
-        .filter_map(|(c, &q)| q.filter(|_| !exact[c / 3]).map(|q| (c as u64, q)))
-        .collect();
+    let edits = kept_edits(&codes, &exact);
     stats.edited_coords = edits.len();
     stats.check_s = t.elapsed().as_secs_f64();
     Outcome {
