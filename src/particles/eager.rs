@@ -13,10 +13,10 @@
 
 use super::correct::{edit_step, reset_exact, store_exact, Options, Outcome, Stats};
 use super::geometry::{self, linked, Space};
-use super::grid::Grid;
+use super::grid::{self, Grid};
 use super::safe::{
-    apply_secured, beyond_reach, can_change, error_norm, gather3, grid_order, in_particle_order,
-    kept_edits, lower, no_radii, pair_radius, radii_of, secure,
+    apply_secured, beyond_reach, can_change, error_norm, grid_order, in_particle_order, kept_edits,
+    lower, no_radii, pair_radius, radii_of, secure,
 };
 use super::vulnerable;
 use rayon::prelude::*;
@@ -49,8 +49,8 @@ pub fn correct(
     // at the end.
     let grid = Grid::build(orig, space, hi2.sqrt());
     let order = grid_order(&grid, n);
-    let os = gather3(orig, &order);
-    let mut rs = gather3(&recon, &order);
+    let os = grid::gather(orig, &order);
+    let mut rs = grid::gather(&recon, &order);
     let mut es: Vec<bool> = order.iter().map(|&k| exact[k as usize]).collect();
     drop((recon, exact));
     let at = |v: &[f32], a: usize| [v[3 * a], v[3 * a + 1], v[3 * a + 2]];
@@ -59,10 +59,10 @@ pub fn correct(
         .into_par_iter()
         .map(|a| error_norm(&at(&os, a), &at(&rs, a)))
         .collect();
-    let held = grid.gather(orig);
     let live = Live {
         grid: &grid,
-        held: &held,
+        // The grid's particles lead `order`.
+        held: &os[..3 * grid.order().len()],
         space,
         window: (lo2, hi2),
         b,
@@ -158,8 +158,8 @@ pub fn correct(
 /// afresh on each walk instead of stored.
 struct Live<'a> {
     grid: &'a Grid,
-    /// The grid's particles' originals, in grid order.
-    held: &'a [[f32; 3]],
+    /// The grid's particles' originals, in grid order (AoS).
+    held: &'a [f32],
     space: Space,
     window: (f64, f64),
     b: f64,

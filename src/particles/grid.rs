@@ -8,7 +8,7 @@
 //! cell keys; at most one per finite particle), so memory stays O(N) however fine
 //! the grid; the grid coarsens only when cell keys would overflow 62 bits.
 
-use super::geometry::{bounding_box, Space};
+use super::geometry::{at, bounding_box, Space};
 use rayon::prelude::*;
 
 /// Cells are this much wider than the radius, so rounding in the cell index can
@@ -226,47 +226,32 @@ impl Grid {
         all
     }
 
-    /// The pair walk of [`Grid::pairs_beyond`] in grid order: `visit(sink, a,
-    /// b, dist2)` gets positions `a`, `b` in [`Grid::order`] (not particle
-    /// indices: `order[a]` is the particle), in the same sequence `pairs`
-    /// visits them, and each parallel task's sink comes back, in task order.
-    /// Arrays gathered in grid order make the visits cache-local whatever the
-    /// particles' own order.
-    pub fn fold_beyond<S: Send>(
-        &self,
-        pos: &[f32],
-        space: Space,
-        min2: f64,
-        sink: impl Fn() -> S + Sync,
-        visit: impl Fn(&mut S, u32, u32, f64) + Sync,
-    ) -> Vec<S> {
-        self.fold_via(&self.gather(pos), space, min2, sink, visit, true)
-    }
-
-    /// [`Grid::fold_beyond`] on positions already in grid order (`sorted[a]`
-    /// is particle `order()[a]`; [`Grid::gather`]).
+    /// The pair walk of [`Grid::pairs_beyond`] in grid order, on positions
+    /// already gathered into it (`sorted`: AoS, particle `order()[a]` at
+    /// position a; [`Grid::gather`]). `visit(sink, a, b, dist2)` gets
+    /// positions `a`, `b` (not particle indices), in the same sequence
+    /// `pairs` visits them, and each parallel task's sink comes back, in task
+    /// order. Arrays gathered in grid order make the visits cache-local
+    /// whatever the particles' own order.
     pub fn fold_sorted<S: Send>(
         &self,
-        sorted: &[[f32; 3]],
+        sorted: &[f32],
         space: Space,
         min2: f64,
         sink: impl Fn() -> S + Sync,
         visit: impl Fn(&mut S, u32, u32, f64) + Sync,
     ) -> Vec<S> {
-        debug_assert_eq!(sorted.len(), self.order.len(), "positions in grid order");
+        debug_assert_eq!(
+            sorted.len(),
+            3 * self.order.len(),
+            "positions in grid order"
+        );
         self.fold_via(sorted, space, min2, sink, visit, true)
     }
 
-    /// AoS positions in grid order: a cell's neighbours' particles are then
-    /// contiguous in memory as well as in `order`.
-    pub fn gather(&self, pos: &[f32]) -> Vec<[f32; 3]> {
-        self.order
-            .par_iter()
-            .map(|&k| {
-                let k = 3 * k as usize;
-                [pos[k], pos[k + 1], pos[k + 2]]
-            })
-            .collect()
+    /// AoS positions in grid order ([`gather`] into [`Grid::order`]).
+    pub fn gather(&self, pos: &[f32]) -> Vec<f32> {
+        gather(pos, &self.order)
     }
 
     /// Finite particles in grid order: `order()[a]` is the particle at
@@ -277,7 +262,7 @@ impl Grid {
 
     fn fold_via<S: Send>(
         &self,
-        sorted: &[[f32; 3]],
+        sorted: &[f32],
         space: Space,
         min2: f64,
         sink: impl Fn() -> S + Sync,
@@ -291,9 +276,11 @@ impl Grid {
         // periodic box [0, L), whose plain differences are not the minimum image.
         let mut dirty = vec![0u32; ncell + 1];
         if let Some(l) = space.period {
-            let outside = |p: &[f32; 3]| p.iter().any(|&x| !(0.0..l).contains(&(x as f64)));
+            let outside = |p: &[f32]| p.iter().any(|&x| !(0.0..l).contains(&(x as f64)));
             for c in 0..ncell {
-                let out = sorted[self.start[c]..self.start[c + 1]].iter().any(outside);
+                let out = sorted[3 * self.start[c]..3 * self.start[c + 1]]
+                    .chunks_exact(3)
+                    .any(outside);
                 dirty[c + 1] = dirty[c] + out as u32;
             }
         }
@@ -309,7 +296,8 @@ impl Grid {
                     self.keys
                         .partition_point(|&k| k < self.keys[cells.start] + lo)
                 });
-                // `a`, `b` index `sorted`/`order`; `dist` is the pair's dist2.
+                // `a`, `b` index `order` (and `sorted` by threes); `dist` is
+                // the pair's dist2.
                 // Most candidates lie beyond the cell side (or, for a shell,
                 // inside it): dropped before anything else is looked up.
                 let mut visit = |a: usize, b: usize, dist: f64| {
@@ -361,14 +349,14 @@ impl Grid {
                     }
                     for a in here.clone() {
                         for b in a + 1..here.end {
-                            visit(a, b, space.dist2(&sorted[a], &sorted[b]));
+                            visit(a, b, space.dist2(at(sorted, a), at(sorted, b)));
                         }
                     }
                     self.forward_neighbours(key, &mut nb);
                     for d in nb.iter().filter_map(|&key| self.occupied(key)) {
                         for b in self.start[d]..self.start[d + 1] {
                             for a in here.clone() {
-                                visit(a, b, space.dist2(&sorted[a], &sorted[b]));
+                                visit(a, b, space.dist2(at(sorted, a), at(sorted, b)));
                             }
                         }
                     }
@@ -422,8 +410,8 @@ struct Wide {
 }
 
 impl Wide {
-    fn of(sorted: &[[f32; 3]]) -> Wide {
-        let axis = |k: usize| sorted.par_iter().map(|p| p[k] as f64).collect();
+    fn of(sorted: &[f32]) -> Wide {
+        let axis = |k: usize| sorted.par_chunks_exact(3).map(|p| p[k] as f64).collect();
         Wide {
             x: axis(0),
             y: axis(1),
@@ -448,6 +436,17 @@ impl Wide {
             dx * dx + dy * dy + dz * dz
         }));
     }
+}
+
+/// AoS `pos` gathered into `order` (`out[a]`: particle `order[a]`), in
+/// parallel: one cache miss per particle of a shuffled set, then every pass
+/// reads in order.
+pub fn gather(pos: &[f32], order: &[u32]) -> Vec<f32> {
+    let mut out = vec![0.0f32; 3 * order.len()];
+    out.par_chunks_exact_mut(3)
+        .zip(order.par_iter())
+        .for_each(|(o, &k)| o.copy_from_slice(at(pos, k as usize)));
+    out
 }
 
 /// Shrink the cell counts until there are at most `max_cells` cells.

@@ -30,7 +30,7 @@ use super::correct::{
     apply_edit, code_range, edit_step, reset_exact, store_exact, Corrector, Options, Outcome, Stats,
 };
 use super::geometry::{self, linked, Space};
-use super::grid::Grid;
+use super::grid::{self, Grid};
 use super::vulnerable::{self, Pair, PairList};
 use crate::field::quantize::within;
 use rayon::prelude::*;
@@ -121,16 +121,7 @@ pub(super) fn grid_order(grid: &Grid, n: usize) -> Vec<u32> {
     o
 }
 
-/// AoS `pos` gathered into `order` (`out[a]` = particle `order[a]`).
-pub(super) fn gather3(pos: &[f32], order: &[u32]) -> Vec<f32> {
-    let mut out = vec![0.0f32; pos.len()];
-    out.par_chunks_exact_mut(3)
-        .zip(order.par_iter())
-        .for_each(|(o, &k)| o.copy_from_slice(geometry::at(pos, k as usize)));
-    out
-}
-
-/// The inverse of [`gather3`].
+/// The inverse of [`grid::gather`].
 fn scatter3(sorted: &[f32], order: &[u32]) -> Vec<f32> {
     let mut out = vec![0.0f32; sorted.len()];
     for (a, &k) in order.iter().enumerate() {
@@ -183,21 +174,14 @@ impl Survey {
         let b2 = b * b;
         let grid = Grid::build(orig, space, hi2.sqrt());
         let order = grid_order(&grid, n);
-        // Each array gathered once (one cache miss per particle of a
-        // shuffled set), then read in order.
-        let gather = |v: &[f32]| -> Vec<[f32; 3]> {
-            order
-                .par_iter()
-                .map(|&k| {
-                    let k = 3 * k as usize;
-                    [v[k], v[k + 1], v[k + 2]]
-                })
-                .collect()
-        };
-        let (os, rs) = rayon::join(|| gather(orig), || gather(recon));
+        // Each array gathered once, then read in order.
+        let (os, rs) = rayon::join(
+            || grid::gather(orig, &order),
+            || grid::gather(recon, &order),
+        );
         let e: Vec<f64> = os
-            .par_iter()
-            .zip(&rs)
+            .par_chunks_exact(3)
+            .zip(rs.par_chunks_exact(3))
             .map(|(o, r)| error_norm(o, r))
             .collect();
         let radius = no_radii(n);
@@ -232,11 +216,15 @@ impl Survey {
             lower(&radius, cu, g);
             let pair = Pair { i: x, j: y, linked };
             s.0.push(pair);
-            if geometry::linked(space.dist2(&rs[au], &rs[cu]), b2) != linked {
+            if geometry::linked(
+                space.dist2(geometry::at(&rs, au), geometry::at(&rs, cu)),
+                b2,
+            ) != linked
+            {
                 s.1.push(pair);
             }
         };
-        let held = grid.order().len();
+        let held = 3 * grid.order().len();
         let sinks: Vec<Sink> = grid.fold_sorted(&os[..held], space, lo2, Sink::default, visit);
         let mut live = Vec::with_capacity(sinks.len());
         let mut bad = Vec::with_capacity(sinks.iter().map(|s| s.1.len()).sum());
@@ -248,13 +236,12 @@ impl Survey {
                 all.extend(f);
             }
         }
-        let flat = |v: Vec<[f32; 3]>| v.into_iter().flatten().collect();
         let survey = Survey {
             order: Some(order),
             live: PairList::from_parts(live),
             bad,
             radius: radii_of(radius),
-            gathered: Some((flat(os), flat(rs))),
+            gathered: Some((os, rs)),
         };
         (survey, all)
     }
@@ -471,17 +458,6 @@ fn coarsest_edit(from: f32, x: f32, s: f64, step: f64, m: u32) -> Option<(i32, f
     }
 }
 
-fn norm2(e: &[f64; 3]) -> f64 {
-    e[0] * e[0] + e[1] * e[1] + e[2] * e[2]
-}
-
-/// Whether `from` errs from `orig` by at most `r` (as a 3-vector): securing
-/// leaves such a particle where it is, and only the others ever move.
-#[inline]
-pub(super) fn in_ball(orig: &[f32], from: &[f32], r: f64) -> bool {
-    norm2(&[0, 1, 2].map(|a| from[a] as f64 - orig[a] as f64)) <= r * r
-}
-
 /// The edit codes (per axis, None: kept) that bring particle k's error within
 /// radius `r` and every coordinate within `xi`, editing as few coordinates as
 /// will do, largest error first; None when no code lands (store it exactly).
@@ -494,10 +470,11 @@ pub(super) fn secure(
     m: u32,
 ) -> Option<[Option<i32>; 3]> {
     let err = |v: &[f32; 3]| -> [f64; 3] { [0, 1, 2].map(|a| v[a] as f64 - orig[a] as f64) };
+    let norm2 = |e: &[f64; 3]| e[0] * e[0] + e[1] * e[1] + e[2] * e[2];
     let start = [from[0], from[1], from[2]];
     let e = err(&start);
     let r2 = r * r;
-    if in_ball(orig, from, r) {
+    if norm2(&e) <= r2 {
         return Some([None; 3]);
     }
     let mut axes = [0usize, 1, 2];
@@ -575,7 +552,8 @@ pub fn correct_on(
     // In the survey's order, and back.
     let t = Instant::now();
     let es: Vec<bool> = order.iter().map(|&k| exact[k as usize]).collect();
-    let (os, mut rs) = gathered.unwrap_or_else(|| (gather3(orig, &order), gather3(&recon, &order)));
+    let (os, mut rs) =
+        gathered.unwrap_or_else(|| (grid::gather(orig, &order), grid::gather(&recon, &order)));
     // Exact particles at their originals, as in `recon`.
     for a in (0..es.len()).filter(|&a| es[a]) {
         rs[3 * a..3 * a + 3].copy_from_slice(&os[3 * a..3 * a + 3]);
