@@ -15,7 +15,8 @@
 //! pair the base output changed, then, round by round, the unsecured particle of
 //! each pair a move changed (a pair of two unmoved particles keeps the base's
 //! status, a pair of two secured ones is safe by construction), and after
-//! `LAZY_ROUNDS` every particle with a radius at once. Securing keeps a particle
+//! `LAZY_ROUNDS`, while the cascade is still broad (or after `MAX_ROUNDS` in
+//! any case), every particle with a radius at once. Securing keeps a particle
 //! already within its ball; else edits its largest-error coordinate, then the two
 //! largest, then all three, each to the coarsest edit code that lands within its
 //! share of the ball; or stores the particle exactly when no code can. Then, as
@@ -43,8 +44,20 @@ use std::time::Instant;
 const SHARE: f64 = (1.0 - 1e-9) / 2.0;
 
 /// Rounds of lazy securing before the rest of the bounded particles are
-/// secured at once (a cascade that long is cheaper to end than to follow).
+/// secured at once if the cascade is still broad (one that long and wide is
+/// cheaper to end than to follow).
 const LAZY_ROUNDS: u32 = 8;
+
+/// A cascade is broad while its frontier holds more than one particle in this
+/// many. A thin tail (4M particles at rel 1e-4: one particle a round from round
+/// 6 on) is followed instead: its rounds walk only the pair parts spanning
+/// their particles, where ending it would secure half a million particles.
+const THIN_TAIL: usize = 4096;
+
+/// Rounds after which the rest is secured at once however thin the cascade
+/// (a chain of one particle a round, adversarial, would otherwise take as many
+/// rounds as particles).
+const MAX_ROUNDS: u32 = 64;
 
 /// What the safe method needs of the vulnerable pairs, for a base output whose
 /// particle k errs by `reach[k] = |recon_k - orig_k|` (0 if exact):
@@ -353,6 +366,17 @@ fn distinct(n: usize, ks: impl IntoIterator<Item = usize>) -> Vec<usize> {
     let mut mark = vec![false; n];
     ks.into_iter().for_each(|k| mark[k] = true);
     (0..n).filter(|&k| mark[k]).collect()
+}
+
+/// [`distinct`] of a list that may be short (a late round's), sorted where a
+/// mark would cost O(n).
+fn distinct_of(n: usize, mut ks: Vec<usize>) -> Vec<usize> {
+    if ks.len() >= n / 64 {
+        return distinct(n, ks);
+    }
+    ks.sort_unstable();
+    ks.dedup();
+    ks
 }
 
 /// The edit code whose decoded value is within `s` of `x` and moves `from` the
@@ -681,14 +705,13 @@ fn secure_pairs(
     let mut just = vec![false; n];
     let mut rounds = 0;
     loop {
-        frontier = distinct(
-            n,
-            frontier.into_iter().filter(|&k| !secured[k] && !exact[k]),
-        );
+        frontier.retain(|&k| !secured[k] && !exact[k]);
+        frontier = distinct_of(n, frontier);
         if frontier.is_empty() {
             break;
         }
-        if rounds == LAZY_ROUNDS {
+        let broad = frontier.len() * THIN_TAIL > n;
+        if rounds == MAX_ROUNDS || (rounds >= LAZY_ROUNDS && broad) {
             // A long cascade: secure every particle with a radius at once.
             frontier = (0..n)
                 .filter(|&k| !secured[k] && !exact[k] && radius[k].is_finite())
@@ -716,14 +739,14 @@ fn secure_pairs(
         // The unsecured particle of each pair this round's moves changed (one
         // parallel pass over the pairs beats an adjacency built for it; parts
         // whose particles span no one secured this round are skipped, which
-        // in the later, small rounds is nearly all).
-        let mut before = Vec::with_capacity(n + 1);
-        before.push(0u32);
-        for &j in &just {
-            before.push(before.last().unwrap() + j as u32);
-        }
+        // in the later, small rounds is nearly all). `frontier` ascends.
+        let this = std::mem::take(&mut frontier);
+        let holds = |lo: u32, hi: u32| {
+            let at = this.partition_point(|&k| k < lo as usize);
+            at < this.len() && this[at] <= hi as usize
+        };
         frontier = pairs
-            .par_iter_spanning(|lo, hi| before[hi as usize + 1] > before[lo as usize])
+            .par_iter_spanning(holds)
             .filter_map(|p| {
                 let (i, j) = (p.i as usize, p.j as usize);
                 let other = match (just[i], just[j]) {
@@ -735,7 +758,7 @@ fn secure_pairs(
                 (linked(d2, b2) != p.linked && !secured[other]).then_some(other)
             })
             .collect();
-        just.iter_mut().for_each(|j| *j = false);
+        this.iter().for_each(|&k| just[k] = false);
     }
     stats.iterations = rounds;
     stats.optimise_s = t.elapsed().as_secs_f64();
