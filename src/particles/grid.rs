@@ -300,6 +300,7 @@ impl Grid {
                 // the pair's dist2.
                 // Most candidates lie beyond the cell side (or, for a shell,
                 // inside it): dropped before anything else is looked up.
+                let mut hits = Vec::new();
                 let mut visit = |a: usize, b: usize, dist: f64| {
                     if dist > self.reach2 || dist < min2 {
                         return;
@@ -330,17 +331,21 @@ impl Grid {
                         if found.iter().all(|&(f, l)| clean(f..l)) {
                             // The same visits in the same order as below,
                             // each row of distances computed at once.
+                            // (The filter's hits found without a branch
+                            // each: most candidates miss, unpredictably.)
                             for a in here.clone() {
                                 wide.dist2s(a, a + 1..here.end, &mut row);
-                                for (b, &d) in (a + 1..).zip(&row) {
-                                    visit(a, b, d);
+                                near(&row, min2, self.reach2, &mut hits);
+                                for &o in &hits {
+                                    visit(a, a + 1 + o as usize, row[o as usize]);
                                 }
                             }
                             for &(first, last) in &found {
                                 for b in self.start[first]..self.start[last] {
                                     wide.dist2s(b, here.clone(), &mut row);
-                                    for (a, &d) in here.clone().zip(&row) {
-                                        visit(a, b, d);
+                                    near(&row, min2, self.reach2, &mut hits);
+                                    for &o in &hits {
+                                        visit(here.start + o as usize, b, row[o as usize]);
                                     }
                                 }
                             }
@@ -436,6 +441,20 @@ impl Wide {
             dx * dx + dy * dy + dz * dz
         }));
     }
+}
+
+/// The offsets in `row` of the distances the pair walk keeps (not beyond
+/// `reach2`, not short of `min2`; as the scalar test, NaN is kept), ascending.
+#[inline]
+fn near(row: &[f64], min2: f64, reach2: f64, hits: &mut Vec<u32>) {
+    hits.clear();
+    hits.resize(row.len(), 0);
+    let mut m = 0;
+    for (o, &d) in row.iter().enumerate() {
+        hits[m] = o as u32;
+        m += !(d > reach2 || d < min2) as usize;
+    }
+    hits.truncate(m);
 }
 
 /// AoS `pos` gathered into `order` (`out[a]`: particle `order[a]`), in
