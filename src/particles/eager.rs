@@ -13,13 +13,14 @@
 
 use super::correct::{edit_step, reset_exact, store_exact, Options, Outcome, Stats};
 use super::geometry::{self, linked, Space};
-use super::grid::{self, Grid};
+use super::grid::{self, Grid, Wide};
 use super::safe::{
-    apply_secured, beyond_reach, can_change, error_norm, grid_order, in_particle_order, kept_edits,
-    lower, no_radii, pair_radius, radii_of, secure,
+    apply_secured, can_change, error_norm, grid_order, in_particle_order, kept_edits, lower,
+    no_radii, pair_radius, radii_of, secure,
 };
 use super::vulnerable;
 use rayon::prelude::*;
+use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
 /// Whether `correct` is the one to run: the window `(b - w, b + w]` reaches
@@ -44,7 +45,6 @@ pub fn correct(
     let n = orig.len() / 3;
     reset_exact(orig, &mut recon, &exact);
     let (lo2, hi2) = vulnerable::window(b, xi);
-    let b2 = b * b;
     // Everything in the grid's cell order (see `safe::Survey`), mapped back
     // at the end.
     let grid = Grid::build(orig, space, hi2.sqrt());
@@ -70,22 +70,13 @@ pub fn correct(
     };
 
     // Pass 1: radii; and, for the report, the live pairs and those the base
-    // changed (one entry per task, no pairs kept).
+    // changed (counted, no pairs kept).
     let radius = no_radii(n);
-    let counts = live.fold(
-        || (0usize, 0usize),
-        |s, a, c, d2| {
-            let g = pair_radius(d2.sqrt(), b).to_bits();
-            lower(&radius, a, g);
-            lower(&radius, c, g);
-            let now = linked(space.dist2(&at(&rs, a), &at(&rs, c)), b2);
-            *s = (s.0 + 1, s.1 + (now != linked(d2, b2)) as usize);
-        },
-    );
+    let (live_pairs, changed) = live.radii(&rs[..live.held.len()], &radius);
     let radius = radii_of(radius);
     let mut stats = Stats {
-        vulnerable_pairs: counts.iter().map(|x| x.0).sum(),
-        violated_before: counts.iter().map(|x| x.1).sum(),
+        vulnerable_pairs: live_pairs,
+        violated_before: changed,
         iterations: 1,
         setup_s: t0.elapsed().as_secs_f64(),
         ..Stats::default()
@@ -121,12 +112,7 @@ pub fn correct(
     let t = Instant::now();
     let mut first = true;
     loop {
-        let bad = live.fold(Vec::new, |s, a, c, d2| {
-            if linked(space.dist2(&at(&rs, a), &at(&rs, c)), b2) != linked(d2, b2) {
-                s.push((a, c));
-            }
-        });
-        let bad: Vec<(usize, usize)> = bad.into_iter().flatten().collect();
+        let bad = live.changed(&rs[..live.held.len()]);
         if first {
             stats.violated_after = bad.len();
             first = false;
@@ -155,7 +141,7 @@ pub fn correct(
 }
 
 /// The pairs the base's errors `e` can change (`safe::Survey::live`), found
-/// afresh on each walk instead of stored.
+/// afresh on each walk instead of stored, a row of the walk at a time.
 struct Live<'a> {
     grid: &'a Grid,
     /// The grid's particles' originals, in grid order (AoS).
@@ -167,26 +153,82 @@ struct Live<'a> {
 }
 
 impl Live<'_> {
-    /// `visit(sink, a, c, d2)` on each such pair, grid indices a and c;
-    /// each parallel task's sink, in task order.
-    fn fold<S: Send>(
-        &self,
-        sink: impl Fn() -> S + Sync,
-        visit: impl Fn(&mut S, usize, usize, f64) + Sync,
-    ) -> Vec<S> {
+    /// Lower `radius` over every live pair; the live pairs, and those whose
+    /// status `recon` (the grid's particles, in grid order) changed.
+    fn radii(&self, recon: &[f32], radius: &[AtomicU64]) -> (usize, usize) {
         let (lo2, hi2) = self.window;
         let (b, e) = (self.b, self.e);
-        self.grid
-            .fold_sorted(self.held, self.space, lo2, sink, |s, a, c, d2| {
-                let (a, c) = (a as usize, c as usize);
-                if d2 >= lo2
-                    && d2 <= hi2
-                    && !beyond_reach(d2, b, e[a], e[c])
-                    && can_change(d2.sqrt(), b, e[a], e[c])
-                {
-                    visit(s, a, c, d2);
+        let b2 = b * b;
+        let wide = Wide::of(recon);
+        // Per task: live and changed counts; a row's recon distances and radii.
+        type Sink = (usize, usize, Vec<f64>, Vec<f64>);
+        let sinks = self
+            .grid
+            .fold_rows(self.held, self.space, lo2, Sink::default, |s, row| {
+                let (live, changed, dr, g) = s;
+                wide.dist2s_in(self.space, recon, row.fixed, row.others.clone(), dr);
+                let ef = e[row.fixed];
+                let eo = &e[row.others.clone()];
+                g.clear();
+                g.resize(row.hits.len(), f64::INFINITY);
+                let mut least = f64::INFINITY;
+                // Branch-free over the row's hits (square roots and all).
+                for (k, &o) in row.hits.iter().enumerate() {
+                    let o = o as usize;
+                    let (d2, d) = (row.d2[o], row.d2[o].sqrt());
+                    let is_live = (d2 >= lo2) & (d2 <= hi2) & can_change(d, b, ef, eo[o]);
+                    let r = if is_live {
+                        pair_radius(d, b)
+                    } else {
+                        f64::INFINITY
+                    };
+                    least = if r < least { r } else { least };
+                    g[k] = r;
+                    *live += is_live as usize;
+                    *changed += (is_live & (linked(dr[o], b2) != linked(d2, b2))) as usize;
                 }
-            })
+                // The row's own particle once, its partners each.
+                if least < f64::INFINITY {
+                    lower(radius, row.fixed, least.to_bits());
+                }
+                for (&o, &r) in row.hits.iter().zip(&*g) {
+                    if r < f64::INFINITY {
+                        lower(radius, row.others.start + o as usize, r.to_bits());
+                    }
+                }
+            });
+        sinks.iter().fold((0, 0), |(l, c), s| (l + s.0, c + s.1))
+    }
+
+    /// The pairs of the walk (grid positions) whose status `recon` changed:
+    /// every live pair, and the rest of the walk's, which cannot change but
+    /// cost less to check than to tell apart.
+    fn changed(&self, recon: &[f32]) -> Vec<(usize, usize)> {
+        let b2 = self.b * self.b;
+        let wide = Wide::of(recon);
+        type Sink = (Vec<(usize, usize)>, Vec<f64>, Vec<u32>);
+        let sinks = self.grid.fold_rows(
+            self.held,
+            self.space,
+            self.window.0,
+            Sink::default,
+            |s, row| {
+                let (out, dr, flip) = s;
+                wide.dist2s_in(self.space, recon, row.fixed, row.others.clone(), dr);
+                // Offsets of the changed pairs, without a branch each.
+                flip.clear();
+                flip.resize(dr.len(), 0);
+                let mut m = 0;
+                for (o, (&d2, &dr)) in row.d2.iter().zip(&*dr).enumerate() {
+                    flip[m] = o as u32;
+                    m += (linked(d2, b2) != linked(dr, b2)) as usize;
+                }
+                for &o in &flip[..m] {
+                    out.push((row.fixed, row.others.start + o as usize));
+                }
+            },
+        );
+        sinks.into_iter().flat_map(|s| s.0).collect()
     }
 }
 

@@ -269,6 +269,56 @@ impl Grid {
         visit: impl Fn(&mut S, u32, u32, f64) + Sync,
         fast: bool,
     ) -> Vec<S> {
+        self.rows_via(
+            sorted,
+            space,
+            min2,
+            sink,
+            |s, row| {
+                let f = row.fixed as u32;
+                for &h in row.hits {
+                    let other = (row.others.start + h as usize) as u32;
+                    let (a, b) = if row.fixed_first {
+                        (f, other)
+                    } else {
+                        (other, f)
+                    };
+                    visit(s, a, b, row.d2[h as usize]);
+                }
+            },
+            fast,
+        )
+    }
+
+    /// The pair walk of [`Grid::fold_sorted`] a row at a time: each [`Row`]
+    /// holds one particle's distances to a run of consecutive positions, so
+    /// a pass can work on whole rows (vectorised, one reduction per row)
+    /// instead of a call per pair. Same pairs, same sequence.
+    pub fn fold_rows<S: Send>(
+        &self,
+        sorted: &[f32],
+        space: Space,
+        min2: f64,
+        sink: impl Fn() -> S + Sync,
+        visit: impl Fn(&mut S, &Row) + Sync,
+    ) -> Vec<S> {
+        debug_assert_eq!(
+            sorted.len(),
+            3 * self.order.len(),
+            "positions in grid order"
+        );
+        self.rows_via(sorted, space, min2, sink, visit, true)
+    }
+
+    fn rows_via<S: Send>(
+        &self,
+        sorted: &[f32],
+        space: Space,
+        min2: f64,
+        sink: impl Fn() -> S + Sync,
+        visit: impl Fn(&mut S, &Row) + Sync,
+        fast: bool,
+    ) -> Vec<S> {
         let ncell = self.keys.len();
         let rows = self.interior_rows().filter(|_| fast);
         let wide = Wide::of(sorted);
@@ -290,22 +340,33 @@ impl Grid {
             .map(|t| {
                 let mut out = sink();
                 let mut nb = Vec::with_capacity(26);
-                let mut row = Vec::new();
+                let mut d2 = Vec::new();
+                let mut hits = Vec::new();
                 let cells = t * CELLS_PER_TASK..((t + 1) * CELLS_PER_TASK).min(ncell);
                 let mut cursor = rows.unwrap_or_default().map(|(lo, _)| {
                     self.keys
                         .partition_point(|&k| k < self.keys[cells.start] + lo)
                 });
-                // `a`, `b` index `order` (and `sorted` by threes); `dist` is
-                // the pair's dist2.
-                // Most candidates lie beyond the cell side (or, for a shell,
-                // inside it): dropped before anything else is looked up.
-                let mut hits = Vec::new();
-                let mut visit = |a: usize, b: usize, dist: f64| {
-                    if dist > self.reach2 || dist < min2 {
-                        return;
+                // One row: `fixed` against `others` (positions in `order`,
+                // and in `sorted` by threes), distances already in `d2`.
+                let mut emit = |fixed: usize,
+                                others: std::ops::Range<usize>,
+                                fixed_first: bool,
+                                d2: &[f64],
+                                hits: &mut Vec<u32>| {
+                    // (The hits found without a branch each: most
+                    // candidates miss, unpredictably.)
+                    near(d2, min2, self.reach2, hits);
+                    if !hits.is_empty() {
+                        let row = Row {
+                            fixed,
+                            others,
+                            d2,
+                            hits,
+                            fixed_first,
+                        };
+                        visit(&mut out, &row);
                     }
-                    visit(&mut out, a as u32, b as u32, dist);
                 };
                 for c in cells {
                     let here = self.start[c]..self.start[c + 1];
@@ -329,40 +390,34 @@ impl Grid {
                             found[r] = (*first, last);
                         }
                         if found.iter().all(|&(f, l)| clean(f..l)) {
-                            // The same visits in the same order as below,
-                            // each row of distances computed at once.
-                            // (The filter's hits found without a branch
-                            // each: most candidates miss, unpredictably.)
+                            // The same rows in the same order as below, each
+                            // computed at once.
                             for a in here.clone() {
-                                wide.dist2s(a, a + 1..here.end, &mut row);
-                                near(&row, min2, self.reach2, &mut hits);
-                                for &o in &hits {
-                                    visit(a, a + 1 + o as usize, row[o as usize]);
-                                }
+                                wide.dist2s(a, a + 1..here.end, &mut d2);
+                                emit(a, a + 1..here.end, true, &d2, &mut hits);
                             }
                             for &(first, last) in &found {
                                 for b in self.start[first]..self.start[last] {
-                                    wide.dist2s(b, here.clone(), &mut row);
-                                    near(&row, min2, self.reach2, &mut hits);
-                                    for &o in &hits {
-                                        visit(here.start + o as usize, b, row[o as usize]);
-                                    }
+                                    wide.dist2s(b, here.clone(), &mut d2);
+                                    emit(b, here.clone(), false, &d2, &mut hits);
                                 }
                             }
                             continue;
                         }
                     }
+                    let scalar = |p: usize, others: std::ops::Range<usize>, d2: &mut Vec<f64>| {
+                        d2.clear();
+                        d2.extend(others.map(|q| space.dist2(at(sorted, p), at(sorted, q))));
+                    };
                     for a in here.clone() {
-                        for b in a + 1..here.end {
-                            visit(a, b, space.dist2(at(sorted, a), at(sorted, b)));
-                        }
+                        scalar(a, a + 1..here.end, &mut d2);
+                        emit(a, a + 1..here.end, true, &d2, &mut hits);
                     }
                     self.forward_neighbours(key, &mut nb);
                     for d in nb.iter().filter_map(|&key| self.occupied(key)) {
                         for b in self.start[d]..self.start[d + 1] {
-                            for a in here.clone() {
-                                visit(a, b, space.dist2(at(sorted, a), at(sorted, b)));
-                            }
+                            scalar(b, here.clone(), &mut d2);
+                            emit(b, here.clone(), false, &d2, &mut hits);
                         }
                     }
                 }
@@ -406,16 +461,30 @@ impl Grid {
     }
 }
 
+/// One row of the pair walk ([`Grid::fold_rows`]): `fixed` paired with each
+/// of `others` (grid positions), `d2[o]` the squared distance (minimum image)
+/// to `others.start + o`, and `hits` the offsets within the walk's reach,
+/// ascending (never empty). `fixed_first`: in [`Grid::pairs`]' convention
+/// the pairs are `(fixed, other)`, else `(other, fixed)`. Every row's
+/// `others` lie in the cell the walk is at.
+pub struct Row<'r> {
+    pub fixed: usize,
+    pub others: std::ops::Range<usize>,
+    pub d2: &'r [f64],
+    pub hits: &'r [u32],
+    pub fixed_first: bool,
+}
+
 /// Positions in f64, one array per axis, for rows of plain distances that
 /// the compiler vectorises.
-struct Wide {
+pub struct Wide {
     x: Vec<f64>,
     y: Vec<f64>,
     z: Vec<f64>,
 }
 
 impl Wide {
-    fn of(sorted: &[f32]) -> Wide {
+    pub fn of(sorted: &[f32]) -> Wide {
         let axis = |k: usize| sorted.par_chunks_exact(3).map(|p| p[k] as f64).collect();
         Wide {
             x: axis(0),
@@ -428,7 +497,7 @@ impl Wide {
     /// bit for bit `Space::open().dist2` (each difference of two f32 taken
     /// in f64, summed x, y, z; the order of a difference only flips its sign).
     #[inline]
-    fn dist2s(&self, p: usize, range: std::ops::Range<usize>, out: &mut Vec<f64>) {
+    pub fn dist2s(&self, p: usize, range: std::ops::Range<usize>, out: &mut Vec<f64>) {
         let (px, py, pz) = (self.x[p], self.y[p], self.z[p]);
         let (x, y, z) = (
             &self.x[range.clone()],
@@ -455,6 +524,46 @@ fn near(row: &[f64], min2: f64, reach2: f64, hits: &mut Vec<u32>) {
         m += !(d > reach2 || d < min2) as usize;
     }
     hits.truncate(m);
+}
+
+impl Wide {
+    /// [`Wide::dist2s`] in `space`, bit for bit `space.dist2` on `sorted`
+    /// (these positions, AoS): the plain differences where each is under a
+    /// quarter box (which [`Space::delta`] takes as they are), else the row
+    /// pair by pair.
+    pub fn dist2s_in(
+        &self,
+        space: Space,
+        sorted: &[f32],
+        p: usize,
+        range: std::ops::Range<usize>,
+        out: &mut Vec<f64>,
+    ) {
+        let Some(l) = space.period else {
+            return self.dist2s(p, range, out);
+        };
+        let (px, py, pz) = (self.x[p], self.y[p], self.z[p]);
+        let (x, y, z) = (
+            &self.x[range.clone()],
+            &self.y[range.clone()],
+            &self.z[range.clone()],
+        );
+        out.clear();
+        out.resize(x.len(), 0.0);
+        let q = 0.25 * l;
+        // (An OR of flags, not a running maximum: it vectorises.)
+        let mut far = false;
+        for o in 0..x.len() {
+            let (dx, dy, dz) = (x[o] - px, y[o] - py, z[o] - pz);
+            far |= (dx.abs() >= q) | (dy.abs() >= q) | (dz.abs() >= q);
+            out[o] = dx * dx + dy * dy + dz * dz;
+        }
+        // (NaN differences give NaN either way.)
+        if far {
+            out.clear();
+            out.extend(range.map(|q| space.dist2(at(sorted, p), at(sorted, q))));
+        }
+    }
 }
 
 /// AoS `pos` gathered into `order` (`out[a]`: particle `order[a]`), in
@@ -600,5 +709,46 @@ mod tests {
                 assert!(!fast.is_empty());
             }
         }
+    }
+
+    #[test]
+    fn distance_rows_are_space_dist2_bit_for_bit() {
+        // Rows with every difference under a quarter box (the plain path),
+        // rows crossing it, rows across the periodic seam, images outside the
+        // box and a NaN: each distance's bits, or NaN where it is NaN.
+        let mut s = 5u64;
+        let l = 8.0f32;
+        let mut pos: Vec<f32> = (0..3 * 400)
+            .map(|k| {
+                let x = lcg(&mut s);
+                match k / 300 {
+                    0 => 3.0 + 0.5 * x,
+                    1 => x * l,
+                    2 => l - 0.01 * x,
+                    _ => x * l + if k % 2 == 0 { l } else { -l },
+                }
+            })
+            .collect();
+        pos[7] = f32::NAN;
+        let wide = Wide::of(&pos);
+        let (mut got, mut plain) = (Vec::new(), 0);
+        for space in [Space::open(), Space::periodic(l as f64)] {
+            for p in (0..400).step_by(7) {
+                for range in [0..400, p..(p + 9).min(400), 3..5] {
+                    wide.dist2s_in(space, &pos, p, range.clone(), &mut got);
+                    let want: Vec<f64> = range
+                        .map(|q| space.dist2(at(&pos, p), at(&pos, q)))
+                        .collect();
+                    let bits = |v: &[f64]| {
+                        v.iter()
+                            .map(|d| if d.is_nan() { u64::MAX } else { d.to_bits() })
+                            .collect::<Vec<_>>()
+                    };
+                    assert_eq!(bits(&got), bits(&want), "{space:?} row {p}");
+                    plain += usize::from(got.iter().all(|d| *d < (l * l / 16.0) as f64));
+                }
+            }
+        }
+        assert!(plain > 10, "rows on the plain path too");
     }
 }
