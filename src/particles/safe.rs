@@ -113,17 +113,6 @@ pub(super) fn can_change(d: f64, b: f64, ei: f64, ej: f64) -> bool {
     (d - b).abs() <= (ei + ej) * (1.0 + 1e-6) + b * 1e-12
 }
 
-/// Whether a pair at squared distance `d2` is surely not one [`can_change`]
-/// accepts, decided without the square root: its distance exceeds
-/// `b + m` or falls short of `b - m` (m the errors' reach) by a relative
-/// 1e-9, far beyond any rounding of the exact test, which decides the rest.
-#[inline]
-pub(super) fn beyond_reach(d2: f64, b: f64, ei: f64, ej: f64) -> bool {
-    let m = (ei + ej) * (1.0 + 1e-6) + b * 1e-12;
-    let (hi, lo) = (b + m, b - m);
-    d2 > hi * hi * (1.0 + 1e-9) || (lo > 0.0 && d2 < lo * lo * (1.0 - 1e-9))
-}
-
 /// Every particle in `grid`'s cell order: the grid holds the finite ones,
 /// and the rest, pairless, follow.
 pub(super) fn grid_order(grid: &Grid, n: usize) -> Vec<u32> {
@@ -198,51 +187,76 @@ impl Survey {
             .map(|(o, r)| error_norm(o, r))
             .collect();
         let radius = no_radii(n);
-        // Per task: live pairs, changed pairs, all pairs (with `full`).
-        type Sink = (Vec<Pair>, Vec<Pair>, Vec<Pair>);
-        let visit = |s: &mut Sink, a: u32, c: u32, d2: f64| {
-            if !(d2 >= lo2 && d2 <= hi2) {
-                return;
-            }
-            let (au, cu) = (a as usize, c as usize);
-            if !full && beyond_reach(d2, b, e[au], e[cu]) {
-                return;
-            }
-            let d = d2.sqrt();
-            let live = can_change(d, b, e[au], e[cu]);
-            let linked = geometry::linked(d2, b2);
-            // Oriented by particle index (see `Survey`).
-            let (x, y) = if order[au] < order[cu] {
+        // Per task: live pairs, changed pairs, all pairs (with `full`); a
+        // row's live offsets.
+        type Sink = (Vec<Pair>, Vec<Pair>, Vec<Pair>, Vec<u32>);
+        // Oriented by particle index (see `Survey`).
+        let oriented = |a: usize, c: usize| {
+            let (a, c) = (a as u32, c as u32);
+            if order[a as usize] < order[c as usize] {
                 (a, c)
             } else {
                 (c, a)
-            };
+            }
+        };
+        let visit = |s: &mut Sink, row: &grid::Row| {
+            let (live, bad, all, at) = s;
+            let f = row.fixed;
+            let ef = e[f];
+            let eo = &e[row.others.clone()];
             if full {
-                let (i, j) = (order[x as usize], order[y as usize]);
-                s.2.push(Pair { i, j, linked });
+                for &o in row.hits {
+                    let d2 = row.d2[o as usize];
+                    if d2 >= lo2 && d2 <= hi2 {
+                        let (x, y) = oriented(f, row.others.start + o as usize);
+                        let (i, j) = (order[x as usize], order[y as usize]);
+                        all.push(Pair {
+                            i,
+                            j,
+                            linked: geometry::linked(d2, b2),
+                        });
+                    }
+                }
             }
-            if !live {
-                return;
+            // The row's live offsets, without a branch each.
+            at.clear();
+            at.resize(row.hits.len(), 0);
+            let mut m = 0;
+            for &o in row.hits {
+                let (d2, eo) = (row.d2[o as usize], eo[o as usize]);
+                at[m] = o;
+                m += ((d2 >= lo2) & (d2 <= hi2) & can_change(d2.sqrt(), b, ef, eo)) as usize;
             }
-            let g = pair_radius(d, b).to_bits();
-            lower(&radius, au, g);
-            lower(&radius, cu, g);
-            let pair = Pair { i: x, j: y, linked };
-            s.0.push(pair);
-            if geometry::linked(
-                space.dist2(geometry::at(&rs, au), geometry::at(&rs, cu)),
-                b2,
-            ) != linked
-            {
-                s.1.push(pair);
+            // The row's own particle's radius once, its partners' each.
+            let mut least = f64::INFINITY;
+            for &o in &at[..m] {
+                let c = row.others.start + o as usize;
+                let d2 = row.d2[o as usize];
+                let g = pair_radius(d2.sqrt(), b);
+                least = if g < least { g } else { least };
+                lower(&radius, c, g.to_bits());
+                let (x, y) = oriented(f, c);
+                let pair = Pair {
+                    i: x,
+                    j: y,
+                    linked: geometry::linked(d2, b2),
+                };
+                live.push(pair);
+                let now = space.dist2(geometry::at(&rs, f), geometry::at(&rs, c));
+                if geometry::linked(now, b2) != pair.linked {
+                    bad.push(pair);
+                }
+            }
+            if least < f64::INFINITY {
+                lower(&radius, f, least.to_bits());
             }
         };
         let held = 3 * grid.order().len();
-        let sinks: Vec<Sink> = grid.fold_sorted(&os[..held], space, lo2, Sink::default, visit);
+        let sinks: Vec<Sink> = grid.fold_rows(&os[..held], space, lo2, Sink::default, visit);
         let mut live = Vec::with_capacity(sinks.len());
         let mut bad = Vec::with_capacity(sinks.iter().map(|s| s.1.len()).sum());
         let mut all = full.then(|| Vec::with_capacity(sinks.iter().map(|s| s.2.len()).sum()));
-        for (l, c, f) in sinks {
+        for (l, c, f, _) in sinks {
             live.push(l);
             bad.extend(c);
             if let Some(all) = &mut all {
