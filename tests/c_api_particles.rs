@@ -311,7 +311,7 @@ fn c_results_match_the_rust_api() {
     assert_eq!(s, FACTZ_OK);
     assert_eq!(
         labels,
-        particles::fof::labels(&pos, particles::Space::periodic(20.0), 0.4)
+        particles::fof::labels(&pos, particles::Space::periodic(20.0), 0.4).unwrap()
     );
 }
 

@@ -22,8 +22,8 @@ use crate::backend::Backend;
 use crate::codec::Coder;
 use crate::field::{Bound, Layout};
 use crate::particles::{
-    self, correct, fof, Base, Linking, ParticleConfig, ParticleInfo, ParticleReport, Source, Space,
-    MAX_PARTICLES,
+    self, correct, fof, geometry, Base, Linking, ParticleConfig, ParticleInfo, ParticleReport,
+    Source, Space, MAX_PARTICLES,
 };
 use std::mem::size_of;
 
@@ -345,8 +345,8 @@ impl factz_particles_config {
                 format!("config: {}", e.message),
             )
         })?;
-        if let (Linking::Length(b), Some(l)) = (cfg.linking, cfg.period) {
-            check_half_box(b, l)?;
+        if let Linking::Length(b) = cfg.linking {
+            geometry::check_linking(b, Space { period: cfg.period })?;
         }
         Ok(cfg)
     }
@@ -369,15 +369,6 @@ fn period_from(box_side: f64, what: &str) -> Result<Option<f64>, Failure> {
             "{what} is {box_side}; expected 0 (open boundaries) or a finite periodic box side > 0"
         )))
     }
-}
-
-fn check_half_box(b: f64, l: f64) -> Result<(), Failure> {
-    if b > l / 2.0 {
-        return Err(Failure::invalid(format!(
-            "linking length {b} exceeds half the periodic box {l}"
-        )));
-    }
-    Ok(())
 }
 
 /// Reads and checks a caller's config, and the backend it names.
@@ -1133,16 +1124,11 @@ pub unsafe extern "C" fn factz_particles_apply(
 
 /// Checks an FoF call's linking length and box; returns the space.
 fn fof_space(b: f64, box_side: f64) -> Result<Space, Failure> {
-    if !(b.is_finite() && b > 0.0) {
-        return Err(Failure::invalid(format!(
-            "linking length b must be finite and > 0, got {b}"
-        )));
-    }
-    let period = period_from(box_side, "box_side")?;
-    if let Some(l) = period {
-        check_half_box(b, l)?;
-    }
-    Ok(Space { period })
+    let space = Space {
+        period: period_from(box_side, "box_side")?,
+    };
+    geometry::check_linking(b, space)?;
+    Ok(space)
 }
 
 /// Friends-of-friends groups of `n` particles (`xyz`: `3 * n` floats, AoS)
@@ -1177,7 +1163,7 @@ pub unsafe extern "C" fn factz_fof_labels(
             Span::of(xyz, len),
             "xyz",
         )?;
-        let l = fof::labels(pos, space, b);
+        let l = fof::labels(pos, space, b)?;
         // SAFETY: labels holds n writable values (checked non-NULL, aligned; sized by
         // the caller's contract), disjoint from xyz.
         unsafe { buffers::copy_out(labels, &l) };
@@ -1216,12 +1202,8 @@ pub unsafe extern "C" fn factz_fof_halos(
         values(n)?;
         // SAFETY: labels holds n readable values (the caller's contract).
         let l = unsafe { buffers::input(labels, n, "labels") }?;
-        if let Some(k) = l.iter().position(|&x| x as usize >= n) {
-            return Err(Failure::invalid(format!(
-                "labels[{k}] is {}; every label must be a particle index below n = {n}",
-                l[k]
-            )));
-        }
+        // (Refuses a label out of range first, as it always did.)
+        let halos = fof::halos(l, min_members)?;
         check_output(halo_labels, capacity, "halo_labels")?;
         check_output(halo_sizes, capacity, "halo_sizes")?;
         let (sl, ss, sin) = (
@@ -1232,7 +1214,6 @@ pub unsafe extern "C" fn factz_fof_halos(
         check_disjoint(sl, "halo_labels", ss, "halo_sizes")?;
         check_disjoint(sl, "halo_labels", sin, "labels")?;
         check_disjoint(ss, "halo_sizes", sin, "labels")?;
-        let halos = fof::halos(l, min_members);
         // SAFETY: as above.
         unsafe { count.write(halos.len()) };
         if halos.len() > capacity {

@@ -269,7 +269,7 @@ fn resolve(cfg: &ParticleConfig, g: &Summary) -> Result<(f64, f64)> {
             b
         }
     };
-    particles::check_box(b, cfg.period)?;
+    particles::geometry::check_linking(b, particles::Space { period: cfg.period })?;
     Ok((xi, b))
 }
 

@@ -1,8 +1,9 @@
 //! Friends-of-friends: links from the cell grid, groups by union-find, and the
 //! halo catalogue and mass function users analyse afterwards.
 
-use super::geometry::{linked, Space};
+use super::geometry::{check_linking, linked, Space};
 use super::grid::Grid;
+use crate::error::{Error, Result};
 
 /// Union-find over particle indices; the root of a set is its smallest index, so
 /// labels are canonical (the same partition always gives the same labels).
@@ -42,16 +43,18 @@ impl UnionFind {
     }
 }
 
-/// Every linked pair (i < j) of AoS positions under linking length `b`.
-pub fn links(pos: &[f32], space: Space, b: f64) -> Vec<(u32, u32)> {
+/// Every linked pair (i < j) of AoS positions under linking length `b`
+/// ([`check_linking`]'s rule).
+pub fn links(pos: &[f32], space: Space, b: f64) -> Result<Vec<(u32, u32)>> {
+    check_linking(b, space)?;
     let b2 = b * b;
-    Grid::build(pos, space, b).pairs(pos, space, |i, j, d2| linked(d2, b2).then_some((i, j)))
+    Ok(Grid::build(pos, space, b).pairs(pos, space, |i, j, d2| linked(d2, b2).then_some((i, j))))
 }
 
 /// FoF group label of every particle: the smallest particle index in its group.
 /// Particles with a non-finite coordinate are singletons.
-pub fn labels(pos: &[f32], space: Space, b: f64) -> Vec<u32> {
-    group_labels(pos.len() / 3, &links(pos, space, b))
+pub fn labels(pos: &[f32], space: Space, b: f64) -> Result<Vec<u32>> {
+    Ok(group_labels(pos.len() / 3, &links(pos, space, b)?))
 }
 
 /// Group labels of n particles joined by `links`.
@@ -73,17 +76,24 @@ pub struct Halo {
 }
 
 /// Groups with at least `min_members` members, largest first (ties by label).
-/// Labels are particle indices (as [`labels`] gives); one out of range is ignored.
-pub fn halos(labels: &[u32], min_members: usize) -> Vec<Halo> {
+/// Labels are particle indices (as [`labels`] gives); one out of range is an
+/// error (it names no particle: the labelling is not one of this set).
+pub fn halos(labels: &[u32], min_members: usize) -> Result<Vec<Halo>> {
     let n = labels.len();
+    if let Some(k) = labels.iter().position(|&l| l as usize >= n) {
+        return Err(Error::invalid(format!(
+            "labels[{k}] is {}; every label must be a particle index below n = {n}",
+            labels[k]
+        )));
+    }
     let mut size = vec![0u32; n];
-    for &l in labels.iter().filter(|&&l| (l as usize) < n) {
+    for &l in labels {
         size[l as usize] += 1;
     }
     let mut slot = vec![u32::MAX; n];
     let mut out: Vec<Halo> = Vec::new();
     for (k, &l) in labels.iter().enumerate() {
-        if l as usize >= n || (size[l as usize] as usize) < min_members.max(1) {
+        if (size[l as usize] as usize) < min_members.max(1) {
             continue;
         }
         if slot[l as usize] == u32::MAX {
@@ -101,7 +111,7 @@ pub fn halos(labels: &[u32], min_members: usize) -> Vec<Halo> {
             .cmp(&a.members.len())
             .then(a.label.cmp(&b.label))
     });
-    out
+    Ok(out)
 }
 
 /// Halo mass function: counts of halos per logarithmic bin of member count.
@@ -168,9 +178,9 @@ mod tests {
             0.0,
             0.0,
         ];
-        let l = labels(&pos, Space::open(), 0.5);
+        let l = labels(&pos, Space::open(), 0.5).unwrap();
         assert_eq!(l, vec![0, 0, 0, 3, 4]);
-        let h = halos(&l, 2);
+        let h = halos(&l, 2).unwrap();
         assert_eq!(
             h,
             vec![Halo {
@@ -178,8 +188,32 @@ mod tests {
                 members: vec![0, 1, 2]
             }]
         );
-        let l = labels(&pos, Space::open(), 0.4999);
+        let l = labels(&pos, Space::open(), 0.4999).unwrap();
         assert_eq!(l, vec![0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn invalid_linking_lengths_and_labels_are_errors() {
+        use crate::error::ErrorKind;
+        let pos = [0.0f32, 0.0, 0.0, 0.1, 0.0, 0.0];
+        for (b, space) in [
+            (0.0, Space::open()),
+            (-1.0, Space::open()),
+            (f64::NAN, Space::open()),
+            (f64::INFINITY, Space::open()),
+            (2.6, Space::periodic(5.0)),
+            (0.2, Space::periodic(f64::NAN)),
+            (0.2, Space::periodic(0.0)),
+        ] {
+            let e = labels(&pos, space, b).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::InvalidArgument, "b {b} {space:?}");
+            assert!(links(&pos, space, b).is_err());
+        }
+        // Half the box exactly is allowed.
+        assert_eq!(labels(&pos, Space::periodic(5.0), 2.5).unwrap(), vec![0, 0]);
+        let e = halos(&[0, 0, 3], 1).unwrap_err();
+        assert!(e.message.contains("labels[2] is 3"), "{}", e.message);
+        assert_eq!(halos(&[0, 0, 1], 1).unwrap().len(), 2);
     }
 
     #[test]

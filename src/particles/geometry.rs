@@ -7,6 +7,8 @@
 //! first wrapped to the minimum image. A particle with a non-finite coordinate
 //! gets a NaN or infinite distance to everyone and so links nothing.
 
+use crate::error::{Error, Result};
+
 /// The space particles live in: open (bounding box) or a periodic cube of side L.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Space {
@@ -69,6 +71,27 @@ pub fn round_half_away(x: f64) -> f64 {
         }
     } else {
         x.round()
+    }
+}
+
+/// The one check of a linking length in its space, which every edge (library
+/// entry points, C ABI, CLI) calls: `b` finite and > 0, and with a periodic box
+/// at most half its side (a longer link would reach two images of one particle,
+/// which the minimum image cannot tell apart).
+pub fn check_linking(b: f64, space: Space) -> Result<()> {
+    if !(b.is_finite() && b > 0.0) {
+        return Err(Error::invalid(format!(
+            "linking length b must be finite and > 0, got {b}"
+        )));
+    }
+    match space.period {
+        Some(l) if !(l.is_finite() && l > 0.0) => Err(Error::invalid(format!(
+            "the periodic box side must be finite and > 0, got {l}"
+        ))),
+        Some(l) if b > l / 2.0 => Err(Error::invalid(format!(
+            "linking length {b} exceeds half the periodic box {l}"
+        ))),
+        _ => Ok(()),
     }
 }
 

@@ -5,6 +5,7 @@
 use super::fof::{self, halos, mass_function, HMF_BINS};
 use super::geometry::{linked, Space};
 use super::vulnerable;
+use crate::error::Result;
 use crate::field::quantize::within;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -31,7 +32,8 @@ pub struct ParticleMetrics {
     pub bound_violations: usize,
 }
 
-/// Compare a reconstruction with the original under linking length `b` and bound `xi`.
+/// Compare a reconstruction with the original under linking length `b` and
+/// bound `xi`; an invalid `b` ([`super::geometry::check_linking`]) is an error.
 pub fn compare(
     orig: &[f32],
     recon: &[f32],
@@ -39,10 +41,10 @@ pub fn compare(
     b: f64,
     xi: f64,
     min_members: usize,
-) -> ParticleMetrics {
+) -> Result<ParticleMetrics> {
     let n = orig.len() / 3;
-    let lo = fof::links(orig, space, b);
-    let lr = fof::links(recon, space, b);
+    let lo = fof::links(orig, space, b)?;
+    let lr = fof::links(recon, space, b)?;
     let (broken, false_links) = set_difference(&lo, &lr);
     let b2 = b * b;
     let (mut tp, mut tn, mut fp, mut fneg) = (0f64, 0f64, 0f64, 0f64);
@@ -70,8 +72,8 @@ pub fn compare(
     };
     let label_o = fof::group_labels(n, &lo);
     let label_r = fof::group_labels(n, &lr);
-    let ho = halos(&label_o, min_members);
-    let hr = halos(&label_r, min_members);
+    let ho = halos(&label_o, min_members)?;
+    let hr = halos(&label_r, min_members)?;
     let top = ho.first().map_or(min_members, |h| h.members.len());
     let top = top.max(hr.first().map_or(0, |h| h.members.len()));
     let mo = mass_function(
@@ -127,7 +129,7 @@ pub fn compare(
     } else {
         20.0 * range.log10() - 10.0 * mse.log10()
     };
-    ParticleMetrics {
+    Ok(ParticleMetrics {
         particles: n,
         original_links: lo.len(),
         broken_links: broken,
@@ -146,7 +148,7 @@ pub fn compare(
         max_error,
         psnr_db,
         bound_violations: violations,
-    }
+    })
 }
 
 /// How many pairs are linked in one of `orig` and `recon` and not the other,
@@ -155,7 +157,8 @@ pub fn compare(
 /// error), so this costs one thin pair search. A reconstruction that is not
 /// finite where the original is, or errs by more than b, is counted in full.
 /// The benchmark's bound search calls this at every probe.
-pub fn changed_links(orig: &[f32], recon: &[f32], space: Space, b: f64) -> usize {
+pub fn changed_links(orig: &[f32], recon: &[f32], space: Space, b: f64) -> Result<usize> {
+    super::geometry::check_linking(b, space)?;
     let mut err = 0f64;
     for (&a, &r) in orig.iter().zip(recon) {
         if a.is_finite() != r.is_finite() {
@@ -167,14 +170,14 @@ pub fn changed_links(orig: &[f32], recon: &[f32], space: Space, b: f64) -> usize
         }
     }
     if err == 0.0 {
-        return 0;
+        return Ok(0);
     }
     if err > b {
         let (broken, made) =
-            set_difference(&fof::links(orig, space, b), &fof::links(recon, space, b));
-        return broken + made;
+            set_difference(&fof::links(orig, space, b)?, &fof::links(recon, space, b)?);
+        return Ok(broken + made);
     }
-    vulnerable::violated(&vulnerable::pairs(orig, space, b, err), recon, space, b).len()
+    Ok(vulnerable::violated(&vulnerable::pairs(orig, space, b, err), recon, space, b).len())
 }
 
 /// Counts of (a \ b, b \ a) for two pair lists.
@@ -240,12 +243,16 @@ mod tests {
                     .map(|&x| x + e * (2.0 * lcg(&mut s) - 1.0))
                     .collect();
                 let want = brute(&orig, &recon, space, b);
-                assert_eq!(changed_links(&orig, &recon, space, b), want, "e {e}");
+                assert_eq!(
+                    changed_links(&orig, &recon, space, b).unwrap(),
+                    want,
+                    "e {e}"
+                );
                 if e == 0.01 {
                     assert!(want > 0, "the test should change some links");
                     recon[7] = f32::NAN;
                     let want = brute(&orig, &recon, space, b);
-                    assert_eq!(changed_links(&orig, &recon, space, b), want, "NaN");
+                    assert_eq!(changed_links(&orig, &recon, space, b).unwrap(), want, "NaN");
                 }
             }
         }

@@ -235,15 +235,6 @@ pub fn linking_length(pos: &[f32], linking: Linking, period: Option<f64>) -> Res
     Ok(b)
 }
 
-pub(crate) fn check_box(b: f64, period: Option<f64>) -> Result<()> {
-    match period {
-        Some(l) if b > l / 2.0 => Err(Error::invalid(format!(
-            "linking length {b} exceeds half the periodic box {l}"
-        ))),
-        _ => Ok(()),
-    }
-}
-
 fn space_of(cfg: &ParticleConfig) -> Space {
     Space { period: cfg.period }
 }
@@ -343,7 +334,7 @@ pub fn prepare(pos: &[f32], cfg: &ParticleConfig) -> Result<Prepared> {
     }
     let xi = absolute_bound(pos, cfg.bound);
     let b = linking_length(pos, cfg.linking, cfg.period)?;
-    check_box(b, cfg.period)?;
+    geometry::check_linking(b, space_of(cfg))?;
     let base = if xi == 0.0 || n == 0 {
         None
     } else {
@@ -503,7 +494,7 @@ pub fn correct_external(orig: &[f32], decoded: &[f32], cfg: &ParticleConfig) -> 
     check_config(cfg)?;
     let xi = absolute_bound(orig, cfg.bound);
     let b = linking_length(orig, cfg.linking, cfg.period)?;
-    check_box(b, cfg.period)?;
+    geometry::check_linking(b, space_of(cfg))?;
     let mut flags = if cfg.chunk_of_larger {
         format::FLAG_CHUNK_OF_LARGER
     } else {

@@ -9,6 +9,7 @@ use crate::stats::short;
 use crate::{help, CliResult};
 use factz::particles::{
     fof::{self, HMF_BINS},
+    geometry::check_linking,
     Layout, Linking, Space, DEFAULT_ETA,
 };
 use std::ffi::OsString;
@@ -45,18 +46,10 @@ pub fn fof(argv: Vec<OsString>) -> CliResult<u8> {
     let pos = fileio::positions_from_bytes(&fileio::read_all(inp)?, count, layout, inp)?;
     let n = pos.len() / 3;
     let b = factz::particles::linking_length(&pos, linking, period)?;
-    if let Some(l) = period {
-        if b > l / 2.0 {
-            return Err(a.usage_err(format!(
-                "linking length {} exceeds half the periodic box {}",
-                short(b),
-                short(l)
-            )));
-        }
-    }
-    progress.phase("linking");
     let space = Space { period };
-    let links = fof::links(&pos, space, b);
+    check_linking(b, space).map_err(|e| a.usage_err(e.message))?;
+    progress.phase("linking");
+    let links = fof::links(&pos, space, b)?;
     progress.phase("grouping");
     let labels = fof::group_labels(n, &links);
     let mut size = vec![0u32; n];
@@ -65,7 +58,7 @@ pub fn fof(argv: Vec<OsString>) -> CliResult<u8> {
     }
     let groups = size.iter().filter(|&&s| s > 0).count();
     let singletons = size.iter().filter(|&&s| s == 1).count();
-    let halos = fof::halos(&labels, min);
+    let halos = fof::halos(&labels, min)?;
     let in_halos: usize = halos.iter().map(|h| h.members.len()).sum();
     let largest = halos.first().map_or(0, |h| h.members.len());
     let hmf = fof::mass_function(

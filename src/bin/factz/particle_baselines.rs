@@ -76,7 +76,7 @@ pub fn loosest(
         probes += 1;
         let abs = particles::absolute_bound(pos, Bound::Rel(rel));
         let a = alone(pos, base, abs, coder, 1)?;
-        let keeps = metrics::changed_links(pos, &a.recon, space, b) == 0;
+        let keeps = metrics::changed_links(pos, &a.recon, space, b)? == 0;
         Ok((keeps, abs, a))
     };
     let mut rel = loosest_rel;

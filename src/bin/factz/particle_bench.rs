@@ -145,13 +145,8 @@ fn load(a: &Args, path: &str) -> CliResult<Input> {
         ),
     };
     let b = particles::linking_length(&pos, linking, period)?;
-    if let Some(l) = period {
-        if b > l / 2.0 {
-            return Err(CliError::usage(format!(
-                "bench: {path}: linking length {b} exceeds half the periodic box {l}"
-            )));
-        }
-    }
+    particles::geometry::check_linking(b, Space { period })
+        .map_err(|e| CliError::usage(format!("bench: {path}: {}", e.message)))?;
     let name = Path::new(path)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -239,9 +234,9 @@ fn alone_row(
     method: String,
     al: particle_baselines::Alone,
     min: usize,
-) -> Row {
-    let m = particles::metrics::compare(&inp.pos, &al.recon, inp.space(), inp.b, abs, min);
-    Row {
+) -> CliResult<Row> {
+    let m = particles::metrics::compare(&inp.pos, &al.recon, inp.space(), inp.b, abs, min)?;
+    Ok(Row {
         input: inp.name.clone(),
         n: inp.n(),
         rel,
@@ -258,7 +253,7 @@ fn alone_row(
         decompress: al.decompress,
         x_base: None,
         metrics: Some(m),
-    }
+    })
 }
 
 fn raw_bytes(pos: &[f32]) -> Vec<u8> {
@@ -370,14 +365,14 @@ pub fn bench(a: &Args) -> CliResult<u8> {
         let inp = load(a, path)?;
         let n = inp.n();
         progress.phase(&format!("{}: friends-of-friends of the original", inp.name));
-        let links = fof::links(&inp.pos, inp.space(), inp.b);
+        let links = fof::links(&inp.pos, inp.space(), inp.b)?;
         let labels = fof::group_labels(n, &links);
         let groups = labels
             .iter()
             .enumerate()
             .filter(|(k, &l)| l as usize == *k)
             .count();
-        let halos = fof::halos(&labels, min);
+        let halos = fof::halos(&labels, min)?;
         let largest = halos.first().map_or(0, |h| h.members.len());
         let _ = writeln!(
             preamble,
@@ -420,7 +415,7 @@ pub fn bench(a: &Args) -> CliResult<u8> {
                     format!("{} alone", base.name()),
                     al,
                     min,
-                ));
+                )?);
                 for (&coder, &how) in coders
                     .iter()
                     .flat_map(|c| methods.iter().map(move |m| (c, m)))
@@ -458,8 +453,14 @@ pub fn bench(a: &Args) -> CliResult<u8> {
                             .map_err(|e| CliError::fail(format!("bench: decompress: {e}")))
                     })?;
                     progress.phase(&format!("{what}: checking links"));
-                    let m =
-                        particles::metrics::compare(&inp.pos, &d.pos, inp.space(), inp.b, abs, min);
+                    let m = particles::metrics::compare(
+                        &inp.pos,
+                        &d.pos,
+                        inp.space(),
+                        inp.b,
+                        abs,
+                        min,
+                    )?;
                     let r = c.report;
                     let mut method = format!("factz+{}", base.name());
                     if coders.len() > 1 {
@@ -530,7 +531,7 @@ pub fn bench(a: &Args) -> CliResult<u8> {
             match found {
                 Some(l) => {
                     let what = format!("{} alone, loosest ({} tried)", base.name(), l.probes);
-                    rows.push(alone_row(&inp, l.rel, l.abs, what, l.alone, min));
+                    rows.push(alone_row(&inp, l.rel, l.abs, what, l.alone, min)?);
                 }
                 None => {
                     let _ = writeln!(

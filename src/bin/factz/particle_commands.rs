@@ -286,7 +286,7 @@ pub fn verify(
     // Without a bound, the vulnerable window is the one of the observed error.
     let xi = bound.unwrap_or_else(|| max_finite_error(&orig, &recon));
     progress.phase("comparing links and halos");
-    let m = metrics::compare(&orig, &recon, Space { period }, b, xi, min_members);
+    let m = metrics::compare(&orig, &recon, Space { period }, b, xi, min_members)?;
     progress.done();
 
     let raw = 12 * n;
