@@ -2,8 +2,8 @@
 //! every critical point of a 2D vector field (position cell and type) and every
 //! friends-of-friends link (and so every FoF group) of a particle snapshot.
 //!
-//! The CPU path in this crate is the reference; see `DESIGN.md` in the project's
-//! shared folder for the exact conventions every backend follows.
+//! The CPU path in this crate is the reference; `ARCHITECTURE.md` ("2.
+//! Conventions") gives the exact conventions every backend follows.
 
 pub mod backend;
 pub mod capi;

@@ -82,7 +82,7 @@ fn with_watchdog(
 
 /// Forwards to the system allocator and records the largest single request made by a
 /// thread while it decodes fuzz input. A decoder must check lengths against its input
-/// before allocating (DESIGN.md), so a request above `ALLOC_CAP` for a small input is a
+/// before allocating (ARCHITECTURE.md, "Stream rules"), so a request above `ALLOC_CAP` for a small input is a
 /// failure; one the system refuses aborts the process, so the input is printed first.
 struct GuardAlloc;
 

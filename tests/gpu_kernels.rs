@@ -2,8 +2,8 @@
 //!
 //! - every `kernels/*.cu` compiles under NVRTC (from the `nvidia-cuda-nvrtc-cu12`
 //!   wheel) at explicit architectures with `--fmad=false`, and the PTX leaves
-//!   nothing for ptxas to fuse into an fma (the bit-identical rule of DESIGN.md
-//!   "Backends");
+//!   nothing for ptxas to fuse into an fma (ARCHITECTURE.md, "Bit-identical
+//!   rule");
 //! - the kernels' logic, compiled as host C++ through `kernels/shim` (every
 //!   block's threads really concurrent) and driven by the library's own host
 //!   code (`gpu::mode_b` over tests/common/shim_exec.rs), gives the CPU

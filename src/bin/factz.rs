@@ -1,4 +1,4 @@
-//! `factz`: the command-line tool (DESIGN.md, "Command line").
+//! `factz`: the command-line tool (ARCHITECTURE.md, "Command line").
 //!
 //! Every failure ends in one line `factz: ...` on stderr and a non-zero exit status:
 //! 2 for a usage error (bad or missing flags and arguments), 1 for everything else

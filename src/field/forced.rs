@@ -1,6 +1,7 @@
-//! Vertices every mode stores exactly (DESIGN.md's guarantee): non-finite values
-//! (kept bit-exact), zero vectors, vertices of degenerate triangles (m == 0), and the
-//! chunk perimeter when the field is one chunk of a larger one.
+//! Vertices every mode stores exactly (ARCHITECTURE.md, "Field guarantee and
+//! exact vertices"): non-finite values (kept bit-exact), zero vectors, vertices
+//! of degenerate triangles (m == 0), and the chunk perimeter when the field is
+//! one chunk of a larger one.
 
 use super::topology::{classify, gather, tri_vertices, triangle_count, Half, Sig};
 use rayon::prelude::*;

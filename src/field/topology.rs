@@ -1,7 +1,7 @@
 //! Critical points of a piecewise-linear 2D vector field: the triangle signature
 //! (existence and type, exact), extraction over a grid, and the diff of two fields.
 //!
-//! Conventions (DESIGN.md): vertex (i, j) is `u[j * nx + i]`, i = x. The quad with
+//! Conventions (ARCHITECTURE.md, "Field layout and triangulation"): vertex (i, j) is `u[j * nx + i]`, i = x. The quad with
 //! lower-left vertex (i, j) splits along (i,j)-(i+1,j+1) into
 //! `T0 = (i,j),(i+1,j),(i+1,j+1)` and `T1 = (i,j),(i+1,j+1),(i,j+1)`; triangle id
 //! `2 * (j * (nx - 1) + i) + t`. Both triangles are counter-clockwise with unit area

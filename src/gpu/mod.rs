@@ -95,7 +95,7 @@ fn nvrtc_call<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
 /// (`compute_XY`: PTX only) or real (`sm_XY`: PTX and CUBIN) architecture,
 /// with `--fmad=false`: every f32/f64 add, sub and mul carries `.rn`, so
 /// neither ptxas nor the driver's JIT may fuse them (the CPU's roundings,
-/// DESIGN.md "Backends").
+/// ARCHITECTURE.md, "Bit-identical rule").
 pub fn compile(source: &str, name: &str, arch: &str) -> Result<Compiled> {
     use cudarc::nvrtc::{result, sys};
     let src = std::ffi::CString::new(source)

@@ -1,6 +1,7 @@
 //! Independent brute-force critical-point oracle for 2D piecewise-linear vector fields.
 //!
-//! Written from the conventions in DESIGN.md alone; it uses NOTHING from the `factz`
+//! Written from the conventions in ARCHITECTURE.md ("Field layout and
+//! triangulation", "Critical-point rule") alone; it uses NOTHING from the `factz`
 //! crate, so that the library is never checked against itself.
 //!
 //! * Field: `u`, `v` row-major `ny x nx`, x fastest: vertex (i, j) is `u[j * nx + i]`,
