@@ -7,6 +7,7 @@ pub mod forced;
 pub mod gpu_ref;
 pub mod gpu_ref_s;
 pub mod halo;
+pub mod metrics;
 pub mod parts;
 pub mod quantize;
 pub mod safe_bound;

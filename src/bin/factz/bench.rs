@@ -6,8 +6,9 @@ use crate::args::{self, switch, val, FlagSpec};
 use crate::fileio::{self, Progress};
 use crate::json::{Json, Obj};
 use crate::particle_commands::PARTICLE_ONLY;
-use crate::stats::{self, short, Topo};
+use crate::stats::short;
 use crate::{help, particle_bench, synth, CliError, CliResult};
+use factz::field::metrics::{self, Topo};
 use factz::field::{self, topology, Bound, Coder, FieldConfig, Layout, Mode};
 use factz::format::Kind;
 use std::ffi::OsString;
@@ -118,8 +119,8 @@ fn measure(
     compress: Duration,
     decompress: Duration,
 ) -> Row {
-    let err = stats::errors((&inp.u, &inp.v), recon, Some(abs));
-    let topo = stats::topo((&inp.u, &inp.v), recon, inp.ny, inp.nx);
+    let err = metrics::errors((&inp.u, &inp.v), recon, Some(abs));
+    let topo = metrics::topo((&inp.u, &inp.v), recon, inp.ny, inp.nx);
     Row {
         field: inp.name.clone(),
         rel,

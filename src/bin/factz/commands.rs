@@ -7,6 +7,7 @@ use crate::json::{Json, Obj};
 use crate::particle_commands::{self, PARTICLE_ONLY};
 use crate::stats::{self, short};
 use crate::{help, CliError, CliResult};
+use factz::field::metrics;
 use factz::field::{self, stream, Bound, Coder, FieldConfig, Layout, Mode};
 use factz::format::{self, Kind};
 use std::ffi::OsString;
@@ -253,8 +254,8 @@ pub fn verify(argv: Vec<OsString>) -> CliResult<u8> {
         ),
     };
     progress.phase("comparing");
-    let err = stats::errors((&u, &v), (&recon.0, &recon.1), bound);
-    let topo = stats::topo((&u, &v), (&recon.0, &recon.1), ny, nx);
+    let err = metrics::errors((&u, &v), (&recon.0, &recon.1), bound);
+    let topo = metrics::topo((&u, &v), (&recon.0, &recon.1), ny, nx);
     progress.done();
     let n = u.len();
     let raw = 8 * n;
