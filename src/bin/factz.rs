@@ -27,6 +27,8 @@ mod particle_baselines;
 mod particle_bench;
 #[path = "factz/particle_commands.rs"]
 mod particle_commands;
+#[path = "factz/sidecar.rs"]
+mod sidecar;
 #[path = "factz/stats.rs"]
 mod stats;
 #[path = "factz/synth.rs"]

@@ -6,6 +6,7 @@ use crate::args::{self, switch, val, FlagSpec};
 use crate::fileio::{self, Progress};
 use crate::json::{Json, Obj};
 use crate::particle_commands::PARTICLE_ONLY;
+use crate::sidecar::Sidecar;
 use crate::stats::short;
 use crate::{help, particle_bench, synth, CliError, CliResult};
 use factz::field::metrics::{self, Topo};
@@ -68,26 +69,8 @@ pub fn best_of<T>(repeat: usize, mut f: impl FnMut() -> CliResult<T>) -> CliResu
     Ok((best, last.expect("at least one run")))
 }
 
-/// The shape (and layout) a sidecar (as `factz synth` writes) (`IN.json` beside `IN.f32`) records.
-fn sidecar_shape(path: &str) -> Option<(usize, usize, Layout)> {
-    let text = std::fs::read_to_string(Path::new(path).with_extension("json")).ok()?;
-    let at = text.find("\"shape\"")?;
-    let rest = &text[at + 7..];
-    let open = rest.find('[')?;
-    let close = rest.find(']')?;
-    let dims: Vec<usize> = rest[open + 1..close]
-        .split(',')
-        .map(|s| s.trim().parse().ok())
-        .collect::<Option<Vec<usize>>>()?;
-    match dims[..] {
-        [2, ny, nx] => Some((ny, nx, Layout::Soa)),
-        [ny, nx, 2] => Some((ny, nx, Layout::Aos)),
-        _ => None,
-    }
-}
-
 fn load(path: &str, shape: Option<(usize, usize)>, layout: Option<Layout>) -> CliResult<Input> {
-    let (ny, nx, lay) = match (shape, sidecar_shape(path)) {
+    let (ny, nx, lay) = match (shape, Sidecar::beside(path).field_shape()) {
         (Some((ny, nx)), _) => (ny, nx, layout.unwrap_or(Layout::Soa)),
         (None, Some((ny, nx, l))) => (ny, nx, layout.unwrap_or(l)),
         (None, None) => {
@@ -144,11 +127,11 @@ fn raw_bytes(inp: &Input) -> Vec<u8> {
     fileio::field_to_bytes(&inp.u, &inp.v, Layout::Soa)
 }
 
-/// zstd level 3 on the raw SoA bytes: lossless.
-fn zstd_baseline(inp: &Input, repeat: usize) -> CliResult<(usize, Duration, Duration)> {
-    let raw = raw_bytes(inp);
+/// zstd level 3 on `raw` (the input's bytes as stored): lossless. Bytes,
+/// compress and decompress times (best of `repeat`).
+pub fn zstd_baseline(raw: &[u8], repeat: usize) -> CliResult<(usize, Duration, Duration)> {
     let fail = |e: std::io::Error| CliError::fail(format!("bench: zstd baseline: {e}"));
-    let (tc, c) = best_of(repeat, || zstd::bulk::compress(&raw, 3).map_err(fail))?;
+    let (tc, c) = best_of(repeat, || zstd::bulk::compress(raw, 3).map_err(fail))?;
     let (td, d) = best_of(repeat, || {
         zstd::bulk::decompress(&c, raw.len()).map_err(fail)
     })?;
@@ -346,7 +329,7 @@ pub fn bench(argv: Vec<OsString>) -> CliResult<u8> {
         );
         drop(cps);
         progress.phase(&format!("{}: zstd baseline", inp.name));
-        let (zbytes, ztc, ztd) = zstd_baseline(inp, repeat)?;
+        let (zbytes, ztc, ztd) = zstd_baseline(&raw_bytes(inp), repeat)?;
         for &rel in &rels {
             let abs = field::absolute_bound(&inp.u, &inp.v, Bound::Rel(rel));
             for &mode in &modes {

@@ -7,11 +7,12 @@
 //! loosest bound at which it changes none (`particle_baselines`).
 
 use crate::args::{self, parse_base, Args, BASES};
-use crate::bench::best_of;
+use crate::bench::{best_of, zstd_baseline};
 use crate::fileio::{self, Progress};
 use crate::json::{Json, Obj};
 use crate::particle_baselines;
 use crate::particle_commands::{min_members, space_text, FIELD_ONLY};
+use crate::sidecar::Sidecar;
 use crate::stats::short;
 use crate::{CliError, CliResult};
 use factz::field::Coder;
@@ -22,86 +23,6 @@ use factz::particles::{
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
-
-/// What a sidecar (as `factz synth` writes) (`IN.json` beside `IN.f32`) says about particles.
-#[derive(Debug, Default)]
-struct Sidecar {
-    count: Option<usize>,
-    layout: Option<Layout>,
-    period: Option<Option<f64>>,
-    fof_b: Option<f64>,
-}
-
-/// The text right after `"key":` in a flat JSON document.
-fn after_key<'a>(text: &'a str, key: &str) -> Option<&'a str> {
-    let at = text.find(&format!("\"{key}\""))?;
-    let rest = text[at + key.len() + 2..].trim_start();
-    Some(rest.strip_prefix(':')?.trim_start())
-}
-
-fn json_number(text: &str, key: &str) -> Option<f64> {
-    let rest = after_key(text, key)?;
-    let end = rest
-        .find(|c: char| !(c.is_ascii_digit() || "+-.eE".contains(c)))
-        .unwrap_or(rest.len());
-    rest[..end].parse().ok()
-}
-
-fn json_bool(text: &str, key: &str) -> Option<bool> {
-    let rest = after_key(text, key)?;
-    if rest.starts_with("true") {
-        Some(true)
-    } else if rest.starts_with("false") {
-        Some(false)
-    } else {
-        None
-    }
-}
-
-fn sidecar(path: &str) -> Sidecar {
-    let Ok(text) = std::fs::read_to_string(Path::new(path).with_extension("json")) else {
-        return Sidecar::default();
-    };
-    let count = after_key(&text, "shape").and_then(|rest| {
-        let dims: Vec<usize> = rest
-            .strip_prefix('[')?
-            .split(']')
-            .next()?
-            .split(',')
-            .map(|s| s.trim().parse().ok())
-            .collect::<Option<Vec<usize>>>()?;
-        match dims[..] {
-            [n, 3] => Some(n),
-            _ => None,
-        }
-    });
-    let layout = after_key(&text, "layout").and_then(|rest| {
-        let s = rest
-            .strip_prefix('"')?
-            .split('"')
-            .next()?
-            .to_ascii_lowercase();
-        if s.contains("interleaved") || s.starts_with("aos") {
-            Some(Layout::Aos)
-        } else if s.starts_with("soa") {
-            Some(Layout::Soa)
-        } else {
-            None
-        }
-    });
-    let period = match (json_bool(&text, "periodic"), json_number(&text, "box")) {
-        (Some(true), Some(l)) if l.is_finite() && l > 0.0 => Some(Some(l)),
-        (Some(false), _) => Some(None),
-        _ => None,
-    };
-    let fof_b = json_number(&text, "fof_b").filter(|b| b.is_finite() && *b > 0.0);
-    Sidecar {
-        count,
-        layout,
-        period,
-        fof_b,
-    }
-}
 
 struct Input {
     name: String,
@@ -124,9 +45,9 @@ impl Input {
 }
 
 fn load(a: &Args, path: &str) -> CliResult<Input> {
-    let side = sidecar(path);
-    let count = a.count()?.or(side.count);
-    let layout = a.layout()?.or(side.layout).unwrap_or(Layout::Aos);
+    let side = Sidecar::beside(path);
+    let count = a.count()?.or(side.particle_count());
+    let layout = a.layout()?.or(side.layout()).unwrap_or(Layout::Aos);
     let bytes = fileio::read_all(path)?;
     let pos = fileio::positions_from_bytes(&bytes, count, layout, path)?;
     drop(bytes);
@@ -260,20 +181,6 @@ fn raw_bytes(pos: &[f32]) -> Vec<u8> {
     fileio::positions_to_bytes(pos, Layout::Aos)
 }
 
-/// zstd level 3 on the raw AoS bytes: lossless.
-fn zstd_baseline(inp: &Input, repeat: usize) -> CliResult<(usize, Duration, Duration)> {
-    let raw = raw_bytes(&inp.pos);
-    let fail = |e: std::io::Error| CliError::fail(format!("bench: zstd baseline: {e}"));
-    let (tc, c) = best_of(repeat, || zstd::bulk::compress(&raw, 3).map_err(fail))?;
-    let (td, d) = best_of(repeat, || {
-        zstd::bulk::decompress(&c, raw.len()).map_err(fail)
-    })?;
-    if d != raw {
-        return Err(CliError::fail("bench: zstd baseline did not round-trip"));
-    }
-    Ok((c.len(), tc, td))
-}
-
 pub fn bench(a: &Args) -> CliResult<u8> {
     a.refuse(&FIELD_ONLY, "--kind field2d")?;
     a.refuse(&["seed"], "--kind field2d (the synthetic field)")?;
@@ -401,7 +308,7 @@ pub fn bench(a: &Args) -> CliResult<u8> {
         drop((links, labels, halos));
 
         progress.phase(&format!("{}: zstd baseline", inp.name));
-        let (zbytes, ztc, ztd) = zstd_baseline(&inp, repeat)?;
+        let (zbytes, ztc, ztd) = zstd_baseline(&raw_bytes(&inp.pos), repeat)?;
         for &rel in &rels {
             let abs = particles::absolute_bound(&inp.pos, Bound::Rel(rel));
             for &base in &bases {
