@@ -203,86 +203,169 @@ pub fn verify(argv: Vec<OsString>) -> CliResult<u8> {
         return particle_commands::verify(&a, orig_path, second, second_path, is_stream, progress);
     }
     a.refuse(&PARTICLE_ONLY, "--kind particles")?;
-    if is_stream {
-        progress.phase("decompressing");
-    }
-    // (shape, layout, recon, stream bound, stream length)
-    let (ny, nx, layout, recon, stream_bound, stream_len) = if is_stream {
-        let d = decode(&second, second_path)?;
-        if let Some((sy, sx)) = shape {
-            if (sy, sx) != (d.ny, d.nx) {
-                return Err(CliError::fail(format!(
-                    "--shape {sy},{sx} does not match the stream's shape {},{}",
-                    d.ny, d.nx
-                )));
-            }
-        }
-        let info = field::info(&second)?;
-        (
-            d.ny,
-            d.nx,
-            layout_flag.unwrap_or(d.layout),
-            (d.u, d.v),
-            Some(info.abs_bound),
-            Some(second.len()),
-        )
-    } else {
-        let (ny, nx) = shape.ok_or_else(|| {
-            a.usage_err(format!(
-                "{} is not a factz stream, so --shape NY,NX is required for a raw float32 reconstruction (or --kind particles for positions)",
-                shown(second_path)
-            ))
-        })?;
-        let layout = layout_flag.unwrap_or(Layout::Soa);
-        let recon = fileio::field_from_bytes(&second, ny, nx, layout, second_path)?;
-        (ny, nx, layout, recon, None, None)
-    };
-    drop(second);
-    let orig_bytes = fileio::read_all(orig_path)?;
-    let (u, v) = fileio::field_from_bytes(&orig_bytes, ny, nx, layout, orig_path)?;
-    drop(orig_bytes);
-
-    let (bound, bound_from) = match bound_flag {
-        Some(b) => (Some(field::absolute_bound(&u, &v, b)), "given"),
-        None => (
-            stream_bound,
-            if stream_bound.is_some() {
-                "stream"
-            } else {
-                "none"
-            },
-        ),
-    };
+    let read = (second, second_path.as_str(), is_stream);
+    let inputs = FieldInputs::load(&a, orig_path, read, (shape, layout_flag), &progress)?;
     progress.phase("comparing");
-    let err = metrics::errors((&u, &v), (&recon.0, &recon.1), bound);
-    let topo = metrics::topo((&u, &v), (&recon.0, &recon.1), ny, nx);
+    let report = inputs.compare(bound_flag);
     progress.done();
-    let n = u.len();
-    let raw = 8 * n;
-    let ratio = stream_len.map(|s| raw as f64 / s as f64);
-    let bits = stream_len.map(|s| 8.0 * s as f64 / (2 * n) as f64);
-    let ok = topo.total() == 0 && err.ok();
-    let max_over_bound = bound.filter(|&b| b > 0.0).map(|b| err.max_abs / b);
-    let max_rel = if err.range > 0.0 {
-        Some(err.max_abs / err.range)
-    } else {
-        None
-    };
-
     if a.has("json") {
-        let j = Obj::new()
-            .put("ok", ok)
-            .put("shape", vec![ny, nx])
-            .put("layout", layout.name())
+        fileio::print_stdout(&report.json().build().pretty())?;
+    } else {
+        fileio::print_stdout(&report.text())?;
+    }
+    report.outcome()
+}
+
+/// The two fields a `verify` compares, read and decoded.
+struct FieldInputs {
+    ny: usize,
+    nx: usize,
+    layout: Layout,
+    orig: (Vec<f32>, Vec<f32>),
+    recon: (Vec<f32>, Vec<f32>),
+    /// The stream's absolute bound and length, for a stream.
+    stream_bound: Option<f64>,
+    stream_len: Option<usize>,
+}
+
+impl FieldInputs {
+    /// `second` is a stream (shape and layout from it, checked against the
+    /// flags) or a raw reconstruction (`--shape` required).
+    fn load(
+        a: &Args,
+        orig_path: &str,
+        (second, second_path, is_stream): (Vec<u8>, &str, bool),
+        (shape, layout_flag): (Option<(usize, usize)>, Option<Layout>),
+        progress: &Progress,
+    ) -> CliResult<FieldInputs> {
+        if is_stream {
+            progress.phase("decompressing");
+        }
+        let (ny, nx, layout, recon, stream_bound, stream_len) = if is_stream {
+            let d = decode(&second, second_path)?;
+            if let Some((sy, sx)) = shape {
+                if (sy, sx) != (d.ny, d.nx) {
+                    return Err(CliError::fail(format!(
+                        "--shape {sy},{sx} does not match the stream's shape {},{}",
+                        d.ny, d.nx
+                    )));
+                }
+            }
+            let info = field::info(&second)?;
+            (
+                d.ny,
+                d.nx,
+                layout_flag.unwrap_or(d.layout),
+                (d.u, d.v),
+                Some(info.abs_bound),
+                Some(second.len()),
+            )
+        } else {
+            let (ny, nx) = shape.ok_or_else(|| {
+                a.usage_err(format!(
+                    "{} is not a factz stream, so --shape NY,NX is required for a raw float32 reconstruction (or --kind particles for positions)",
+                    shown(second_path)
+                ))
+            })?;
+            let layout = layout_flag.unwrap_or(Layout::Soa);
+            let recon = fileio::field_from_bytes(&second, ny, nx, layout, second_path)?;
+            (ny, nx, layout, recon, None, None)
+        };
+        drop(second);
+        let orig_bytes = fileio::read_all(orig_path)?;
+        let orig = fileio::field_from_bytes(&orig_bytes, ny, nx, layout, orig_path)?;
+        Ok(FieldInputs {
+            ny,
+            nx,
+            layout,
+            orig,
+            recon,
+            stream_bound,
+            stream_len,
+        })
+    }
+
+    /// The library's metrics under the given bound, else the stream's.
+    fn compare(&self, bound_flag: Option<field::Bound>) -> FieldVerify {
+        let (u, v) = (&self.orig.0, &self.orig.1);
+        let (bound, bound_from) = match bound_flag {
+            Some(b) => (Some(field::absolute_bound(u, v, b)), "given"),
+            None => (
+                self.stream_bound,
+                if self.stream_bound.is_some() {
+                    "stream"
+                } else {
+                    "none"
+                },
+            ),
+        };
+        let recon = (&self.recon.0[..], &self.recon.1[..]);
+        FieldVerify {
+            ny: self.ny,
+            nx: self.nx,
+            layout: self.layout,
+            values: 2 * u.len(),
+            bound,
+            bound_from,
+            bound_flag,
+            err: metrics::errors((u, v), recon, bound),
+            topo: metrics::topo((u, v), recon, self.ny, self.nx),
+            stream_len: self.stream_len,
+        }
+    }
+}
+
+/// What a field `verify` found, and how it reports it.
+struct FieldVerify {
+    ny: usize,
+    nx: usize,
+    layout: Layout,
+    values: usize,
+    bound: Option<f64>,
+    bound_from: &'static str,
+    bound_flag: Option<field::Bound>,
+    err: metrics::Errors,
+    topo: metrics::Topo,
+    stream_len: Option<usize>,
+}
+
+impl FieldVerify {
+    fn ok(&self) -> bool {
+        self.topo.total() == 0 && self.err.ok()
+    }
+    fn raw(&self) -> usize {
+        4 * self.values
+    }
+    fn ratio(&self) -> Option<f64> {
+        self.stream_len.map(|s| self.raw() as f64 / s as f64)
+    }
+    fn bits(&self) -> Option<f64> {
+        self.stream_len.map(|s| 8.0 * s as f64 / self.values as f64)
+    }
+    fn max_over_bound(&self) -> Option<f64> {
+        self.bound
+            .filter(|&b| b > 0.0)
+            .map(|b| self.err.max_abs / b)
+    }
+    fn max_rel(&self) -> Option<f64> {
+        (self.err.range > 0.0).then(|| self.err.max_abs / self.err.range)
+    }
+
+    fn json(&self) -> Obj {
+        let (err, topo) = (&self.err, &self.topo);
+        Obj::new()
+            .put("ok", self.ok())
+            .put("shape", vec![self.ny, self.nx])
+            .put("layout", self.layout.name())
             .put("critical_points", topo.original)
             .put("p1_lost", topo.p1)
             .put("p2_spurious", topo.p2)
             .put("p3_type_changed", topo.p3)
-            .put("abs_bound", bound)
-            .put("bound_from", bound_from)
+            .put("abs_bound", self.bound)
+            .put("bound_from", self.bound_from)
             .put("max_abs_error", err.max_abs)
-            .put("max_error_over_bound", max_over_bound)
-            .put("max_rel_error", max_rel)
+            .put("max_error_over_bound", self.max_over_bound())
+            .put("max_rel_error", self.max_rel())
             .put("values_compared", err.finite)
             .put("values_outside_bound", err.outside)
             .put("nonfinite_values", err.nonfinite)
@@ -290,29 +373,33 @@ pub fn verify(argv: Vec<OsString>) -> CliResult<u8> {
             .put("value_range", err.range)
             .put("mse", err.mse)
             .put("psnr_db", err.psnr())
-            .put("stream_bytes", stream_len)
-            .put("raw_bytes", raw)
-            .put("ratio", ratio)
-            .put("bits_per_value", bits);
-        fileio::print_stdout(&j.build().pretty())?;
-    } else {
+            .put("stream_bytes", self.stream_len)
+            .put("raw_bytes", self.raw())
+            .put("ratio", self.ratio())
+            .put("bits_per_value", self.bits())
+    }
+
+    fn text(&self) -> String {
+        let (err, topo) = (&self.err, &self.topo);
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "shape:            {ny} x {nx} (ny x nx), layout {}",
-            layout.name()
+            "shape:            {} x {} (ny x nx), layout {}",
+            self.ny,
+            self.nx,
+            self.layout.name()
         );
         let _ = writeln!(s, "critical points:  {} in the original", topo.original);
         let _ = writeln!(s, "P1 lost:          {}", topo.p1);
         let _ = writeln!(s, "P2 spurious:      {}", topo.p2);
         let _ = writeln!(s, "P3 type changed:  {}", topo.p3);
-        match bound {
+        match self.bound {
             Some(b) => {
                 let _ = writeln!(
                     s,
                     "bound:            {} ({}), {} values outside",
                     short(b),
-                    stats::bound_origin(bound_flag),
+                    stats::bound_origin(self.bound_flag),
                     err.outside
                 );
             }
@@ -324,11 +411,11 @@ pub fn verify(argv: Vec<OsString>) -> CliResult<u8> {
             }
         }
         let _ = write!(s, "max abs error:    {}", short(err.max_abs));
-        if let Some(r) = max_over_bound {
+        if let Some(r) = self.max_over_bound() {
             let _ = write!(s, " ({} of the bound)", short(r));
         }
         s.push('\n');
-        if let Some(r) = max_rel {
+        if let Some(r) = self.max_rel() {
             let _ = writeln!(
                 s,
                 "max rel error:    {} of the value range {}",
@@ -344,45 +431,52 @@ pub fn verify(argv: Vec<OsString>) -> CliResult<u8> {
                 err.nonfinite, err.nonfinite_changed
             );
         }
-        if let (Some(r), Some(b), Some(len)) = (ratio, bits, stream_len) {
+        if let (Some(r), Some(b), Some(len)) = (self.ratio(), self.bits(), self.stream_len) {
             let _ = writeln!(
                 s,
-                "ratio:            {} ({raw} -> {len} bytes), {} bits/value",
+                "ratio:            {} ({} -> {len} bytes), {} bits/value",
                 short(r),
+                self.raw(),
                 short(b)
             );
         }
-        let _ = writeln!(s, "result:           {}", if ok { "OK" } else { "FAILED" });
-        fileio::print_stdout(&s)?;
+        let ok = if self.ok() { "OK" } else { "FAILED" };
+        let _ = writeln!(s, "result:           {ok}");
+        s
     }
-    if ok {
-        return Ok(0);
+
+    /// Exit status 0, or the failure naming what differs.
+    fn outcome(&self) -> CliResult<u8> {
+        if self.ok() {
+            return Ok(0);
+        }
+        let (err, topo) = (&self.err, &self.topo);
+        let mut why = Vec::new();
+        if topo.total() > 0 {
+            why.push(format!(
+                "{} critical points differ (P1 {}, P2 {}, P3 {})",
+                topo.total(),
+                topo.p1,
+                topo.p2,
+                topo.p3
+            ));
+        }
+        if err.outside > 0 {
+            why.push(format!(
+                "{} values exceed the bound {} (max error {})",
+                err.outside,
+                short(self.bound.unwrap_or(0.0)),
+                short(err.max_abs)
+            ));
+        }
+        if err.nonfinite_changed > 0 {
+            why.push(format!(
+                "{} non-finite values changed",
+                err.nonfinite_changed
+            ));
+        }
+        Err(CliError::fail(format!("verify failed: {}", why.join("; "))))
     }
-    let mut why = Vec::new();
-    if topo.total() > 0 {
-        why.push(format!(
-            "{} critical points differ (P1 {}, P2 {}, P3 {})",
-            topo.total(),
-            topo.p1,
-            topo.p2,
-            topo.p3
-        ));
-    }
-    if err.outside > 0 {
-        why.push(format!(
-            "{} values exceed the bound {} (max error {})",
-            err.outside,
-            short(bound.unwrap_or(0.0)),
-            short(err.max_abs)
-        ));
-    }
-    if err.nonfinite_changed > 0 {
-        why.push(format!(
-            "{} non-finite values changed",
-            err.nonfinite_changed
-        ));
-    }
-    Err(CliError::fail(format!("verify failed: {}", why.join("; "))))
 }
 
 fn section_name(id: u32) -> &'static str {
