@@ -12,8 +12,8 @@ use crate::stats::short;
 use crate::{help, CliError, CliResult};
 use factz::format::{self, Parsed};
 use factz::particles::{
-    self, metrics, stream as pstream, Compressed, Layout, Linking, ParticleConfig, ParticleInfo,
-    Source, Space, DEFAULT_ETA, DEFAULT_MIN_MEMBERS,
+    self, metrics, stream as pstream, Bound, Compressed, Layout, Linking, ParticleConfig,
+    ParticleInfo, Source, Space, DEFAULT_ETA, DEFAULT_MIN_MEMBERS,
 };
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -242,75 +242,168 @@ pub fn verify(
     let count = a.count()?;
     let min_members = min_members(a)?;
 
-    let (recon, layout, info, stream_len) = if is_stream {
-        progress.phase("decompressing");
-        let (info, d) = decode(&second, second_path)?;
-        if let Some(n) = count.filter(|&n| n != d.n) {
-            return Err(CliError::fail(format!(
-                "--count {n} does not match the stream's {} particles",
-                d.n
-            )));
-        }
-        (
-            d.pos,
-            layout_flag.unwrap_or(d.layout),
-            Some(info),
-            Some(second.len()),
-        )
-    } else {
-        let layout = layout_flag.unwrap_or(Layout::Aos);
-        let recon = fileio::positions_from_bytes(&second, count, layout, second_path)?;
-        (recon, layout, None, None)
-    };
-    drop(second);
-    let n = recon.len() / 3;
-    progress.phase("reading");
-    let orig_bytes = fileio::read_all(orig_path)?;
-    let orig = fileio::positions_from_bytes(&orig_bytes, Some(n), layout, orig_path)?;
-    drop(orig_bytes);
-
-    let period = period_flag.or(info.as_ref().and_then(|i| i.period));
-    let (b, b_from) = match (linking_flag, &info) {
-        (Some(l), _) => (particles::linking_length(&orig, l, period)?, "given"),
-        (None, Some(i)) => (i.linking_length, "stream"),
-        (None, None) => (
-            particles::linking_length(&orig, Linking::Eta(DEFAULT_ETA), period)?,
-            "default eta 0.2",
-        ),
-    };
-    let (bound, bound_from) = match (bound_flag, &info) {
-        (Some(bd), _) => (Some(particles::absolute_bound(&orig, bd)), "given"),
-        (None, Some(i)) => (Some(i.abs_bound), "stream"),
-        (None, None) => (None, "none"),
-    };
-    // Without a bound, the vulnerable window is the one of the observed error.
-    let xi = bound.unwrap_or_else(|| max_finite_error(&orig, &recon));
+    let read = (second, second_path, is_stream);
+    let inputs = ParticleInputs::load(orig_path, read, (layout_flag, count), &progress)?;
+    let flags = (linking_flag, period_flag, bound_flag);
     progress.phase("comparing links and halos");
-    let m = metrics::compare(&orig, &recon, Space { period }, b, xi, min_members)?;
+    let report = inputs.compare(flags, min_members)?;
     progress.done();
-
-    let raw = 12 * n;
-    let ratio = stream_len.map(|s| raw as f64 / s as f64);
-    let bits = stream_len.map(|s| {
-        if n > 0 {
-            8.0 * s as f64 / n as f64
-        } else {
-            0.0
-        }
-    });
-    let changed = m.broken_links + m.false_links;
-    let ok = changed == 0 && m.bound_violations == 0;
-    let max_over_bound = bound.filter(|&b| b > 0.0).map(|b| m.max_error / b);
-
     if a.has("json") {
-        let j = Obj::new()
-            .put("ok", ok)
+        fileio::print_stdout(&report.json().build().pretty())?;
+    } else {
+        fileio::print_stdout(&report.text())?;
+    }
+    report.outcome()
+}
+
+/// The two position sets a `verify` compares, read and decoded.
+struct ParticleInputs {
+    orig: Vec<f32>,
+    recon: Vec<f32>,
+    layout: Layout,
+    /// The stream's header and length, for a stream.
+    info: Option<ParticleInfo>,
+    stream_len: Option<usize>,
+}
+
+impl ParticleInputs {
+    /// `second` is a stream (count and layout from it, checked against the
+    /// flags) or raw positions.
+    fn load(
+        orig_path: &str,
+        (second, second_path, is_stream): (Vec<u8>, &str, bool),
+        (layout_flag, count): (Option<Layout>, Option<usize>),
+        progress: &Progress,
+    ) -> CliResult<ParticleInputs> {
+        let (recon, layout, info, stream_len) = if is_stream {
+            progress.phase("decompressing");
+            let (info, d) = decode(&second, second_path)?;
+            if let Some(n) = count.filter(|&n| n != d.n) {
+                return Err(CliError::fail(format!(
+                    "--count {n} does not match the stream's {} particles",
+                    d.n
+                )));
+            }
+            (
+                d.pos,
+                layout_flag.unwrap_or(d.layout),
+                Some(info),
+                Some(second.len()),
+            )
+        } else {
+            let layout = layout_flag.unwrap_or(Layout::Aos);
+            let recon = fileio::positions_from_bytes(&second, count, layout, second_path)?;
+            (recon, layout, None, None)
+        };
+        drop(second);
+        let n = recon.len() / 3;
+        progress.phase("reading");
+        let orig_bytes = fileio::read_all(orig_path)?;
+        let orig = fileio::positions_from_bytes(&orig_bytes, Some(n), layout, orig_path)?;
+        Ok(ParticleInputs {
+            orig,
+            recon,
+            layout,
+            info,
+            stream_len,
+        })
+    }
+
+    /// The library's metrics under the given linking length, box and bound,
+    /// else the stream's (else eta 0.2, and the window of the largest error).
+    fn compare(
+        &self,
+        (linking_flag, period_flag, bound_flag): (Option<Linking>, Option<f64>, Option<Bound>),
+        min_members: usize,
+    ) -> CliResult<ParticleVerify> {
+        let (orig, info) = (&self.orig, &self.info);
+        let period = period_flag.or(info.as_ref().and_then(|i| i.period));
+        let (b, b_from) = match (linking_flag, info) {
+            (Some(l), _) => (particles::linking_length(orig, l, period)?, "given"),
+            (None, Some(i)) => (i.linking_length, "stream"),
+            (None, None) => (
+                particles::linking_length(orig, Linking::Eta(DEFAULT_ETA), period)?,
+                "default eta 0.2",
+            ),
+        };
+        let (bound, bound_from) = match (bound_flag, info) {
+            (Some(bd), _) => (Some(particles::absolute_bound(orig, bd)), "given"),
+            (None, Some(i)) => (Some(i.abs_bound), "stream"),
+            (None, None) => (None, "none"),
+        };
+        // Without a bound, the vulnerable window is the one of the observed error.
+        let xi = bound.unwrap_or_else(|| max_finite_error(orig, &self.recon));
+        let m = metrics::compare(orig, &self.recon, Space { period }, b, xi, min_members)?;
+        Ok(ParticleVerify {
+            n: orig.len() / 3,
+            layout: self.layout,
+            b,
+            b_from,
+            period,
+            bound,
+            bound_from,
+            bound_flag,
+            min_members,
+            m,
+            stream_len: self.stream_len,
+        })
+    }
+}
+
+/// What a particle `verify` found, and how it reports it.
+struct ParticleVerify {
+    n: usize,
+    layout: Layout,
+    b: f64,
+    b_from: &'static str,
+    period: Option<f64>,
+    bound: Option<f64>,
+    bound_from: &'static str,
+    bound_flag: Option<Bound>,
+    min_members: usize,
+    m: metrics::ParticleMetrics,
+    stream_len: Option<usize>,
+}
+
+impl ParticleVerify {
+    fn changed(&self) -> usize {
+        self.m.broken_links + self.m.false_links
+    }
+    fn ok(&self) -> bool {
+        self.changed() == 0 && self.m.bound_violations == 0
+    }
+    fn raw(&self) -> usize {
+        12 * self.n
+    }
+    fn ratio(&self) -> Option<f64> {
+        self.stream_len.map(|s| self.raw() as f64 / s as f64)
+    }
+    fn bits(&self) -> Option<f64> {
+        let n = self.n;
+        self.stream_len.map(|s| {
+            if n > 0 {
+                8.0 * s as f64 / n as f64
+            } else {
+                0.0
+            }
+        })
+    }
+    fn max_over_bound(&self) -> Option<f64> {
+        self.bound
+            .filter(|&b| b > 0.0)
+            .map(|b| self.m.max_error / b)
+    }
+
+    fn json(&self) -> Obj {
+        let m = &self.m;
+        Obj::new()
+            .put("ok", self.ok())
             .put("kind", "particles")
-            .put("particles", n)
-            .put("layout", layout.name())
-            .put("linking_length", b)
-            .put("linking_from", b_from)
-            .put("period", period)
+            .put("particles", self.n)
+            .put("layout", self.layout.name())
+            .put("linking_length", self.b)
+            .put("linking_from", self.b_from)
+            .put("period", self.period)
             .put("original_links", m.original_links)
             .put("broken_links", m.broken_links)
             .put("false_links", m.false_links)
@@ -318,29 +411,37 @@ pub fn verify(
             .put("mcc", m.mcc)
             .put("identical_partition", m.identical_partition)
             .put("groups_original", m.groups_original)
-            .put("min_members", min_members)
+            .put("min_members", self.min_members)
             .put("halos_original", m.halos_original)
             .put("halos_reconstructed", m.halos_reconstructed)
             .put("hmf_rel_error", m.hmf_rel_error)
-            .put("abs_bound", bound)
-            .put("bound_from", bound_from)
+            .put("abs_bound", self.bound)
+            .put("bound_from", self.bound_from)
             .put("max_abs_error", m.max_error)
-            .put("max_error_over_bound", max_over_bound)
+            .put("max_error_over_bound", self.max_over_bound())
             .put("bound_violations", m.bound_violations)
             .put("psnr_db", m.psnr_db)
-            .put("stream_bytes", stream_len)
-            .put("raw_bytes", raw)
-            .put("ratio", ratio)
-            .put("bits_per_particle", bits);
-        fileio::print_stdout(&j.build().pretty())?;
-    } else {
+            .put("stream_bytes", self.stream_len)
+            .put("raw_bytes", self.raw())
+            .put("ratio", self.ratio())
+            .put("bits_per_particle", self.bits())
+    }
+
+    fn text(&self) -> String {
+        let (m, min_members) = (&self.m, self.min_members);
         let mut s = String::new();
-        let _ = writeln!(s, "particles:          {n}, layout {}", layout.name());
         let _ = writeln!(
             s,
-            "linking length:     {} ({b_from}), {}",
-            short(b),
-            space_text(period)
+            "particles:          {}, layout {}",
+            self.n,
+            self.layout.name()
+        );
+        let _ = writeln!(
+            s,
+            "linking length:     {} ({}), {}",
+            short(self.b),
+            self.b_from,
+            space_text(self.period)
         );
         let _ = writeln!(
             s,
@@ -351,7 +452,7 @@ pub fn verify(
             s,
             "vulnerable pairs:   {} (window of {}), MCC {}",
             m.vulnerable_pairs,
-            if bound.is_some() {
+            if self.bound.is_some() {
                 "the bound"
             } else {
                 "the largest error"
@@ -373,13 +474,13 @@ pub fn verify(
             short(m.hmf_rel_error),
             pad = 8usize.saturating_sub(min_members.to_string().len())
         );
-        match bound {
+        match self.bound {
             Some(bd) => {
                 let _ = writeln!(
                     s,
                     "bound:              {} ({}), {} coordinates outside",
                     short(bd),
-                    crate::stats::bound_origin(bound_flag),
+                    crate::stats::bound_origin(self.bound_flag),
                     m.bound_violations
                 );
             }
@@ -398,51 +499,54 @@ pub fn verify(
             }
         }
         let _ = write!(s, "max abs error:      {}", short(m.max_error));
-        if let Some(r) = max_over_bound {
+        if let Some(r) = self.max_over_bound() {
             let _ = write!(s, " ({} of the bound)", short(r));
         }
         s.push('\n');
         let _ = writeln!(s, "PSNR:               {} dB", short(m.psnr_db));
-        if let (Some(r), Some(bp), Some(len)) = (ratio, bits, stream_len) {
+        if let (Some(r), Some(bp), Some(len)) = (self.ratio(), self.bits(), self.stream_len) {
             let _ = writeln!(
                 s,
-                "ratio:              {} ({raw} -> {len} bytes), {} bits/particle",
+                "ratio:              {} ({} -> {len} bytes), {} bits/particle",
                 short(r),
+                self.raw(),
                 short(bp)
             );
         }
-        let _ = writeln!(
-            s,
-            "result:             {}",
-            if ok { "OK" } else { "FAILED" }
-        );
-        fileio::print_stdout(&s)?;
+        let ok = if self.ok() { "OK" } else { "FAILED" };
+        let _ = writeln!(s, "result:             {ok}");
+        s
     }
-    if ok {
-        return Ok(0);
+
+    /// Exit status 0, or the failure naming what differs.
+    fn outcome(&self) -> CliResult<u8> {
+        if self.ok() {
+            return Ok(0);
+        }
+        let (m, changed) = (&self.m, self.changed());
+        let mut why = Vec::new();
+        if changed > 0 {
+            why.push(format!(
+                "{changed} links changed ({} broken, {} false)",
+                m.broken_links, m.false_links
+            ));
+        }
+        if m.bound_violations > 0 {
+            why.push(match self.bound {
+                Some(bd) => format!(
+                    "{} coordinates exceed the bound {} (max error {})",
+                    m.bound_violations,
+                    short(bd),
+                    short(m.max_error)
+                ),
+                None => format!(
+                    "{} non-finite coordinates changed or finite ones became non-finite",
+                    m.bound_violations
+                ),
+            });
+        }
+        Err(CliError::fail(format!("verify failed: {}", why.join("; "))))
     }
-    let mut why = Vec::new();
-    if changed > 0 {
-        why.push(format!(
-            "{changed} links changed ({} broken, {} false)",
-            m.broken_links, m.false_links
-        ));
-    }
-    if m.bound_violations > 0 {
-        why.push(match bound {
-            Some(bd) => format!(
-                "{} coordinates exceed the bound {} (max error {})",
-                m.bound_violations,
-                short(bd),
-                short(m.max_error)
-            ),
-            None => format!(
-                "{} non-finite coordinates changed or finite ones became non-finite",
-                m.bound_violations
-            ),
-        });
-    }
-    Err(CliError::fail(format!("verify failed: {}", why.join("; "))))
 }
 
 fn section_name(id: u32) -> &'static str {
