@@ -840,6 +840,24 @@ fn bad_input_gives_one_line_errors() {
     run_err(&["fof", &input, "--b", "0.2", "--eta", "0.2"], "not both");
     run_err(&["fof", &ragged], "not a whole number");
     run_err(&["verify", "--kind", "particles", &input, &ragged], "bytes");
+    // The library's linking-length check, before any pair search (which at
+    // b above half the box once ran out of memory).
+    for flags in [["--b", "6", "--box", "10"], ["--b", "-1", "--box", "0"]] {
+        let mut args = vec!["verify", "--kind", "particles", &input, &input];
+        args.extend(flags);
+        run_err(
+            &args,
+            if flags[1] == "6" {
+                "half the periodic box"
+            } else {
+                "--b"
+            },
+        );
+    }
+    run_err(
+        &["fof", &input, "--b", "6", "--box", "10"],
+        "half the periodic box",
+    );
     run_err(
         &["verify", "--kind", "field2d", &input, &fz],
         "does not match",
