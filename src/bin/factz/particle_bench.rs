@@ -182,85 +182,15 @@ fn raw_bytes(pos: &[f32]) -> Vec<u8> {
 }
 
 pub fn bench(a: &Args) -> CliResult<u8> {
-    a.refuse(&FIELD_ONLY, "--kind field2d")?;
-    a.refuse(&["seed"], "--kind field2d (the synthetic field)")?;
-    let rels = match a.value("rel") {
-        None => vec![1e-3, 1e-4, 1e-5, 1e-6],
-        Some(s) => args::parse_list(s, |x| {
-            x.parse::<f64>().ok().filter(|t| t.is_finite() && *t > 0.0)
-        })
-        .ok_or_else(|| {
-            a.usage_err(format!(
-                "bad --rel '{s}': expected positive numbers separated by commas"
-            ))
-        })?,
-    };
-    let bases: Vec<Base> = match a.value("base") {
-        None => BASES.into_iter().filter(|b| b.available()).collect(),
-        Some(s) => args::parse_list(s, parse_base).ok_or_else(|| {
-            a.usage_err(format!(
-                "bad --base '{s}': expected a comma-separated list of {}",
-                BASES.map(Base::name).join(", ")
-            ))
-        })?,
-    };
-    if let Some(b) = bases.iter().find(|b| !b.available()) {
-        return Err(CliError::fail(format!(
-            "bench: base compressor {} is not compiled in (rebuild with `--features {}`)",
-            b.name(),
-            b.name()
-        )));
-    }
-    let coders = match a.value("coder") {
-        None => vec![Coder::Rans],
-        Some(s) => args::parse_list(s, Coder::parse).ok_or_else(|| {
-            a.usage_err(format!(
-                "bad --coder '{s}': expected huffman, rans or huffman,rans"
-            ))
-        })?,
-    };
-    let zstd_level = a.int_in("zstd", 0, 22)?.unwrap_or(0) as i32;
-    let repeat = a.int_in("repeat", 1, 1000)?.unwrap_or(1) as usize;
-    let min = min_members(a)?;
-    let methods = match a.value("method") {
-        None => vec![correct::Method::Auto],
-        Some(s) => args::parse_list(s, correct::Method::parse).ok_or_else(|| {
-            a.usage_err(format!(
-                "bad --method '{s}': expected a comma-separated list of auto, correct, safe"
-            ))
-        })?,
-    };
-    let mut correction = correct::Options::default();
-    if let Some(m) = a.int_in("edit-bits", 2, 24)? {
-        correction.edit_bits = m as u32;
-    }
-    if let Some(k) = a.int_in("max-iters", 0, u32::MAX as u64)? {
-        correction.max_iters = k as u32;
-    }
-    // Checked now, on every other setting, so a bad combination fails before the work.
-    a.count()?;
-    a.layout()?;
-    a.period()?;
-    a.linking()?;
-    if let Some(t) = a.int_in("threads", 1, 4096)? {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t as usize)
-            .build_global()
-            .map_err(|e| CliError::fail(format!("bench: cannot start {t} threads: {e}")))?;
-    }
-    let threads = rayon::current_num_threads();
-    if a.positionals.is_empty() {
-        return Err(a.usage_err(
-            "--kind particles needs input files (raw float32 positions, e.g. from `factz synth --kind particles`)",
-        ));
-    }
-
+    let plan = Plan::from_args(a)?;
     let progress = Progress::for_input(u64::MAX);
     let mut preamble = String::new();
     let _ = writeln!(
         preamble,
-        "factz {} bench --kind particles: {threads} threads (rayon), best of {repeat}, MB = 1e6 bytes of f32 input",
-        env!("CARGO_PKG_VERSION")
+        "factz {} bench --kind particles: {} threads (rayon), best of {}, MB = 1e6 bytes of f32 input",
+        env!("CARGO_PKG_VERSION"),
+        plan.threads,
+        plan.repeat
     );
     let mut rows: Vec<Row> = Vec::new();
     let mut inputs_json = Vec::new();
@@ -270,137 +200,152 @@ pub fn bench(a: &Args) -> CliResult<u8> {
         }
         progress.phase(&format!("reading {path}"));
         let inp = load(a, path)?;
-        let n = inp.n();
         progress.phase(&format!("{}: friends-of-friends of the original", inp.name));
-        let links = fof::links(&inp.pos, inp.space(), inp.b)?;
-        let labels = fof::group_labels(n, &links);
-        let groups = labels
-            .iter()
-            .enumerate()
-            .filter(|(k, &l)| l as usize == *k)
-            .count();
-        let halos = fof::halos(&labels, min)?;
-        let largest = halos.first().map_or(0, |h| h.members.len());
-        let _ = writeln!(
-            preamble,
-            "input {}: {n} particles, b {} ({}), {} ({}); {} links, {groups} FoF groups, {} halos >= {min} (largest {largest})",
-            inp.name,
-            short(inp.b),
-            inp.b_from,
-            space_text(inp.period),
-            inp.period_from,
-            links.len(),
-            halos.len(),
-        );
-        inputs_json.push(
-            Obj::new()
-                .put("name", inp.name.as_str())
-                .put("particles", n)
-                .put("linking_length", inp.b)
-                .put("period", inp.period)
-                .put("links", links.len())
-                .put("groups", groups)
-                .put("min_members", min)
-                .put("halos", halos.len())
-                .put("largest_halo", largest)
-                .build(),
-        );
-        drop((links, labels, halos));
+        let (line, json) = describe(&inp, plan.min)?;
+        preamble.push_str(&line);
+        inputs_json.push(json);
+        rows.extend(plan.run(&inp, &progress, &mut preamble)?);
+    }
+    progress.done();
+    if a.has("json") {
+        fileio::print_stdout(&plan.json(inputs_json, &rows))?;
+    } else {
+        fileio::print_stdout(&plan.text(preamble, &rows))?;
+    }
+    Ok(0)
+}
 
+/// What `bench --kind particles` runs: read from the flags, every one checked
+/// before any work.
+struct Plan {
+    rels: Vec<f64>,
+    bases: Vec<Base>,
+    coders: Vec<Coder>,
+    methods: Vec<correct::Method>,
+    correction: correct::Options,
+    zstd_level: i32,
+    repeat: usize,
+    min: usize,
+    threads: usize,
+}
+
+impl Plan {
+    fn from_args(a: &Args) -> CliResult<Plan> {
+        a.refuse(&FIELD_ONLY, "--kind field2d")?;
+        a.refuse(&["seed"], "--kind field2d (the synthetic field)")?;
+        let rels = match a.value("rel") {
+            None => vec![1e-3, 1e-4, 1e-5, 1e-6],
+            Some(s) => args::parse_list(s, |x| {
+                x.parse::<f64>().ok().filter(|t| t.is_finite() && *t > 0.0)
+            })
+            .ok_or_else(|| {
+                a.usage_err(format!(
+                    "bad --rel '{s}': expected positive numbers separated by commas"
+                ))
+            })?,
+        };
+        let bases: Vec<Base> = match a.value("base") {
+            None => BASES.into_iter().filter(|b| b.available()).collect(),
+            Some(s) => args::parse_list(s, parse_base).ok_or_else(|| {
+                a.usage_err(format!(
+                    "bad --base '{s}': expected a comma-separated list of {}",
+                    BASES.map(Base::name).join(", ")
+                ))
+            })?,
+        };
+        if let Some(b) = bases.iter().find(|b| !b.available()) {
+            return Err(CliError::fail(format!(
+                "bench: base compressor {} is not compiled in (rebuild with `--features {}`)",
+                b.name(),
+                b.name()
+            )));
+        }
+        let coders = match a.value("coder") {
+            None => vec![Coder::Rans],
+            Some(s) => args::parse_list(s, Coder::parse).ok_or_else(|| {
+                a.usage_err(format!(
+                    "bad --coder '{s}': expected huffman, rans or huffman,rans"
+                ))
+            })?,
+        };
+        let zstd_level = a.int_in("zstd", 0, 22)?.unwrap_or(0) as i32;
+        let repeat = a.int_in("repeat", 1, 1000)?.unwrap_or(1) as usize;
+        let min = min_members(a)?;
+        let methods = match a.value("method") {
+            None => vec![correct::Method::Auto],
+            Some(s) => args::parse_list(s, correct::Method::parse).ok_or_else(|| {
+                a.usage_err(format!(
+                    "bad --method '{s}': expected a comma-separated list of auto, correct, safe"
+                ))
+            })?,
+        };
+        let mut correction = correct::Options::default();
+        if let Some(m) = a.int_in("edit-bits", 2, 24)? {
+            correction.edit_bits = m as u32;
+        }
+        if let Some(k) = a.int_in("max-iters", 0, u32::MAX as u64)? {
+            correction.max_iters = k as u32;
+        }
+        // Checked now, on every other setting, so a bad combination fails before the work.
+        a.count()?;
+        a.layout()?;
+        a.period()?;
+        a.linking()?;
+        if let Some(t) = a.int_in("threads", 1, 4096)? {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(t as usize)
+                .build_global()
+                .map_err(|e| CliError::fail(format!("bench: cannot start {t} threads: {e}")))?;
+        }
+        if a.positionals.is_empty() {
+            return Err(a.usage_err(
+                "--kind particles needs input files (raw float32 positions, e.g. from `factz synth --kind particles`)",
+            ));
+        }
+        Ok(Plan {
+            rels,
+            bases,
+            coders,
+            methods,
+            correction,
+            zstd_level,
+            repeat,
+            min,
+            threads: rayon::current_num_threads(),
+        })
+    }
+
+    /// Every row of one input: per bound, each base alone, factz on it (per
+    /// coder and method), zstd; then each base at its loosest link-keeping
+    /// bound (a base that has none gets a line in `notes`).
+    fn run(&self, inp: &Input, progress: &Progress, notes: &mut String) -> CliResult<Vec<Row>> {
+        let (repeat, min, coders) = (self.repeat, self.min, &self.coders);
+        let mut rows = Vec::new();
         progress.phase(&format!("{}: zstd baseline", inp.name));
         let (zbytes, ztc, ztd) = zstd_baseline(&raw_bytes(&inp.pos), repeat)?;
-        for &rel in &rels {
+        for &rel in &self.rels {
             let abs = particles::absolute_bound(&inp.pos, Bound::Rel(rel));
-            for &base in &bases {
+            for &base in &self.bases {
                 progress.phase(&format!("{}: rel {rel:e}, {} alone", inp.name, base.name()));
                 let al = particle_baselines::alone(&inp.pos, base, abs, coders[0], repeat)?;
                 let base_s = al.compress.as_secs_f64();
-                rows.push(alone_row(
-                    &inp,
-                    rel,
-                    abs,
-                    format!("{} alone", base.name()),
-                    al,
-                    min,
-                )?);
+                let what = format!("{} alone", base.name());
+                rows.push(alone_row(inp, rel, abs, what, al, min)?);
                 for (&coder, &how) in coders
                     .iter()
-                    .flat_map(|c| methods.iter().map(move |m| (c, m)))
+                    .flat_map(|c| self.methods.iter().map(move |m| (c, m)))
                 {
-                    let what = format!(
-                        "{}: rel {rel:e}, {}, {}, {}",
-                        inp.name,
-                        base.name(),
-                        coder.name(),
-                        how.name()
-                    );
-                    let cfg = ParticleConfig {
-                        bound: Bound::Abs(abs),
-                        linking: Linking::Length(inp.b),
-                        period: inp.period,
-                        base,
-                        coder,
-                        zstd_level,
-                        chunk_of_larger: false,
-                        verify: false,
-                        layout: Layout::Aos,
-                        correction: correct::Options {
-                            method: how,
-                            ..correction
-                        },
-                    };
-                    progress.phase(&format!("{what}: compressing"));
-                    let (tc, c) = best_of(repeat, || {
-                        particles::compress(&inp.pos, &cfg)
-                            .map_err(|e| CliError::fail(format!("bench: compress: {e}")))
-                    })?;
-                    progress.phase(&format!("{what}: decompressing"));
-                    let (td, d) = best_of(repeat, || {
-                        particles::decompress(&c.bytes)
-                            .map_err(|e| CliError::fail(format!("bench: decompress: {e}")))
-                    })?;
-                    progress.phase(&format!("{what}: checking links"));
-                    let m = particles::metrics::compare(
-                        &inp.pos,
-                        &d.pos,
-                        inp.space(),
-                        inp.b,
-                        abs,
-                        min,
-                    )?;
-                    let r = c.report;
-                    let mut method = format!("factz+{}", base.name());
-                    if coders.len() > 1 {
-                        method += &format!("/{}", coder.name());
-                    }
-                    if how != correct::Method::Auto {
-                        method += &format!("/{}", how.name());
-                    } else if let Some(m) = r.method {
-                        method += &format!(" (auto: {})", m.name());
-                    }
+                    let row = self.factz_row(inp, progress, (rel, abs), (base, coder, how))?;
+                    let x_base = row.compress.as_secs_f64() / base_s.max(1e-9);
                     rows.push(Row {
-                        input: inp.name.clone(),
-                        n,
-                        rel,
-                        abs,
-                        method,
-                        base: Some(r.source.name()),
-                        coder: Some(coder.name()),
-                        stats: Some(r.correction),
-                        exact_particles: Some(r.exact_particles),
-                        lossless_fallback: r.lossless_fallback,
-                        base_bytes: Some(r.base_bytes),
-                        bytes: c.bytes.len(),
-                        compress: tc,
-                        decompress: td,
-                        x_base: Some(tc.as_secs_f64() / base_s.max(1e-9)),
-                        metrics: Some(m),
+                        x_base: Some(x_base),
+                        ..row
                     });
                 }
             }
             rows.push(Row {
                 input: inp.name.clone(),
-                n,
+                n: inp.n(),
                 rel,
                 abs,
                 method: "zstd-3".into(),
@@ -418,8 +363,8 @@ pub fn bench(a: &Args) -> CliResult<u8> {
             });
         }
         // What a user of each base gets today: its loosest link-keeping bound.
-        let loosest_rel = rels.iter().copied().fold(0.0, f64::max);
-        for &base in &bases {
+        let loosest_rel = self.rels.iter().copied().fold(0.0, f64::max);
+        for &base in &self.bases {
             let found = particle_baselines::loosest(
                 &inp.pos,
                 inp.space(),
@@ -438,11 +383,11 @@ pub fn bench(a: &Args) -> CliResult<u8> {
             match found {
                 Some(l) => {
                     let what = format!("{} alone, loosest ({} tried)", base.name(), l.probes);
-                    rows.push(alone_row(&inp, l.rel, l.abs, what, l.alone, min)?);
+                    rows.push(alone_row(inp, l.rel, l.abs, what, l.alone, min)?);
                 }
                 None => {
                     let _ = writeln!(
-                        preamble,
+                        notes,
                         "{}: {} alone changes links at every bound down to rel 1e-10",
                         inp.name,
                         base.name()
@@ -450,60 +395,170 @@ pub fn bench(a: &Args) -> CliResult<u8> {
                 }
             }
         }
+        Ok(rows)
     }
-    progress.done();
-    let factz_kept_all = rows
-        .iter()
-        .filter(|r| r.stats.is_some())
-        .all(|r| r.broken() + r.false_links() == 0);
 
-    if a.has("json") {
+    /// factz on one base, coder and method at one bound: compressed,
+    /// decompressed and checked by the full FoF count (x base left to the caller).
+    fn factz_row(
+        &self,
+        inp: &Input,
+        progress: &Progress,
+        (rel, abs): (f64, f64),
+        (base, coder, how): (Base, Coder, correct::Method),
+    ) -> CliResult<Row> {
+        let what = format!(
+            "{}: rel {rel:e}, {}, {}, {}",
+            inp.name,
+            base.name(),
+            coder.name(),
+            how.name()
+        );
+        let cfg = ParticleConfig {
+            bound: Bound::Abs(abs),
+            linking: Linking::Length(inp.b),
+            period: inp.period,
+            base,
+            coder,
+            zstd_level: self.zstd_level,
+            chunk_of_larger: false,
+            verify: false,
+            layout: Layout::Aos,
+            correction: correct::Options {
+                method: how,
+                ..self.correction
+            },
+        };
+        progress.phase(&format!("{what}: compressing"));
+        let (tc, c) = best_of(self.repeat, || {
+            particles::compress(&inp.pos, &cfg)
+                .map_err(|e| CliError::fail(format!("bench: compress: {e}")))
+        })?;
+        progress.phase(&format!("{what}: decompressing"));
+        let (td, d) = best_of(self.repeat, || {
+            particles::decompress(&c.bytes)
+                .map_err(|e| CliError::fail(format!("bench: decompress: {e}")))
+        })?;
+        progress.phase(&format!("{what}: checking links"));
+        let m = particles::metrics::compare(&inp.pos, &d.pos, inp.space(), inp.b, abs, self.min)?;
+        let r = c.report;
+        let mut method = format!("factz+{}", base.name());
+        if self.coders.len() > 1 {
+            method += &format!("/{}", coder.name());
+        }
+        if how != correct::Method::Auto {
+            method += &format!("/{}", how.name());
+        } else if let Some(m) = r.method {
+            method += &format!(" (auto: {})", m.name());
+        }
+        Ok(Row {
+            input: inp.name.clone(),
+            n: inp.n(),
+            rel,
+            abs,
+            method,
+            base: Some(r.source.name()),
+            coder: Some(coder.name()),
+            stats: Some(r.correction),
+            exact_particles: Some(r.exact_particles),
+            lossless_fallback: r.lossless_fallback,
+            base_bytes: Some(r.base_bytes),
+            bytes: c.bytes.len(),
+            compress: tc,
+            decompress: td,
+            x_base: None,
+            metrics: Some(m),
+        })
+    }
+
+    fn json(&self, inputs: Vec<Json>, rows: &[Row]) -> String {
         let results: Vec<Json> = rows.iter().map(row_json).collect();
-        let j = Obj::new()
+        Obj::new()
             .put("version", env!("CARGO_PKG_VERSION"))
             .put("kind", "particles")
-            .put("threads", threads)
-            .put("repeat", repeat)
-            .put("zstd_level", zstd_level)
-            .put("edit_bits", correction.edit_bits)
-            .put("max_iters", correction.max_iters)
+            .put("threads", self.threads)
+            .put("repeat", self.repeat)
+            .put("zstd_level", self.zstd_level)
+            .put("edit_bits", self.correction.edit_bits)
+            .put("max_iters", self.correction.max_iters)
             .put("sz3", cfg!(feature = "sz3"))
-            .put("inputs", Json::Arr(inputs_json))
-            .put("results", Json::Arr(results));
-        fileio::print_stdout(&j.build().pretty())?;
-        return Ok(0);
+            .put("inputs", Json::Arr(inputs))
+            .put("results", Json::Arr(results))
+            .build()
+            .pretty()
     }
 
-    let mut s = preamble;
-    for (b, on) in [
-        ("sz3", cfg!(feature = "sz3")),
-        ("zfp", cfg!(feature = "zfp")),
-    ] {
-        if !on {
-            let _ = writeln!(
-                s,
-                "{} baseline: not built (rebuild with `--features {b}`)",
-                b.to_uppercase()
-            );
+    fn text(&self, preamble: String, rows: &[Row]) -> String {
+        let mut s = preamble;
+        for (b, on) in [
+            ("sz3", cfg!(feature = "sz3")),
+            ("zfp", cfg!(feature = "zfp")),
+        ] {
+            if !on {
+                let _ = writeln!(
+                    s,
+                    "{} baseline: not built (rebuild with `--features {b}`)",
+                    b.to_uppercase()
+                );
+            }
         }
+        s.push('\n');
+        s.push_str(&table(rows));
+        s.push('\n');
+        s.push_str(
+            "vuln: vulnerable pairs; viol: pairs whose link the base output changed (for a base \
+             alone: links broken + made); after: still violated after optimisation and edit \
+             quantization; fallback: particles then stored exactly; times in seconds (other: base \
+             compressor, coding); x base: compress time over the base alone's at that bound; ratio \
+             base: 12N / base bytes; overhead: ratio lost to the correction. \"alone, loosest\": the \
+             loosest bound (rel column) at which that base alone changes no link, found by decades \
+             then bisection from the loosest requested bound and checked by the full FoF count\n",
+        );
+        let factz_kept_all = rows
+            .iter()
+            .filter(|r| r.stats.is_some())
+            .all(|r| r.broken() + r.false_links() == 0);
+        if !factz_kept_all {
+            s.push_str("WARNING: a factz row changed links (see broken / false): a library bug\n");
+        }
+        s
     }
-    s.push('\n');
-    s.push_str(&table(&rows));
-    s.push('\n');
-    s.push_str(
-        "vuln: vulnerable pairs; viol: pairs whose link the base output changed (for a base \
-         alone: links broken + made); after: still violated after optimisation and edit \
-         quantization; fallback: particles then stored exactly; times in seconds (other: base \
-         compressor, coding); x base: compress time over the base alone's at that bound; ratio \
-         base: 12N / base bytes; overhead: ratio lost to the correction. \"alone, loosest\": the \
-         loosest bound (rel column) at which that base alone changes no link, found by decades \
-         then bisection from the loosest requested bound and checked by the full FoF count\n",
+}
+
+/// The preamble line and JSON of an input: its FoF groups and halos.
+fn describe(inp: &Input, min: usize) -> CliResult<(String, Json)> {
+    let n = inp.n();
+    let links = fof::links(&inp.pos, inp.space(), inp.b)?;
+    let labels = fof::group_labels(n, &links);
+    let groups = labels
+        .iter()
+        .enumerate()
+        .filter(|(k, &l)| l as usize == *k)
+        .count();
+    let halos = fof::halos(&labels, min)?;
+    let largest = halos.first().map_or(0, |h| h.members.len());
+    let line = format!(
+        "input {}: {n} particles, b {} ({}), {} ({}); {} links, {groups} FoF groups, {} halos >= {min} (largest {largest})\n",
+        inp.name,
+        short(inp.b),
+        inp.b_from,
+        space_text(inp.period),
+        inp.period_from,
+        links.len(),
+        halos.len(),
     );
-    if !factz_kept_all {
-        s.push_str("WARNING: a factz row changed links (see broken / false): a library bug\n");
-    }
-    fileio::print_stdout(&s)?;
-    Ok(0)
+    let json = Obj::new()
+        .put("name", inp.name.as_str())
+        .put("particles", n)
+        .put("linking_length", inp.b)
+        .put("period", inp.period)
+        .put("links", links.len())
+        .put("groups", groups)
+        .put("min_members", min)
+        .put("halos", halos.len())
+        .put("largest_halo", largest)
+        .build();
+    Ok((line, json))
 }
 
 fn row_json(r: &Row) -> Json {
