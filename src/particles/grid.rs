@@ -241,12 +241,16 @@ impl Grid {
         sink: impl Fn() -> S + Sync,
         visit: impl Fn(&mut S, u32, u32, f64) + Sync,
     ) -> Vec<S> {
+        self.check_sorted(sorted);
+        self.fold_via(sorted, space, min2, sink, visit, true)
+    }
+
+    fn check_sorted(&self, sorted: &[f32]) {
         debug_assert_eq!(
             sorted.len(),
             3 * self.order.len(),
             "positions in grid order"
         );
-        self.fold_via(sorted, space, min2, sink, visit, true)
     }
 
     /// AoS positions in grid order ([`gather`] into [`Grid::order`]).
@@ -302,11 +306,7 @@ impl Grid {
         sink: impl Fn() -> S + Sync,
         visit: impl Fn(&mut S, &Row) + Sync,
     ) -> Vec<S> {
-        debug_assert_eq!(
-            sorted.len(),
-            3 * self.order.len(),
-            "positions in grid order"
-        );
+        self.check_sorted(sorted);
         self.rows_via(sorted, space, min2, sink, visit, true)
     }
 

@@ -200,6 +200,21 @@ impl Args {
     }
 
     /// An unsigned integer flag in `lo..=hi`, if given.
+    /// `--rel LIST`: positive finite numbers separated by commas, else `default`.
+    pub fn rels(&self, default: &[f64]) -> CliResult<Vec<f64>> {
+        match self.value("rel") {
+            None => Ok(default.to_vec()),
+            Some(s) => parse_list(s, |x| {
+                x.parse::<f64>().ok().filter(|t| t.is_finite() && *t > 0.0)
+            })
+            .ok_or_else(|| {
+                self.usage_err(format!(
+                    "bad --rel '{s}': expected positive numbers separated by commas"
+                ))
+            }),
+        }
+    }
+
     pub fn int_in(&self, name: &str, lo: u64, hi: u64) -> CliResult<Option<u64>> {
         let Some(s) = self.value(name) else {
             return Ok(None);

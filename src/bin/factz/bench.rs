@@ -227,17 +227,7 @@ pub fn bench(argv: Vec<OsString>) -> CliResult<u8> {
     a.refuse(&PARTICLE_ONLY, "--kind particles")?;
     let shape = a.shape()?;
     let layout = a.layout()?;
-    let rels = match a.value("rel") {
-        None => vec![1e-2, 1e-3, 1e-4],
-        Some(s) => args::parse_list(s, |x| {
-            x.parse::<f64>().ok().filter(|t| t.is_finite() && *t > 0.0)
-        })
-        .ok_or_else(|| {
-            a.usage_err(format!(
-                "bad --rel '{s}': expected positive numbers separated by commas"
-            ))
-        })?,
-    };
+    let rels = a.rels(&[1e-2, 1e-3, 1e-4])?;
     let modes = match a.value("mode") {
         None => vec![Mode::Blockwise, Mode::Speculative],
         Some(s) => args::parse_list(s, args::parse_mode)

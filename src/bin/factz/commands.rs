@@ -208,11 +208,7 @@ pub fn verify(argv: Vec<OsString>) -> CliResult<u8> {
     progress.phase("comparing");
     let report = inputs.compare(bound_flag);
     progress.done();
-    if a.has("json") {
-        fileio::print_stdout(&report.json().build().pretty())?;
-    } else {
-        fileio::print_stdout(&report.text())?;
-    }
+    fileio::print_report(a.has("json"), || report.json(), || report.text())?;
     report.outcome()
 }
 

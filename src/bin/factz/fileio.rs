@@ -1,6 +1,7 @@
 //! Reading and writing raw float32 fields and streams (`-` = stdin/stdout), and the
 //! progress display for long work.
 
+use crate::json::Obj;
 use crate::{CliError, CliResult};
 use factz::field::{deinterleave, Layout};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -131,6 +132,19 @@ pub fn stdout_error(e: io::Error) -> CliError {
 }
 
 /// Print text on stdout.
+/// A report as `--json` asks: pretty JSON, else the text.
+pub fn print_report(
+    json: bool,
+    as_json: impl FnOnce() -> Obj,
+    as_text: impl FnOnce() -> String,
+) -> CliResult<()> {
+    if json {
+        print_stdout(&as_json().build().pretty())
+    } else {
+        print_stdout(&as_text())
+    }
+}
+
 pub fn print_stdout(text: &str) -> CliResult<()> {
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())

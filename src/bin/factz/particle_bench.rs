@@ -233,17 +233,7 @@ impl Plan {
     fn from_args(a: &Args) -> CliResult<Plan> {
         a.refuse(&FIELD_ONLY, "--kind field2d")?;
         a.refuse(&["seed"], "--kind field2d (the synthetic field)")?;
-        let rels = match a.value("rel") {
-            None => vec![1e-3, 1e-4, 1e-5, 1e-6],
-            Some(s) => args::parse_list(s, |x| {
-                x.parse::<f64>().ok().filter(|t| t.is_finite() && *t > 0.0)
-            })
-            .ok_or_else(|| {
-                a.usage_err(format!(
-                    "bad --rel '{s}': expected positive numbers separated by commas"
-                ))
-            })?,
-        };
+        let rels = a.rels(&[1e-3, 1e-4, 1e-5, 1e-6])?;
         let bases: Vec<Base> = match a.value("base") {
             None => BASES.into_iter().filter(|b| b.available()).collect(),
             Some(s) => args::parse_list(s, parse_base).ok_or_else(|| {

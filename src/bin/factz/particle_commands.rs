@@ -248,11 +248,7 @@ pub fn verify(
     progress.phase("comparing links and halos");
     let report = inputs.compare(flags, min_members)?;
     progress.done();
-    if a.has("json") {
-        fileio::print_stdout(&report.json().build().pretty())?;
-    } else {
-        fileio::print_stdout(&report.text())?;
-    }
+    fileio::print_report(a.has("json"), || report.json(), || report.text())?;
     report.outcome()
 }
 
