@@ -17,10 +17,6 @@ typedef unsigned long long fzf_u64;
 // Threads per block of factz_f_range (its shared arrays hold a block).
 #define FZF_BLOCK 256
 
-__device__ __forceinline__ bool fzf_finite(float x) {
-    return (__float_as_uint(x) & 0x7f800000u) != 0x7f800000u;
-}
-
 // part[2 b] = min, part[2 b + 1] = max of block b's finite values (grid-stride
 // over vertices, both components); +inf / -inf where it has none. blockDim
 // must be FZF_BLOCK.
@@ -30,11 +26,11 @@ extern "C" __global__ void factz_f_range(const float* u, const float* v, fzf_u64
     for (fzf_u64 k = (fzf_u64)blockIdx.x * blockDim.x + threadIdx.x; k < n;
          k += (fzf_u64)gridDim.x * blockDim.x) {
         float a = u[k], b = v[k];
-        if (fzf_finite(a)) {
+        if (fzk_finite32(a)) {
             l = a < l ? a : l;
             h = a > h ? a : h;
         }
-        if (fzf_finite(b)) {
+        if (fzk_finite32(b)) {
             l = b < l ? b : l;
             h = b > h ? b : h;
         }

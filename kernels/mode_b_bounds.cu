@@ -16,36 +16,19 @@
 // any blockDim.y works (each thread walks the tile's rows with stride
 // blockDim.y); 32x8 is the intended shape.
 
-#define FZ_TILE 32
+// FZK_TILE, FZK_NUM_IDS, FZK_EXACT and the tile cost model (FZK_CODED_BITS,
+// FZK_EXACT_BITS) come from Rust through the prelude (src/kernels.rs).
+
 // Quads whose triangles touch the tile's vertices: local -1 .. 31 each way.
-#define FZ_QUADS (FZ_TILE + 1)
+#define FZ_QUADS (FZK_TILE + 1)
 // Vertices of those quads: the tile plus a one-vertex halo on every side. A
 // vertex's bound depends only on its six incident triangles, whose vertices
 // are at most one step away, so a one-vertex halo suffices here.
-#define FZ_PATCH (FZ_TILE + 2)
-#define FZ_NUM_IDS 24
-#define FZ_EXACT 255
-#define FZ_FULL_WARP 0xffffffffu
-// Tile cost model of blockwise.rs (CODED_BITS, EXACT_BITS).
-#define FZ_CODED_BITS 2ull
-#define FZ_EXACT_BITS 64ull
+#define FZ_PATCH (FZK_TILE + 2)
 
 // ------------------------------------------------------------ bit helpers
 
-__device__ __forceinline__ unsigned long long fz_bits(double x) {
-    return (unsigned long long)__double_as_longlong(x);
-}
-__device__ __forceinline__ double fz_from_bits(unsigned long long b) {
-    return __longlong_as_double((long long)b);
-}
-__device__ __forceinline__ double fz_inf() { return fz_from_bits(0x7ff0000000000000ull); }
-// f32::is_finite / f64::is_finite from the exponent bits (no math library).
-__device__ __forceinline__ bool fz_finite32(float x) {
-    return (__float_as_uint(x) & 0x7f800000u) != 0x7f800000u;
-}
-__device__ __forceinline__ bool fz_finite64(double x) {
-    return (fz_bits(x) & 0x7ff0000000000000ull) != 0x7ff0000000000000ull;
-}
+__device__ __forceinline__ double fz_inf() { return fzk_from_bits(0x7ff0000000000000ull); }
 // Rust's f64::min / f64::max: a NaN operand yields the other operand.
 __device__ __forceinline__ double fz_min(double a, double b) {
     if (a != a) return b;
@@ -58,55 +41,9 @@ __device__ __forceinline__ double fz_max(double a, double b) {
     return a > b ? a : b;
 }
 
-// f64::EPSILON, and safe_bound.rs's MARGIN = 1 - 1e-6 as its exact f64 value.
-#define FZ_EPS 0x1p-52
+// safe_bound.rs's MARGIN = 1 - 1e-6 as its exact f64 value (that constant is
+// private to safe_bound.rs, so it is still typed here).
 #define FZ_MARGIN 0x1.ffffde7210be9p-1
-
-// ------------------------------------------------------------ exact.rs
-
-// two_sum: s + err == a + b exactly.
-__device__ __forceinline__ double fz_two_sum(double a, double b, double* err) {
-    double s = a + b;
-    double bb = s - a;
-    *err = (a - (s - bb)) + (b - bb);
-    return s;
-}
-
-// exact_sign: grow a nonoverlapping expansion; its last component has the sign.
-// n <= 6 here (m_is_zero), and an expansion never exceeds the term count.
-__device__ int fz_exact_sign(const double* terms, int n) {
-    double e[8];
-    int ne = 0;
-    for (int t = 0; t < n; t++) {
-        double q = terms[t];
-        double next[8];
-        int nn = 0;
-        for (int c = 0; c < ne; c++) {
-            double err;
-            q = fz_two_sum(q, e[c], &err);
-            if (err != 0.0) next[nn++] = err;
-        }
-        if (q != 0.0) next[nn++] = q;
-        for (int c = 0; c < nn; c++) e[c] = next[c];
-        ne = nn;
-    }
-    if (ne == 0) return 0;
-    return e[ne - 1] > 0.0 ? 1 : (e[ne - 1] < 0.0 ? -1 : 0);
-}
-
-// sign_of_sum: a float filter, the exact expansion where it cannot decide.
-__device__ int fz_sign_of_sum(const double* terms, int n) {
-    double s = 0.0, a = 0.0;
-    for (int t = 0; t < n; t++) {
-        s += terms[t];
-        a += fabs(terms[t]);
-    }
-    double bound = (double)n * 4.0 * FZ_EPS * a;
-    if (s > bound && s > 1e-300) return 1;
-    if (s < -bound && s < -1e-300) return -1;
-    if (a == 0.0) return 0;
-    return fz_exact_sign(terms, n);
-}
 
 // ------------------------------------------------------------ safe_bound.rs
 
@@ -120,7 +57,7 @@ __device__ double fz_det_bound(double t1, double t2) {
         else
             neg -= ts[k];
     }
-    double lower = fabs(t1 - t2) * (1.0 - FZ_EPS);
+    double lower = fabs(t1 - t2) * (1.0 - FZK_EPS);
     double root = sqrt(pos) + sqrt(neg);
     return lower / (root * root) * FZ_MARGIN;
 }
@@ -129,22 +66,14 @@ __device__ double fz_det_bound(double t1, double t2) {
 // degenerate one, else the safe relative bound of the best opposite pair.
 // pu/pv hold the triangle's vertices in T0/T1 order.
 __device__ double fz_triangle_constraint(const float* pu, const float* pv) {
-    // m_products: m_k = u_a v_b - u_b v_a over (a, b) = (1,2), (2,0), (0,1).
-    const int pa[3] = {1, 2, 0}, pb[3] = {2, 0, 1};
+    // m_products, orientation_of, m_is_zero (common.cuh).
     double t1[3], t2[3], d[3];
-    for (int k = 0; k < 3; k++) {
-        t1[k] = (double)pu[pa[k]] * (double)pv[pb[k]];
-        t2[k] = (double)pu[pb[k]] * (double)pv[pa[k]];
-        d[k] = t1[k] - t2[k];
-    }
-    // orientation_of
-    if (!fz_finite64(d[0] + d[1] + d[2])) return fz_inf();
-    bool pos = (d[0] > 0.0) | (d[1] > 0.0) | (d[2] > 0.0);
-    bool neg = (d[0] < 0.0) | (d[1] < 0.0) | (d[2] < 0.0);
-    if (pos != neg) return -1.0;  // holds a critical point
-    // m_is_zero
-    double terms[6] = {t1[0], -t2[0], t1[1], -t2[1], t1[2], -t2[2]};
-    if (fz_sign_of_sum(terms, 6) == 0) return -1.0;  // degenerate
+    fzk_m_products(pu, pv, t1, t2);
+    for (int k = 0; k < 3; k++) d[k] = t1[k] - t2[k];
+    int det = fzk_orientation_of(d);
+    if (det == 2) return fz_inf();              // not finite
+    if (det != 0) return -1.0;                  // holds a critical point
+    if (fzk_m_is_zero(t1, t2)) return -1.0;     // degenerate
     double eps[3];
     for (int k = 0; k < 3; k++) eps[k] = fz_det_bound(t1[k], t2[k]);
     const int qa[3] = {0, 0, 1}, qb[3] = {1, 2, 2};
@@ -157,33 +86,13 @@ __device__ double fz_triangle_constraint(const float* pu, const float* pv) {
     return best;
 }
 
-// ------------------------------------------------------------ quantize.rs
-
-// eb_of_id: xi * 2^-k, the power of two built exactly from its bits.
-__device__ __forceinline__ double fz_eb_of_id(double xi, int k) {
-    return xi * fz_from_bits((unsigned long long)(1023 - k) << 52);
-}
-
-// id_for_bound: the smallest id whose bound is <= e, or -1 (None).
-__device__ int fz_id_for_bound(double xi, double e) {
-    if (e >= xi) return 0;
-    if (e != e || e <= 0.0) return -1;
-    long long ratio_exp = (long long)(fz_bits(xi / e) >> 52) - 1023;
-    long long guess = ratio_exp - 1;
-    if (guess < 0) guess = 0;
-    if (guess > FZ_NUM_IDS) guess = FZ_NUM_IDS;
-    for (int k = (int)guess; k < FZ_NUM_IDS; k++)
-        if (fz_eb_of_id(xi, k) <= e) return k;
-    return -1;
-}
-
 // ------------------------------------------------------------ the tile pass
 
 struct FzBTile {
     float u[FZ_PATCH][FZ_PATCH];  // [local y + 1][local x + 1]
     float v[FZ_PATCH][FZ_PATCH];
     double eps[FZ_QUADS][FZ_QUADS][2];  // [quad y + 1][quad x + 1][T0/T1]
-    unsigned int hist[2][FZ_NUM_IDS];
+    unsigned int hist[2][FZK_NUM_IDS];
 };
 
 __device__ __forceinline__ int fz_thread_rank() { return threadIdx.y * blockDim.x + threadIdx.x; }
@@ -200,8 +109,8 @@ __device__ void fz_b_load_patch(FzBTile* sh, const float* u, const float* v, lon
         sh->u[py][px] = in ? u[j * nx + i] : 0.0f;
         sh->v[py][px] = in ? v[j * nx + i] : 0.0f;
     }
-    for (int k = fz_thread_rank(); k < 2 * FZ_NUM_IDS; k += fz_block_threads())
-        sh->hist[k / FZ_NUM_IDS][k % FZ_NUM_IDS] = 0;
+    for (int k = fz_thread_rank(); k < 2 * FZK_NUM_IDS; k += fz_block_threads())
+        sh->hist[k / FZK_NUM_IDS][k % FZK_NUM_IDS] = 0;
 }
 
 // Stage 2: triangle_bounds for every triangle touching the tile (tri_vertices).
@@ -226,15 +135,15 @@ __device__ void fz_b_triangle_bounds(FzBTile* sh, long long ny, long long nx, lo
 }
 
 // vertex_ids for one vertex (i, j) at patch position (x, y): writes its two ids
-// (FZ_EXACT = store exactly) and says whether the per-vertex rules force it.
+// (FZK_EXACT = store exactly) and says whether the per-vertex rules force it.
 __device__ bool fz_b_vertex(const FzBTile* sh, long long ny, long long nx, long long i,
                             long long j, int x, int y, double xi, int chunk_of_larger,
                             unsigned char* id) {
     float cu = sh->u[y][x], cv = sh->v[y][x];
-    id[0] = FZ_EXACT;
-    id[1] = FZ_EXACT;
+    id[0] = FZK_EXACT;
+    id[1] = FZK_EXACT;
     // forced_vertices: non-finite, zero vector, chunk perimeter.
-    bool forced = !fz_finite32(cu) || !fz_finite32(cv) || (cu == 0.0f && cv == 0.0f) ||
+    bool forced = !fzk_finite32(cu) || !fzk_finite32(cv) || (cu == 0.0f && cv == 0.0f) ||
                   (chunk_of_larger && (i == 0 || j == 0 || i == nx - 1 || j == ny - 1));
     if (forced) return true;
     // The minimum over the incident triangles (topology.rs `incident`); the
@@ -252,8 +161,8 @@ __device__ bool fz_b_vertex(const FzBTile* sh, long long ny, long long nx, long 
         e = fz_min(e, sh->eps[y][x][1]);
     }
     if (e < 0.0) return false;
-    int a = fz_id_for_bound(xi, fz_min(xi, e * fabs((double)cu)));
-    int b = fz_id_for_bound(xi, fz_min(xi, e * fabs((double)cv)));
+    int a = fzk_id_for_bound(xi, fz_min(xi, e * fabs((double)cu)));
+    int b = fzk_id_for_bound(xi, fz_min(xi, e * fabs((double)cv)));
     if (a >= 0 && b >= 0) {
         id[0] = (unsigned char)a;
         id[1] = (unsigned char)b;
@@ -263,21 +172,21 @@ __device__ bool fz_b_vertex(const FzBTile* sh, long long ny, long long nx, long 
 
 // Stage 3: every vertex of the tile: ids out, histogram in shared memory, and
 // one 32-bit word per tile row for each mask (bit x = vertex ti + x), built by
-// a warp ballot: forced (per-vertex rules) and exact (id FZ_EXACT).
+// a warp ballot: forced (per-vertex rules) and exact (id FZK_EXACT).
 // Mask word of row j and tile column t: j * tiles_x + t.
 __device__ void fz_b_vertices(FzBTile* sh, long long ny, long long nx, long long ti, long long tj,
                               double xi, int chunk_of_larger, unsigned char* vertex_ids,
                               unsigned int* forced_mask, unsigned int* exact_mask,
                               long long tiles_x) {
     int x = threadIdx.x;
-    for (int y = threadIdx.y; y < FZ_TILE; y += blockDim.y) {
+    for (int y = threadIdx.y; y < FZK_TILE; y += blockDim.y) {
         long long i = ti + x, j = tj + y;
         bool in = i < nx && j < ny;
         bool forced = false, exact = false;
         if (in) {
             unsigned char id[2];
             forced = fz_b_vertex(sh, ny, nx, i, j, x + 1, y + 1, xi, chunk_of_larger, id);
-            exact = id[0] == FZ_EXACT;
+            exact = id[0] == FZK_EXACT;
             vertex_ids[2 * (j * nx + i)] = id[0];
             vertex_ids[2 * (j * nx + i) + 1] = id[1];
             if (!exact) {
@@ -286,11 +195,11 @@ __device__ void fz_b_vertices(FzBTile* sh, long long ny, long long nx, long long
             }
         }
         // Every lane of the warp is here (the loop is uniform across a warp).
-        unsigned int forced_bits = __ballot_sync(FZ_FULL_WARP, forced);
-        unsigned int exact_bits = __ballot_sync(FZ_FULL_WARP, exact);
+        unsigned int forced_bits = __ballot_sync(FZK_FULL_WARP, forced);
+        unsigned int exact_bits = __ballot_sync(FZK_FULL_WARP, exact);
         if (x == 0 && j < ny) {
-            forced_mask[j * tiles_x + ti / FZ_TILE] = forced_bits;
-            exact_mask[j * tiles_x + ti / FZ_TILE] = exact_bits;
+            forced_mask[j * tiles_x + ti / FZK_TILE] = forced_bits;
+            exact_mask[j * tiles_x + ti / FZK_TILE] = exact_bits;
         }
     }
 }
@@ -298,14 +207,14 @@ __device__ void fz_b_vertices(FzBTile* sh, long long ny, long long nx, long long
 // tile_id: the id that minimises the tile's estimated size (first minimum).
 __device__ unsigned char fz_tile_id(const unsigned int* hist) {
     unsigned int total = 0;
-    for (int t = 0; t < FZ_NUM_IDS; t++) total += hist[t];
+    for (int t = 0; t < FZK_NUM_IDS; t++) total += hist[t];
     unsigned long long best_cost = ~0ull;
     unsigned char best = 0;
     unsigned int covered = 0;
-    for (int t = 0; t < FZ_NUM_IDS; t++) {
+    for (int t = 0; t < FZK_NUM_IDS; t++) {
         covered += hist[t];
-        unsigned long long cost = (unsigned long long)covered * ((unsigned long long)t + FZ_CODED_BITS) +
-                                  (unsigned long long)(total - covered) * FZ_EXACT_BITS;
+        unsigned long long cost = (unsigned long long)covered * ((unsigned long long)t + FZK_CODED_BITS) +
+                                  (unsigned long long)(total - covered) * FZK_EXACT_BITS;
         if (cost < best_cost) {
             best_cost = cost;
             best = (unsigned char)t;
@@ -323,9 +232,9 @@ factz_b_bound_ids(const float* __restrict__ u, const float* __restrict__ v, long
                   unsigned char* __restrict__ vertex_ids, unsigned char* __restrict__ tile_ids,
                   unsigned int* __restrict__ forced_mask, unsigned int* __restrict__ exact_mask) {
     __shared__ FzBTile sh;
-    long long tiles_x = (nx + FZ_TILE - 1) / FZ_TILE, tiles_y = (ny + FZ_TILE - 1) / FZ_TILE;
+    long long tiles_x = (nx + FZK_TILE - 1) / FZK_TILE, tiles_y = (ny + FZK_TILE - 1) / FZK_TILE;
     if ((long long)blockIdx.x >= tiles_x || (long long)blockIdx.y >= tiles_y) return;  // whole block
-    long long ti = (long long)blockIdx.x * FZ_TILE, tj = (long long)blockIdx.y * FZ_TILE;
+    long long ti = (long long)blockIdx.x * FZK_TILE, tj = (long long)blockIdx.y * FZK_TILE;
     fz_b_load_patch(&sh, u, v, ny, nx, ti, tj);
     __syncthreads();
     fz_b_triangle_bounds(&sh, ny, nx, ti, tj);

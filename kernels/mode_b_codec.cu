@@ -31,85 +31,25 @@
 // Exact masks: one 32-bit word per row and tile column, word j * tiles_x + bx,
 // bit x = vertex 32 bx + x (the layout of mode_b_bounds.cu's masks).
 
-#define FZC_TILE 32
+// FZK_TILE and FZK_EXACT come from Rust through the prelude (src/kernels.rs),
+// with the quantizer and zigzag (kernels/common.cuh).
 #define FZC_WARPS 4
-#define FZC_EXACT 255
-#define FZC_FULL_WARP 0xffffffffu
-
-// ------------------------------------------------------------ quantize.rs
-
-__device__ __forceinline__ bool fzc_finite32(float x) {
-    return (__float_as_uint(x) & 0x7f800000u) != 0x7f800000u;
-}
-
-// eb_of_id: xi * 2^-k, the power of two built exactly from its bits.
-__device__ __forceinline__ double fzc_eb_of_id(double xi, unsigned int k) {
-    return xi * __longlong_as_double((long long)(1023ull - k) << 52);
-}
-
-// pv: a neighbour as a predictor input; non-finite values predict as 0.
-__device__ __forceinline__ double fzc_pv(float x) { return fzc_finite32(x) ? (double)x : 0.0; }
-
-// reconstruct: one formula, one operation order, f64 then round to f32.
-__device__ __forceinline__ float fzc_reconstruct(double pred, double eb, int q) {
-    return (float)(pred + (2.0 * eb) * (double)q);
-}
-
-// within: |r - x| <= eb decided exactly (two-sum of the f64 difference).
-__device__ __forceinline__ bool fzc_within(float r, float x, double eb) {
-    double a = (double)r, b = (double)x;
-    double s = a - b;
-    double bb = s - a;
-    double err = (a - (s - bb)) + (-b - bb);
-    double abs = fabs(s);
-    return abs < eb || (abs == eb && (err == 0.0 || (err < 0.0) == (s > 0.0)));
-}
-
-// quantize: false (None) when the code is out of range or the reconstruction
-// is not finite and within eb. Rust's f64::round (half away from zero) is
-// computed exactly without the math library: for |y| < 2^21 the integer part
-// fits a long long, y - trunc(y) is exact, and |y| >= 2^21 rounds past
-// RADIUS = 2^20 anyway; NaN fails the range test as `q.is_nan()` does.
-__device__ bool fzc_quantize(float x, double pred, double eb, int* q_out, float* r_out) {
-    if (eb != eb || eb <= 0.0 || !fzc_finite32(x)) return false;
-    double y = ((double)x - pred) / (2.0 * eb);
-    if (!(fabs(y) < 2097152.0)) return false;
-    double t = (double)(long long)y;
-    double frac = y - t;
-    if (frac >= 0.5) t += 1.0;
-    if (frac <= -0.5) t -= 1.0;
-    if (fabs(t) > 1048576.0) return false;
-    int q = (int)t;
-    float r = fzc_reconstruct(pred, eb, q);
-    if (!(fzc_finite32(r) && fzc_within(r, x, eb))) return false;
-    *q_out = q;
-    *r_out = r;
-    return true;
-}
-
-// codec/mod.rs zigzag / unzigzag.
-__device__ __forceinline__ unsigned int fzc_zigzag(int x) {
-    return ((unsigned int)x << 1) ^ (unsigned int)(x >> 31);
-}
-__device__ __forceinline__ int fzc_unzigzag(unsigned int x) {
-    return (int)(x >> 1) ^ -(int)(x & 1u);
-}
 
 // ------------------------------------------------------------ blockwise.rs
 
 // A tile's working values. Row stride 32 keeps the anti-diagonal access
 // (row d - x, column x) free of bank conflicts.
 struct FzcPlane {
-    float u[FZC_TILE][FZC_TILE];
-    float v[FZC_TILE][FZC_TILE];
+    float u[FZK_TILE][FZK_TILE];
+    float v[FZK_TILE][FZK_TILE];
 };
 
 // lorenzo: in-tile prediction from reconstructed neighbours (x, y local).
-__device__ __forceinline__ double fzc_lorenzo(const float (*rec)[FZC_TILE], int x, int y) {
+__device__ __forceinline__ double fzc_lorenzo(const float (*rec)[FZK_TILE], int x, int y) {
     bool west = x > 0, north = y > 0;
-    if (west && north) return (fzc_pv(rec[y][x - 1]) + fzc_pv(rec[y - 1][x])) - fzc_pv(rec[y - 1][x - 1]);
-    if (west) return fzc_pv(rec[y][x - 1]);
-    if (north) return fzc_pv(rec[y - 1][x]);
+    if (west && north) return (fzk_pv(rec[y][x - 1]) + fzk_pv(rec[y - 1][x])) - fzk_pv(rec[y - 1][x - 1]);
+    if (west) return fzk_pv(rec[y][x - 1]);
+    if (north) return fzk_pv(rec[y - 1][x]);
     return 0.0;
 }
 
@@ -120,17 +60,17 @@ struct FzcTileAt {
 };
 
 __device__ bool fzc_tile(long long ny, long long nx, FzcTileAt* at) {
-    long long tiles_x = (nx + FZC_TILE - 1) / FZC_TILE, tiles_y = (ny + FZC_TILE - 1) / FZC_TILE;
+    long long tiles_x = (nx + FZK_TILE - 1) / FZK_TILE, tiles_y = (ny + FZK_TILE - 1) / FZK_TILE;
     long long t = (long long)blockIdx.x * blockDim.y + threadIdx.y;
     if (t >= tiles_x * tiles_y) return false;
     at->t = t;
     at->tiles_x = tiles_x;
     at->bx = t % tiles_x;
-    at->ti = at->bx * FZC_TILE;
-    at->tj = t / tiles_x * FZC_TILE;
+    at->ti = at->bx * FZK_TILE;
+    at->tj = t / tiles_x * FZK_TILE;
     long long w = nx - at->ti, rows = ny - at->tj;
-    at->w = w < FZC_TILE ? (int)w : FZC_TILE;
-    at->rows = rows < FZC_TILE ? (int)rows : FZC_TILE;
+    at->w = w < FZK_TILE ? (int)w : FZK_TILE;
+    at->rows = rows < FZK_TILE ? (int)rows : FZK_TILE;
     return true;
 }
 
@@ -145,22 +85,22 @@ __device__ __forceinline__ unsigned long long fzc_tile_start(const FzcTileAt* at
 // zigzag codes at its grid position in vertex_codes (2 words per vertex), the
 // tile's exact mask words, its exact-vertex count, and its ids as the
 // stream's u32 words.
-extern "C" __global__ void __launch_bounds__(FZC_TILE * FZC_WARPS)
+extern "C" __global__ void __launch_bounds__(FZK_TILE * FZC_WARPS)
 factz_b_encode(const float* __restrict__ u, const float* __restrict__ v, long long ny, long long nx,
                double xi, const unsigned char* __restrict__ vertex_ids,
                const unsigned char* __restrict__ tile_ids, unsigned int* __restrict__ ids,
                unsigned int* __restrict__ exact_mask, unsigned int* __restrict__ vertex_codes,
                unsigned int* __restrict__ tile_exact) {
     __shared__ FzcPlane planes[FZC_WARPS];
-    __shared__ unsigned char exact[FZC_WARPS][FZC_TILE][FZC_TILE];
+    __shared__ unsigned char exact[FZC_WARPS][FZK_TILE][FZK_TILE];
     FzcTileAt at;
     if (!fzc_tile(ny, nx, &at)) return;  // the whole warp
     FzcPlane* s = &planes[threadIdx.y];
-    unsigned char (*ex)[FZC_TILE] = exact[threadIdx.y];
+    unsigned char (*ex)[FZK_TILE] = exact[threadIdx.y];
     int x = threadIdx.x;
     unsigned int tid_u = tile_ids[2 * at.t], tid_v = tile_ids[2 * at.t + 1];
     if (x < 2) ids[2 * at.t + x] = tile_ids[2 * at.t + x];
-    double eu = fzc_eb_of_id(xi, tid_u), ev = fzc_eb_of_id(xi, tid_v);
+    double eu = fzk_eb_of_id(xi, tid_u), ev = fzk_eb_of_id(xi, tid_v);
     for (int y = 0; y < at.rows; y++) {
         if (x < at.w) {
             long long k = (at.tj + y) * nx + at.ti + x;
@@ -176,19 +116,19 @@ factz_b_encode(const float* __restrict__ u, const float* __restrict__ v, long lo
         if (x < at.w && y >= 0 && y < at.rows) {
             long long k = (at.tj + y) * nx + at.ti + x;
             unsigned int id_u = vertex_ids[2 * k], id_v = vertex_ids[2 * k + 1];
-            bool coded = !(id_u == FZC_EXACT || id_u > tid_u || id_v > tid_v);
+            bool coded = !(id_u == FZK_EXACT || id_u > tid_u || id_v > tid_v);
             int qu = 0, qv = 0;
             float ru = 0.0f, rv = 0.0f;
             if (coded) {
                 double pu = fzc_lorenzo(s->u, x, y), pvv = fzc_lorenzo(s->v, x, y);
-                coded = fzc_quantize(s->u[y][x], pu, eu, &qu, &ru) &
-                        fzc_quantize(s->v[y][x], pvv, ev, &qv, &rv);
+                coded = fzk_quantize(s->u[y][x], pu, eu, &qu, &ru) &
+                        fzk_quantize(s->v[y][x], pvv, ev, &qv, &rv);
             }
             if (coded) {
                 s->u[y][x] = ru;
                 s->v[y][x] = rv;
-                vertex_codes[2 * k] = fzc_zigzag(qu);
-                vertex_codes[2 * k + 1] = fzc_zigzag(qv);
+                vertex_codes[2 * k] = fzk_zigzag(qu);
+                vertex_codes[2 * k + 1] = fzk_zigzag(qv);
             }
             ex[y][x] = coded ? 0 : 1;  // an exact vertex keeps its value
         }
@@ -196,7 +136,7 @@ factz_b_encode(const float* __restrict__ u, const float* __restrict__ v, long lo
     }
     unsigned int count = 0;
     for (int y = 0; y < at.rows; y++) {
-        unsigned int word = __ballot_sync(FZC_FULL_WARP, x < at.w && ex[y][x] != 0);
+        unsigned int word = __ballot_sync(FZK_FULL_WARP, x < at.w && ex[y][x] != 0);
         if (x == 0) exact_mask[(at.tj + y) * at.tiles_x + at.bx] = word;
         count += (unsigned int)__popc(word);
     }
@@ -205,17 +145,17 @@ factz_b_encode(const float* __restrict__ u, const float* __restrict__ v, long lo
 
 // Exact-vertex count of every tile from its mask words (decoding); one thread
 // per tile, any 1-D block shape.
-extern "C" __global__ void __launch_bounds__(FZC_TILE * FZC_WARPS)
+extern "C" __global__ void __launch_bounds__(FZK_TILE * FZC_WARPS)
 factz_b_mask_counts(const unsigned int* __restrict__ exact_mask, long long ny, long long nx,
                     unsigned int* __restrict__ tile_exact) {
-    long long tiles_x = (nx + FZC_TILE - 1) / FZC_TILE, tiles_y = (ny + FZC_TILE - 1) / FZC_TILE;
+    long long tiles_x = (nx + FZK_TILE - 1) / FZK_TILE, tiles_y = (ny + FZK_TILE - 1) / FZK_TILE;
     long long t = (long long)blockIdx.x * (blockDim.x * blockDim.y) + threadIdx.y * blockDim.x + threadIdx.x;
     if (t >= tiles_x * tiles_y) return;
-    long long bx = t % tiles_x, tj = t / tiles_x * FZC_TILE;
-    long long w = nx - bx * FZC_TILE;
-    unsigned int keep = w >= FZC_TILE ? FZC_FULL_WARP : (1u << w) - 1u;  // columns in the field
+    long long bx = t % tiles_x, tj = t / tiles_x * FZK_TILE;
+    long long w = nx - bx * FZK_TILE;
+    unsigned int keep = w >= FZK_TILE ? FZK_FULL_WARP : (1u << w) - 1u;  // columns in the field
     unsigned int count = 0;
-    for (long long j = tj; j < tj + FZC_TILE && j < ny; j++)
+    for (long long j = tj; j < tj + FZK_TILE && j < ny; j++)
         count += (unsigned int)__popc(exact_mask[j * tiles_x + bx] & keep);
     tile_exact[t] = count;
 }
@@ -224,7 +164,7 @@ factz_b_mask_counts(const unsigned int* __restrict__ exact_mask, long long ny, l
 // coded) vertices is the count in earlier rows plus the popcount of the mask
 // bits left of it in its row; raw takes the exact values' bits, codes the
 // coded vertices' codes, both at the tile's offsets in stream order.
-extern "C" __global__ void __launch_bounds__(FZC_TILE * FZC_WARPS)
+extern "C" __global__ void __launch_bounds__(FZK_TILE * FZC_WARPS)
 factz_b_compact(const float* __restrict__ u, const float* __restrict__ v, long long ny,
                 long long nx, const unsigned int* __restrict__ exact_mask,
                 const unsigned int* __restrict__ vertex_codes,
@@ -260,29 +200,29 @@ factz_b_compact(const float* __restrict__ u, const float* __restrict__ v, long l
 // checked every id < NUM_IDS and that raw / codes hold exactly what the mask
 // implies (blockwise::decode's checks), and tile_offsets is the scan of
 // factz_b_mask_counts.
-extern "C" __global__ void __launch_bounds__(FZC_TILE * FZC_WARPS)
+extern "C" __global__ void __launch_bounds__(FZK_TILE * FZC_WARPS)
 factz_b_decode(long long ny, long long nx, double xi, const unsigned int* __restrict__ ids,
                const unsigned int* __restrict__ exact_mask, const unsigned int* __restrict__ raw,
                const unsigned int* __restrict__ codes,
                const unsigned long long* __restrict__ tile_offsets, float* __restrict__ u,
                float* __restrict__ v) {
     __shared__ FzcPlane planes[FZC_WARPS];
-    __shared__ unsigned int mask[FZC_WARPS][FZC_TILE];
-    __shared__ unsigned int before[FZC_WARPS][FZC_TILE];
+    __shared__ unsigned int mask[FZC_WARPS][FZK_TILE];
+    __shared__ unsigned int before[FZC_WARPS][FZK_TILE];
     FzcTileAt at;
     if (!fzc_tile(ny, nx, &at)) return;
     FzcPlane* s = &planes[threadIdx.y];
     unsigned int* m = mask[threadIdx.y];
     unsigned int* b = before[threadIdx.y];
     int x = threadIdx.x;
-    unsigned int keep = at.w == FZC_TILE ? FZC_FULL_WARP : (1u << at.w) - 1u;
+    unsigned int keep = at.w == FZK_TILE ? FZK_FULL_WARP : (1u << at.w) - 1u;
     m[x] = x < at.rows ? exact_mask[(at.tj + x) * at.tiles_x + at.bx] & keep : 0u;
     __syncwarp();
     unsigned int acc = 0;
     for (int y = 0; y < x; y++) acc += (unsigned int)__popc(m[y]);
     b[x] = acc;
     __syncwarp();
-    double eu = fzc_eb_of_id(xi, ids[2 * at.t]), ev = fzc_eb_of_id(xi, ids[2 * at.t + 1]);
+    double eu = fzk_eb_of_id(xi, ids[2 * at.t]), ev = fzk_eb_of_id(xi, ids[2 * at.t + 1]);
     unsigned long long e_off = tile_offsets[at.t];
     unsigned long long c_off = fzc_tile_start(&at, nx) - e_off;
     for (int d = 0; d < at.w + at.rows - 1; d++) {
@@ -298,8 +238,8 @@ factz_b_decode(long long ny, long long nx, double xi, const unsigned int* __rest
             } else {
                 unsigned long long p = c_off + ((unsigned long long)y * at.w - b[y]) + (x - left);
                 double pu = fzc_lorenzo(s->u, x, y), pvv = fzc_lorenzo(s->v, x, y);
-                ru = fzc_reconstruct(pu, eu, fzc_unzigzag(codes[2 * p]));
-                rv = fzc_reconstruct(pvv, ev, fzc_unzigzag(codes[2 * p + 1]));
+                ru = fzk_reconstruct(pu, eu, fzk_unzigzag(codes[2 * p]));
+                rv = fzk_reconstruct(pvv, ev, fzk_unzigzag(codes[2 * p + 1]));
             }
             s->u[y][x] = ru;
             s->v[y][x] = rv;
@@ -322,11 +262,11 @@ extern "C" __global__ void factz_b_mask_bytes(const unsigned int* __restrict__ e
                                               unsigned char* __restrict__ bytes) {
     long long b = (long long)blockIdx.x * blockDim.x + threadIdx.x, n = ny * nx;
     if (b >= (n + 7) / 8) return;
-    long long tiles_x = (nx + FZC_TILE - 1) / FZC_TILE;
+    long long tiles_x = (nx + FZK_TILE - 1) / FZK_TILE;
     unsigned int byte = 0;
     for (long long k = 8 * b; k < 8 * b + 8 && k < n; k++) {
         long long j = k / nx, i = k % nx;
-        byte |= ((exact_mask[j * tiles_x + i / FZC_TILE] >> (i % FZC_TILE)) & 1u) << (k - 8 * b);
+        byte |= ((exact_mask[j * tiles_x + i / FZK_TILE] >> (i % FZK_TILE)) & 1u) << (k - 8 * b);
     }
     bytes[b] = (unsigned char)byte;
 }
@@ -335,12 +275,12 @@ extern "C" __global__ void factz_b_mask_bytes(const unsigned int* __restrict__ e
 extern "C" __global__ void factz_b_mask_words(const unsigned char* __restrict__ bytes,
                                               long long ny, long long nx,
                                               unsigned int* __restrict__ exact_mask) {
-    long long tiles_x = (nx + FZC_TILE - 1) / FZC_TILE;
+    long long tiles_x = (nx + FZK_TILE - 1) / FZK_TILE;
     long long w = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (w >= ny * tiles_x) return;
-    long long j = w / tiles_x, i0 = (w % tiles_x) * FZC_TILE;
+    long long j = w / tiles_x, i0 = (w % tiles_x) * FZK_TILE;
     unsigned int word = 0;
-    for (long long i = i0; i < i0 + FZC_TILE && i < nx; i++) {
+    for (long long i = i0; i < i0 + FZK_TILE && i < nx; i++) {
         long long k = j * nx + i;
         word |= ((unsigned int)(bytes[k / 8] >> (k % 8)) & 1u) << (i - i0);
     }

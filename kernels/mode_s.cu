@@ -27,10 +27,9 @@
 // C++). Every name here is static or carries the fzs_/factz_s_ prefix: all
 // kernels/*.cu link into one host library.
 
-#define FZS_STRIDE 256
-#define FZS_NUM_IDS 24
-#define FZS_RADIUS 1048576LL  // quantize.rs RADIUS = 1 << 20
-#define FZS_EPS 0x1p-52       // f64::EPSILON
+// FZK_STRIDE, FZK_NUM_IDS, FZK_RADIUS and FZK_EPS come from Rust through the
+// prelude (src/kernels.rs), with exact.rs, quantize.rs and topology.rs's
+// m_products / orientation_of / m_is_zero (kernels/common.cuh).
 
 // Phases in schedule order (speculative.rs Phase).
 #define FZS_HORIZONTAL 0
@@ -39,16 +38,6 @@
 
 // ------------------------------------------------------------ bit helpers
 
-static __device__ __forceinline__ bool fzs_finite32(float x) {
-    return (__float_as_uint(x) & 0x7f800000u) != 0x7f800000u;
-}
-static __device__ __forceinline__ bool fzs_finite64(double x) {
-    return ((unsigned long long)__double_as_longlong(x) & 0x7ff0000000000000ull) !=
-           0x7ff0000000000000ull;
-}
-static __device__ __forceinline__ double fzs_fabs(double x) {
-    return __longlong_as_double(__double_as_longlong(x) & 0x7fffffffffffffffll);
-}
 static __device__ __forceinline__ long long fzs_thread() {
     return (long long)blockIdx.x * blockDim.x + threadIdx.x;
 }
@@ -56,72 +45,7 @@ static __device__ __forceinline__ long long fzs_threads() {
     return (long long)gridDim.x * blockDim.x;
 }
 
-// ------------------------------------------------------------ exact.rs
-
-static __device__ __forceinline__ double fzs_two_sum(double a, double b, double* err) {
-    double s = a + b;
-    double bb = s - a;
-    *err = (a - (s - bb)) + (b - bb);
-    return s;
-}
-
-// exact_sign: the same grow-expansion with zero elimination, in place (entry c
-// is read before any write at an index <= c). n <= 22 here.
-static __device__ int fzs_exact_sign(const double* terms, int n) {
-    double e[24];
-    int ne = 0;
-    for (int t = 0; t < n; t++) {
-        double q = terms[t];
-        int nn = 0;
-        for (int c = 0; c < ne; c++) {
-            double err;
-            q = fzs_two_sum(q, e[c], &err);
-            if (err != 0.0) e[nn++] = err;
-        }
-        if (q != 0.0) e[nn++] = q;
-        ne = nn;
-    }
-    if (ne == 0) return 0;
-    return e[ne - 1] > 0.0 ? 1 : (e[ne - 1] < 0.0 ? -1 : 0);
-}
-
-// sign_of_sum: the CPU's float filter (same sums, same bound), the exact
-// expansion where the filter cannot decide. This is the two-tier test: the
-// filter only answers when it has proved the sign.
-static __device__ int fzs_sign_of_sum(const double* terms, int n) {
-    double s = 0.0, a = 0.0;
-    for (int t = 0; t < n; t++) {
-        s += terms[t];
-        a += fzs_fabs(terms[t]);
-    }
-    double bound = (double)n * 4.0 * FZS_EPS * a;
-    if (s > bound && s > 1e-300) return 1;
-    if (s < -bound && s < -1e-300) return -1;
-    if (a == 0.0) return 0;
-    return fzs_exact_sign(terms, n);
-}
-
 // ------------------------------------------------------------ topology.rs
-
-// m_products over (a, b) = (1,2), (2,0), (0,1): t1 = u_a v_b, t2 = u_b v_a.
-static __device__ __forceinline__ void fzs_m_products(const float* pu, const float* pv,
-                                                      double* t1, double* t2) {
-    const int pa[3] = {1, 2, 0}, pb[3] = {2, 0, 1};
-    for (int k = 0; k < 3; k++) {
-        t1[k] = (double)pu[pa[k]] * (double)pv[pb[k]];
-        t2[k] = (double)pu[pb[k]] * (double)pv[pa[k]];
-    }
-}
-
-// orientation_of: 2 for None (a non-finite triangle), else -1, 0, 1.
-static __device__ __forceinline__ int fzs_orientation_of(const double* m) {
-    if (!fzs_finite64(m[0] + m[1] + m[2])) return 2;
-    bool pos = (m[0] > 0.0) | (m[1] > 0.0) | (m[2] > 0.0);
-    bool neg = (m[0] < 0.0) | (m[1] < 0.0) | (m[2] < 0.0);
-    if (pos && !neg) return 1;
-    if (neg && !pos) return -1;
-    return 0;
-}
 
 // signature_of: the Sig byte of a triangle holding a critical point of
 // orientation det; half 0 = T0, 1 = T1.
@@ -139,7 +63,7 @@ static __device__ unsigned char fzs_signature_of(const float* pu, const float* p
         tr[2] = (double)pv[2];
         tr[3] = -(double)pv[0];
     }
-    int trs = fzs_sign_of_sum(tr, 4);
+    int trs = fzk_sign_of_sum(tr, 4);
     double terms[22];
     int n = 0;
     for (int a = 0; a < 4; a++)
@@ -151,16 +75,16 @@ static __device__ unsigned char fzs_signature_of(const float* pu, const float* p
     terms[19] = 4.0 * (double)pu[0] * (double)pv[2];
     terms[20] = -(4.0 * (double)pu[0] * (double)pv[1]);
     terms[21] = 4.0 * (double)pu[1] * (double)pv[0];
-    int disc = fzs_sign_of_sum(terms, 22);
+    int disc = fzk_sign_of_sum(terms, 22);
     return (unsigned char)(1 + ((det + 1) * 9 + (trs + 1) * 3 + (disc + 1)));
 }
 
 // signature: 0 (Sig::NONE) without a critical point.
 static __device__ unsigned char fzs_signature(const float* pu, const float* pv, int half) {
     double t1[3], t2[3], m[3];
-    fzs_m_products(pu, pv, t1, t2);
+    fzk_m_products(pu, pv, t1, t2);
     for (int k = 0; k < 3; k++) m[k] = t1[k] - t2[k];
-    int det = fzs_orientation_of(m);
+    int det = fzk_orientation_of(m);
     if (det == 2 || det == 0) return 0;
     return fzs_signature_of(pu, pv, half, det);
 }
@@ -169,18 +93,16 @@ static __device__ unsigned char fzs_signature(const float* pu, const float* pv, 
 static __device__ unsigned char fzs_classify(const float* pu, const float* pv, int half,
                                              bool* degenerate) {
     double t1[3], t2[3], m[3];
-    fzs_m_products(pu, pv, t1, t2);
+    fzk_m_products(pu, pv, t1, t2);
     for (int k = 0; k < 3; k++) m[k] = t1[k] - t2[k];
-    int det = fzs_orientation_of(m);
+    int det = fzk_orientation_of(m);
     *degenerate = false;
     if (det == 2) return 0;
     if (det == 0) {
         double sum = m[0] + m[1] + m[2];
-        double slack = 4.0 * FZS_EPS * (fzs_fabs(m[0]) + fzs_fabs(m[1]) + fzs_fabs(m[2]));
-        if (fzs_fabs(sum) <= slack) {
-            // m_is_zero
-            double terms[6] = {t1[0], -t2[0], t1[1], -t2[1], t1[2], -t2[2]};
-            *degenerate = fzs_sign_of_sum(terms, 6) == 0;
+        double slack = 4.0 * FZK_EPS * (fzk_fabs(m[0]) + fzk_fabs(m[1]) + fzk_fabs(m[2]));
+        if (fzk_fabs(sum) <= slack) {
+            *degenerate = fzk_m_is_zero(t1, t2);
         }
         return 0;
     }
@@ -222,49 +144,6 @@ static __device__ int fzs_incident(long long ny, long long nx, long long i, long
     return n;
 }
 
-// ------------------------------------------------------------ quantize.rs
-
-static __device__ __forceinline__ double fzs_eb_of_id(double xi, int k) {
-    return xi * __longlong_as_double((long long)(1023 - k) << 52);  // exact 2^-k
-}
-
-static __device__ __forceinline__ double fzs_pv(float x) {
-    return fzs_finite32(x) ? (double)x : 0.0;
-}
-
-static __device__ __forceinline__ float fzs_reconstruct(double pred, double eb, int q) {
-    return (float)(pred + (2.0 * eb) * (double)q);
-}
-
-// within: |r - x| <= eb decided exactly through a two-sum.
-static __device__ __forceinline__ bool fzs_within(float r, float x, double eb) {
-    double a = (double)r, b = (double)x;
-    double s = a - b;
-    double bb = s - a;
-    double err = (a - (s - bb)) + (-b - bb);
-    double abs = fzs_fabs(s);
-    return abs < eb || (abs == eb && (err == 0.0 || (err < 0.0) == (s > 0.0)));
-}
-
-// quantize: false for None. f64::round (half away from zero) without the math
-// library: any |y| >= 2^21 rounds beyond RADIUS; below, the truncation and
-// the remainder y - trunc(y) are exact.
-static __device__ bool fzs_quantize(float x, double pred, double eb, int* q, float* r) {
-    if (eb != eb || eb <= 0.0 || !fzs_finite32(x)) return false;
-    double y = ((double)x - pred) / (2.0 * eb);
-    if (y != y || !(fzs_fabs(y) < 2097152.0)) return false;
-    long long t = (long long)y;
-    double f = y - (double)t;
-    if (f >= 0.5)
-        t += 1;
-    else if (f <= -0.5)
-        t -= 1;
-    if (t > FZS_RADIUS || t < -FZS_RADIUS) return false;
-    *q = (int)t;
-    *r = fzs_reconstruct(pred, eb, *q);
-    return fzs_finite32(*r) && fzs_within(*r, x, eb);
-}
-
 // ------------------------------------------------------------ speculative.rs
 
 // Stencil: 0 Edge, 1 Linear, 2 Cubic; Stencil::at.
@@ -277,10 +156,10 @@ static __device__ __forceinline__ int fzs_stencil_at(long long pos, long long le
 // Stencil::apply at index k of a, neighbours `stride` apart.
 static __device__ __forceinline__ double fzs_stencil_apply(int st, const float* a, long long k,
                                                            long long stride) {
-    if (st == 0) return fzs_pv(a[k - stride]);
-    if (st == 1) return (fzs_pv(a[k - stride]) + fzs_pv(a[k + stride])) * 0.5;
-    return (9.0 * (fzs_pv(a[k - stride]) + fzs_pv(a[k + stride])) -
-            (fzs_pv(a[k - 3 * stride]) + fzs_pv(a[k + 3 * stride]))) *
+    if (st == 0) return fzk_pv(a[k - stride]);
+    if (st == 1) return (fzk_pv(a[k - stride]) + fzk_pv(a[k + stride])) * 0.5;
+    return (9.0 * (fzk_pv(a[k - stride]) + fzk_pv(a[k + stride])) -
+            (fzk_pv(a[k - 3 * stride]) + fzk_pv(a[k + 3 * stride]))) *
            0.0625;
 }
 
@@ -314,9 +193,9 @@ static __device__ FzsPred fzs_pred_anchor(long long nx, long long i, long long j
     p.sx = p.sy = -1;
     p.dx = p.dy = 0;
     p.anchor = true;
-    p.west = i >= FZS_STRIDE;
-    p.north = j >= FZS_STRIDE;
-    p.ns = FZS_STRIDE * nx;
+    p.west = i >= FZK_STRIDE;
+    p.north = j >= FZK_STRIDE;
+    p.ns = FZK_STRIDE * nx;
     return p;
 }
 
@@ -325,10 +204,10 @@ static __device__ double fzs_pred_apply(const FzsPred* p, const float* a) {
     long long k = p->k;
     if (p->anchor) {
         if (p->west && p->north)
-            return (fzs_pv(a[k - FZS_STRIDE]) + fzs_pv(a[k - p->ns])) -
-                   fzs_pv(a[k - FZS_STRIDE - p->ns]);
-        if (p->west) return fzs_pv(a[k - FZS_STRIDE]);
-        if (p->north) return fzs_pv(a[k - p->ns]);
+            return (fzk_pv(a[k - FZK_STRIDE]) + fzk_pv(a[k - p->ns])) -
+                   fzk_pv(a[k - FZK_STRIDE - p->ns]);
+        if (p->west) return fzk_pv(a[k - FZK_STRIDE]);
+        if (p->north) return fzk_pv(a[k - p->ns]);
         return 0.0;
     }
     if (p->sx >= 0 && p->sy < 0) return fzs_stencil_apply(p->sx, a, k, p->dx);
@@ -400,7 +279,7 @@ static __device__ bool fzs_stays_free(const FzsRing* r, float xf, float yf) {
     for (int a = 0; a < 6; a++) d[a] = x * (double)r->v[a] - (double)r->u[a] * y;
     for (int a = 0; a < 6; a++) {
         double m[3] = {r->edge[a], -d[(a + 1) % 6], d[a]};
-        if (!fzs_finite64(m[0] + m[1] + m[2])) continue;
+        if (!fzk_finite64(m[0] + m[1] + m[2])) continue;
         bool pos = (m[0] > 0.0) || (m[1] > 0.0) || (m[2] > 0.0);
         bool neg = (m[0] < 0.0) || (m[1] < 0.0) || (m[2] < 0.0);
         if (pos != neg) return false;
@@ -419,9 +298,9 @@ static __device__ bool fzs_decide(const float* u, const float* v, const float* r
     double pu = fzs_pred_apply(pred, ru), pw = fzs_pred_apply(pred, rv);
     FzsRing ring;
     bool fast = fzs_ring_new(ru, rv, sigs, ny, nx, i, j, &ring);
-    for (int id = 0; id < FZS_NUM_IDS; id++) {
-        double eb = fzs_eb_of_id(xi, id);
-        if (!fzs_quantize(x, pu, eb, &q[0], &r[0]) || !fzs_quantize(y, pw, eb, &q[1], &r[1]))
+    for (int id = 0; id < FZK_NUM_IDS; id++) {
+        double eb = fzk_eb_of_id(xi, id);
+        if (!fzk_quantize(x, pu, eb, &q[0], &r[0]) || !fzk_quantize(y, pw, eb, &q[1], &r[1]))
             continue;
         bool keeps = fast ? fzs_stays_free(&ring, r[0], r[1])
                           : fzs_keeps_topology(ru, rv, sigs, ny, nx, i, j, r[0], r[1]);
@@ -497,7 +376,7 @@ extern "C" __global__ void factz_s_forced(const float* u, const float* v, long l
     for (long long k = fzs_thread(); k < ny * nx; k += fzs_threads()) {
         long long i = k % nx, j = k / nx;
         float a = u[k], b = v[k];
-        bool e = !fzs_finite32(a) || !fzs_finite32(b) || (a == 0.0f && b == 0.0f);
+        bool e = !fzk_finite32(a) || !fzk_finite32(b) || (a == 0.0f && b == 0.0f);
         if (chunk_of_larger && (i == 0 || j == 0 || i == nx - 1 || j == ny - 1)) e = true;
         long long tri[6];
         int half[6];
@@ -515,8 +394,8 @@ extern "C" __global__ void factz_s_anchors(const float* u, const float* v, float
                                            unsigned char* ids, int* codes, long long ny,
                                            long long nx, double xi) {
     if (fzs_thread() != 0) return;
-    for (long long j = 0; j < ny; j += FZS_STRIDE)
-        for (long long i = 0; i < nx; i += FZS_STRIDE) {
+    for (long long j = 0; j < ny; j += FZK_STRIDE)
+        for (long long i = 0; i < nx; i += FZK_STRIDE) {
             FzsPred pred = fzs_pred_anchor(nx, i, j);
             // Anchors are 256 apart: no anchor's triangles or predictor read
             // another's pending value, so recording straight into ru/rv is the
@@ -570,13 +449,13 @@ static __device__ void fzs_decode_one(const unsigned char* exact, const float* r
         out[1] = raw[2 * c + 1];
         return;
     }
-    double eb = fzs_eb_of_id(xi, (int)ids[c]);
+    double eb = fzk_eb_of_id(xi, (int)ids[c]);
     double pu = fzs_pred_apply(pred, u), pw = fzs_pred_apply(pred, v);
     // unzigzag
     int qa = (int)(codes[2 * c] >> 1) ^ -(int)(codes[2 * c] & 1u);
     int qb = (int)(codes[2 * c + 1] >> 1) ^ -(int)(codes[2 * c + 1] & 1u);
-    out[0] = fzs_reconstruct(pu, eb, qa);
-    out[1] = fzs_reconstruct(pw, eb, qb);
+    out[0] = fzk_reconstruct(pu, eb, qa);
+    out[1] = fzk_reconstruct(pw, eb, qb);
 }
 
 // The decoder's anchors, sequentially in raster order. The host has checked
@@ -587,8 +466,8 @@ extern "C" __global__ void factz_s_decode_anchors(const unsigned char* exact,
                                                   float* u, float* v, long long ny, long long nx,
                                                   double xi) {
     if (fzs_thread() != 0) return;
-    for (long long j = 0; j < ny; j += FZS_STRIDE)
-        for (long long i = 0; i < nx; i += FZS_STRIDE) {
+    for (long long j = 0; j < ny; j += FZK_STRIDE)
+        for (long long i = 0; i < nx; i += FZK_STRIDE) {
             FzsPred pred = fzs_pred_anchor(nx, i, j);
             float val[2];
             fzs_decode_one(exact, raw, ids, codes, slot, u, v, xi, &pred, val);
@@ -624,10 +503,10 @@ extern "C" __global__ void factz_s_decode_phase(const unsigned char* exact,
 // (gpu_ref_s::schedule_order): the anchors in raster order, then each (step,
 // phase)'s targets row by row; -1 past the end.
 static __device__ long long fzs_scheduled(long long p, long long ny, long long nx) {
-    long long rows = fzs_count(0, ny, FZS_STRIDE), cols = fzs_count(0, nx, FZS_STRIDE);
-    if (p < rows * cols) return (p / cols) * FZS_STRIDE * nx + (p % cols) * FZS_STRIDE;
+    long long rows = fzs_count(0, ny, FZK_STRIDE), cols = fzs_count(0, nx, FZK_STRIDE);
+    if (p < rows * cols) return (p / cols) * FZK_STRIDE * nx + (p % cols) * FZK_STRIDE;
     p -= rows * cols;
-    for (long long s = FZS_STRIDE / 2; s >= 1; s /= 2)
+    for (long long s = FZK_STRIDE / 2; s >= 1; s /= 2)
         for (int phase = FZS_HORIZONTAL; phase <= FZS_CENTER; phase++) {
             long long r0, c0;
             fzs_axes(s, phase, &r0, &c0);
@@ -637,11 +516,6 @@ static __device__ long long fzs_scheduled(long long p, long long ny, long long n
             p -= rows * cols;
         }
     return -1;
-}
-
-// codec::zigzag (an arithmetic shift of a negative int, as in CUDA and C++20).
-static __device__ __forceinline__ unsigned int fzs_zigzag(int x) {
-    return ((unsigned int)x << 1) ^ (unsigned int)(x >> 31);
 }
 
 // flags[p] = exact flag of the vertex at position p; their exclusive scan
@@ -669,8 +543,8 @@ extern "C" __global__ void factz_s_assemble(const unsigned int* u, const unsigne
         } else {
             long long c = p - r;
             out_ids[c] = ids[k];
-            out_codes[2 * c] = fzs_zigzag(codes[2 * k]);
-            out_codes[2 * c + 1] = fzs_zigzag(codes[2 * k + 1]);
+            out_codes[2 * c] = fzk_zigzag(codes[2 * k]);
+            out_codes[2 * c + 1] = fzk_zigzag(codes[2 * k + 1]);
         }
     }
 }

@@ -51,10 +51,6 @@ __device__ __forceinline__ fzp_u64 fzp_tid() {
     return (fzp_u64)blockIdx.x * blockDim.x + threadIdx.x;
 }
 
-__device__ __forceinline__ bool fzp_finite32(float x) {
-    return (__float_as_uint(x) & 0x7f800000u) != 0x7f800000u;
-}
-
 // The grid's geometry as grid.rs computed it (`Grid::dims`, `lo`, `scale`);
 // `period` > 0 for a periodic box, 0 for an open one. Kernels take it by
 // pointer (a one-element buffer), as every argument of src/gpu/exec.rs.
@@ -129,7 +125,7 @@ extern "C" __global__ void factz_p_bbox(const float* pos, fzp_u64 n, float* part
     bool f = false;
     if (k < n) {
         const float* p = pos + 3 * k;
-        f = fzp_finite32(p[0]) && fzp_finite32(p[1]) && fzp_finite32(p[2]);
+        f = fzk_finite32(p[0]) && fzk_finite32(p[1]) && fzk_finite32(p[2]);
     }
     for (int a = 0; a < 3; a++) {
         box[a][t] = f ? pos[3 * k + a] : inf;
@@ -156,7 +152,7 @@ extern "C" __global__ void factz_p_cell_keys(const float* pos, fzp_u64 n, const 
     if (k >= n) return;
     FzpGrid g = *grid;
     const float* p = pos + 3 * k;
-    bool f = fzp_finite32(p[0]) && fzp_finite32(p[1]) && fzp_finite32(p[2]);
+    bool f = fzk_finite32(p[0]) && fzk_finite32(p[1]) && fzk_finite32(p[2]);
     finite[k] = f ? 1 : 0;
     key[k] = f ? fzp_cell_of(p, g) : 0;
 }
@@ -453,10 +449,6 @@ extern "C" __global__ void factz_p_edit_scatter(const int* codes, const fzp_u64*
 // correct.rs LOSS_BLOCK: factz_p_loss_sum's blockDim.
 #define FZP_LOSS_BLOCK 256
 
-__device__ __forceinline__ bool fzp_finite64(double x) {
-    return (__double_as_longlong(x) & 0x7ff0000000000000LL) != 0x7ff0000000000000LL;
-}
-
 // correct.rs `Problem::delta`: one conditional wrap (`period` 0: open box).
 __device__ __forceinline__ double fzp_wrap(double a, double b, double period) {
     double d = a - b;
@@ -490,7 +482,7 @@ extern "C" __global__ void factz_p_descent_grad(const double* pos, const fzp_u64
         double d2 = fzp_wrap(pos[3 * k + 2], pos[3 * q + 2], period);
         double d = sqrt(d0 * d0 + d1 * d1 + d2 * d2);
         double r = linked ? d - t_link : t_free - d;
-        if (r <= 0.0 || d == 0.0 || !fzp_finite64(d)) continue;
+        if (r <= 0.0 || d == 0.0 || !fzk_finite64(d)) continue;
         double l = r * r;
         if (!(l > 0.0)) continue;
         double sc = linked ? 2.0 * r / d : -2.0 * r / d;

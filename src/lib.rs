@@ -15,6 +15,7 @@ pub mod field;
 pub mod format;
 #[cfg(feature = "cuda")]
 pub mod gpu;
+pub mod kernels;
 pub mod particles;
 pub mod synth;
 

@@ -159,7 +159,7 @@ fn every_kernel_compiles_under_nvrtc_without_fma() {
                 "--fmad=false",
             ];
             let out = nv
-                .compile(&source, file, &opts)
+                .compile_kernel(&source, file, &opts)
                 .unwrap_or_else(|e| panic!("{e}"));
             assert!(
                 !out.log.contains("warning"),
@@ -544,7 +544,8 @@ mod cuda {
         let listed: BTreeSet<String> = KERNELS.iter().map(|(f, _)| f.to_string()).collect();
         assert_eq!(names, listed, "exec::sources() and the KERNELS table");
         for arch in [gpu::FALLBACK_ARCH, "sm_80", "sm_90"] {
-            for (text, name) in sources {
+            for (text, name) in &sources {
+                let (text, name) = (text.as_str(), *name);
                 let c = gpu::compile(text, name, arch).unwrap();
                 let entries = KERNELS.iter().find(|(f, _)| *f == name).unwrap().1;
                 for entry in entries {

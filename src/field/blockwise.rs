@@ -14,9 +14,12 @@ use crate::codec::{unzigzag, zigzag};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 
+/// Tile side (the kernels' generated `FZK_TILE`; mode_b_*.cu map a tile row
+/// onto one 32-lane warp).
 pub const TILE: usize = 32;
-/// Per-vertex id meaning "store exactly".
-const EXACT: u8 = u8::MAX;
+/// Per-vertex id meaning "store exactly" (the kernels' `FZK_EXACT`, from
+/// `kernels::prelude`).
+pub const EXACT: u8 = u8::MAX;
 
 /// The constraint of every triangle (see `triangle_constraint`), by triangle id.
 fn triangle_bounds(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<f64> {
@@ -101,9 +104,10 @@ fn lorenzo(rec: &[f32], nx: usize, i: usize, jb: usize, ti: usize) -> f64 {
 }
 
 /// Approximate cost in bits of a vertex component coded at a bound id (each halving
-/// of the bound adds about a bit) and of an exactly stored vertex.
-const CODED_BITS: u32 = 2;
-const EXACT_BITS: u32 = 64;
+/// of the bound adds about a bit) and of an exactly stored vertex (the kernels'
+/// `FZK_CODED_BITS`, `FZK_EXACT_BITS`).
+pub const CODED_BITS: u32 = 2;
+pub const EXACT_BITS: u32 = 64;
 
 /// One id per tile: the bound that minimises the tile's estimated size, given how
 /// many vertices need each id. Vertices that need a finer bound than the tile's are

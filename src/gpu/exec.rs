@@ -318,8 +318,10 @@ pub unsafe fn launch_rows<E: Exec>(
     Ok(())
 }
 
-/// Every `kernels/*.cu` source, with its name for NVRTC's messages.
-pub fn sources() -> [(&'static str, &'static str); 8] {
+/// Every `kernels/*.cu` source as NVRTC compiles it ([`crate::kernels::source`]:
+/// the prelude generated from the Rust constants and `kernels/common.cuh`,
+/// then the file), with its name for NVRTC's messages.
+pub fn sources() -> Vec<(String, &'static str)> {
     [
         (super::field_reduce::SOURCE, "field_reduce.cu"),
         (super::mode_b::SOURCE, "mode_b_bounds.cu"),
@@ -330,6 +332,9 @@ pub fn sources() -> [(&'static str, &'static str); 8] {
         (super::scan::SOURCE, "scan.cu"),
         (super::rans::SOURCE, "rans.cu"),
     ]
+    .into_iter()
+    .map(|(file, name)| (crate::kernels::source(file, name), name))
+    .collect()
 }
 
 /// Compiled modules and their functions, looked up by name once.
@@ -491,7 +496,9 @@ impl Cuda {
 
     /// Every kernel of [`sources`].
     pub fn all(ctx: &Arc<CudaContext>) -> Result<Cuda> {
-        Cuda::new(ctx, &sources())
+        let sources = sources();
+        let texts: Vec<(&str, &str)> = sources.iter().map(|(t, n)| (t.as_str(), *n)).collect();
+        Cuda::new(ctx, &texts)
     }
 
     /// What the kernels were compiled for: `sm_XY` (CUBIN) or the fallback PTX.

@@ -26,6 +26,8 @@ pub mod profile;
 pub mod rans;
 pub mod scan;
 
+pub use crate::kernels::prelude;
+
 use crate::error::{Error, Result};
 use cudarc::driver::CudaContext;
 use std::sync::Arc;

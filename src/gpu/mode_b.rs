@@ -6,7 +6,7 @@ use super::exec::{Arg, Buf, Exec, View};
 use crate::error::{Error, Result};
 
 pub const SOURCE: &str = include_str!("../../kernels/mode_b_bounds.cu");
-const TILE: usize = 32;
+const TILE: usize = crate::field::blockwise::TILE;
 /// One block per tile: a warp per tile row, 8 rows at a time (the kernel's
 /// intended shape).
 const BLOCK: [u32; 3] = [32, 8, 1];

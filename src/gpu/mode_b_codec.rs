@@ -11,7 +11,7 @@ use crate::field::parts::Parts;
 use crate::field::quantize::NUM_IDS;
 
 pub const SOURCE: &str = include_str!("../../kernels/mode_b_codec.cu");
-const TILE: usize = 32;
+const TILE: usize = crate::field::blockwise::TILE;
 /// Tiles (warps) per block of the per-tile kernels (FZC_WARPS in the source).
 const TILES_PER_BLOCK: usize = 4;
 /// One warp per tile, `TILES_PER_BLOCK` tiles per block.

@@ -44,8 +44,10 @@ const FLAGS: [&str; 10] = [
 ];
 
 /// Builds the host library (once for every test binary of a run: the result
-/// is cached under a hash of the flags and every source, so only a changed
-/// kernel rebuilds it) and loads it.
+/// is cached under a hash of the flags and of every text compiled, so only a
+/// changed kernel or prelude rebuilds it) and loads it. Each `kernels/*.cu`
+/// is compiled as NVRTC gets it: `factz::kernels::source`, the prelude
+/// generated from the Rust constants and `kernels/common.cuh`, then the file.
 pub fn library() -> &'static libloading::Library {
     static LIB: OnceLock<libloading::Library> = OnceLock::new();
     LIB.get_or_init(|| {
@@ -53,22 +55,42 @@ pub fn library() -> &'static libloading::Library {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernels_host");
         std::fs::create_dir_all(&dir).expect("creating the host kernel build directory");
         let shim = kernels_dir().join("shim");
-        let mut sources = kernel_sources();
-        sources.extend(files_with_ext(&shim, "cpp"));
+        let read = |f: &PathBuf| {
+            std::fs::read_to_string(f).unwrap_or_else(|e| panic!("reading {}: {e}", f.display()))
+        };
+        // (file name, text compiled): the kernels and the shim's host-only
+        // probes (kernels/shim/*.cpp), each after the prelude.
+        let mut files = kernel_sources();
+        files.extend(files_with_ext(&shim, "cpp"));
+        let texts: Vec<(String, String)> = files
+            .iter()
+            .map(|f| {
+                let name = f.file_name().unwrap().to_string_lossy().into_owned();
+                let text = factz::kernels::source(&read(f), &name);
+                (name, text)
+            })
+            .collect();
         let header = shim.join("cuda_host.hpp");
         // DefaultHasher::new() has fixed keys: the same inputs give the same name.
         let mut h = std::collections::hash_map::DefaultHasher::new();
         FLAGS.hash(&mut h);
-        for f in sources.iter().chain([&header]) {
-            f.hash(&mut h);
-            std::fs::read(f)
-                .unwrap_or_else(|e| panic!("reading {}: {e}", f.display()))
-                .hash(&mut h);
-        }
+        texts.hash(&mut h);
+        read(&header).hash(&mut h);
         let so = dir.join(format!("libfactz_kernels_host-{:016x}.so", h.finish()));
         if !so.is_file() {
-            // Built under a private name and renamed, so no test binary ever
-            // loads a half-written library.
+            // Sources written and built under private names and the library
+            // renamed, so no test binary ever loads a half-written library.
+            let gen = dir.join(format!("src-{}", std::process::id()));
+            std::fs::create_dir_all(&gen).expect("creating the generated source directory");
+            let sources: Vec<PathBuf> = texts
+                .iter()
+                .map(|(name, text)| {
+                    let p = gen.join(name);
+                    std::fs::write(&p, text)
+                        .unwrap_or_else(|e| panic!("writing {}: {e}", p.display()));
+                    p
+                })
+                .collect();
             let tmp = dir.join(format!("building-{}.so", std::process::id()));
             let out = Command::new("g++")
                 .args(FLAGS)
@@ -81,6 +103,7 @@ pub fn library() -> &'static libloading::Library {
                 .arg(&tmp)
                 .output()
                 .expect("running g++ (the host build of kernels/*.cu needs a C++20 g++)");
+            let _ = std::fs::remove_dir_all(&gen);
             assert!(
                 out.status.success(),
                 "host build of kernels/*.cu failed:\n{}",

@@ -151,6 +151,18 @@ impl Nvrtc {
         }
     }
 
+    /// Compiles the kernel file `file` (its text, named `name`) as the library
+    /// hands it to NVRTC: `factz::kernels::source`, the prelude generated from
+    /// the Rust constants and kernels/common.cuh, then the file.
+    pub fn compile_kernel(
+        &self,
+        file: &str,
+        name: &str,
+        options: &[&str],
+    ) -> Result<Compiled, String> {
+        self.compile(&factz::kernels::source(file, name), name, options)
+    }
+
     /// One of NVRTC's size-then-copy getters; None when it reports an error or
     /// nothing (e.g. no CUBIN for a virtual architecture).
     unsafe fn get_bytes(&self, prog: Program, size_fn: &[u8], get_fn: &[u8]) -> Option<Vec<u8>> {
