@@ -191,6 +191,313 @@ fn every_kernel_compiles_under_nvrtc_without_fma() {
     assert!(contractible(&ptx(&["--gpu-architecture=compute_80", "--fmad=false"])).is_empty());
 }
 
+/// The `#define NAME value` lines of a C text.
+fn defines(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("#define "))
+        .filter_map(|d| {
+            let mut w = d.split_whitespace();
+            Some((w.next()?.to_string(), w.next().unwrap_or("").to_string()))
+        })
+        .collect()
+}
+
+/// Issue 19: the constants Rust defines reach the kernels only through the
+/// generated prelude. Its defines carry the Rust values, and no kernel file
+/// (nor common.cuh) retypes one: neither the prelude's name nor a per-file
+/// copy of it (`FZ_TILE`, `FZC_EXACT`, `FZS_RADIUS`, ...: any
+/// `#define FZ<x>_<NAME>`).
+#[test]
+fn kernel_constants_come_from_rust_only() {
+    use factz::field::{blockwise, quantize, speculative};
+    // The generated block: the prelude less common.cuh (whose own defines,
+    // such as FZK_FULL_WARP, are CUDA's, not Rust's).
+    let prelude = factz::kernels::prelude();
+    let generated = prelude.strip_suffix(factz::kernels::COMMON).unwrap();
+    let emitted: std::collections::BTreeMap<String, String> =
+        defines(generated).into_iter().collect();
+    let num = |name: &str| -> f64 {
+        let v = emitted
+            .get(name)
+            .unwrap_or_else(|| panic!("the prelude lacks {name}"));
+        let v = v.trim_end_matches(['u', 'l', 'L']);
+        match v.strip_prefix("0x") {
+            // C hexadecimal floats: 0x1p-52, 0x1.8p0.
+            Some(h) => {
+                let (m, e) = h.split_once('p').unwrap();
+                let (int, frac) = m.split_once('.').unwrap_or((m, ""));
+                let mut x = u64::from_str_radix(int, 16).unwrap() as f64;
+                for (k, d) in frac.chars().enumerate() {
+                    x += d.to_digit(16).unwrap() as f64 * 16f64.powi(-(k as i32) - 1);
+                }
+                x * 2f64.powi(e.parse().unwrap())
+            }
+            None => v.parse().unwrap_or_else(|e| panic!("{name} = {v}: {e}")),
+        }
+    };
+    let want: [(&str, f64); 8] = [
+        ("FZK_TILE", blockwise::TILE as f64),
+        ("FZK_NUM_IDS", quantize::NUM_IDS as f64),
+        ("FZK_EXACT", blockwise::EXACT as f64),
+        ("FZK_RADIUS", quantize::RADIUS as f64),
+        ("FZK_STRIDE", speculative::STRIDE as f64),
+        ("FZK_EPS", f64::EPSILON),
+        ("FZK_CODED_BITS", blockwise::CODED_BITS as f64),
+        ("FZK_EXACT_BITS", blockwise::EXACT_BITS as f64),
+    ];
+    for (name, value) in want {
+        assert_eq!(num(name), value, "{name}: the prelude and Rust");
+    }
+    assert_eq!(
+        emitted.len(),
+        want.len(),
+        "a new constant wants a line here"
+    );
+    // What the kernels assume of those values.
+    assert_eq!(
+        blockwise::TILE,
+        32,
+        "mode_b_*.cu map a tile row onto one warp (32 lanes, 32-bit ballots)"
+    );
+    assert!(
+        (blockwise::EXACT as u32) >= quantize::NUM_IDS,
+        "FZK_EXACT must not be a bound id"
+    );
+    // Codes are ints, and |y| < 2 RADIUS fits a long long (checked at compile time).
+    const _: () = assert!(quantize::RADIUS < 1 << 30);
+    // No retyped copy in any kernel file or in common.cuh.
+    let suffixes: Vec<&str> = want.iter().map(|(n, _)| &n["FZK_".len()..]).collect();
+    let mut files = kernels_host::kernel_sources();
+    files.push(kernels_host::kernels_dir().join("common.cuh"));
+    let mut retyped = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (name, value) in defines(&text) {
+            let rest = name
+                .strip_prefix("FZ")
+                .and_then(|r| r.split_once('_'))
+                .map(|(_, r)| r);
+            if rest.is_some_and(|r| suffixes.contains(&r)) {
+                retyped.push(format!(
+                    "{}: #define {name} {value}",
+                    f.file_name().unwrap().to_string_lossy()
+                ));
+            }
+        }
+    }
+    assert!(
+        retyped.is_empty(),
+        "constants Rust defines, retyped in kernels/ (they come from \
+         factz::kernels::prelude):\n{}",
+        retyped.join("\n")
+    );
+}
+
+/// Issue 19: each formula of kernels/common.cuh, through the host build's
+/// probes (kernels/shim/common_probe.cpp), against its Rust twin at its edge
+/// cases: exact signs under cancellation, within at the exact bound and one
+/// ulp past it, quantize at the radius edge.
+#[test]
+fn common_cuh_formulas_match_rust() {
+    use factz::field::{exact, quantize, topology};
+    let lib = kernels_host::library();
+    // SAFETY: the probes' C signatures, as declared in common_probe.cpp.
+    unsafe {
+        let sign: libloading::Symbol<unsafe extern "C" fn(*const f64, i32) -> i32> =
+            lib.get(b"fzk_probe_sign_of_sum\0").unwrap();
+        let within: libloading::Symbol<unsafe extern "C" fn(f32, f32, f64) -> i32> =
+            lib.get(b"fzk_probe_within\0").unwrap();
+        let quant: libloading::Symbol<
+            unsafe extern "C" fn(f32, f64, f64, *mut i32, *mut f32) -> i32,
+        > = lib.get(b"fzk_probe_quantize\0").unwrap();
+        let recon: libloading::Symbol<unsafe extern "C" fn(f64, f64, i32) -> f32> =
+            lib.get(b"fzk_probe_reconstruct\0").unwrap();
+        let eb_of_id: libloading::Symbol<unsafe extern "C" fn(f64, i32) -> f64> =
+            lib.get(b"fzk_probe_eb_of_id\0").unwrap();
+        let id_for: libloading::Symbol<unsafe extern "C" fn(f64, f64) -> i32> =
+            lib.get(b"fzk_probe_id_for_bound\0").unwrap();
+        let pv: libloading::Symbol<unsafe extern "C" fn(f32) -> f64> =
+            lib.get(b"fzk_probe_pv\0").unwrap();
+        let zz: libloading::Symbol<unsafe extern "C" fn(i32) -> u32> =
+            lib.get(b"fzk_probe_zigzag\0").unwrap();
+        let unzz: libloading::Symbol<unsafe extern "C" fn(u32) -> i32> =
+            lib.get(b"fzk_probe_unzigzag\0").unwrap();
+        let orient: libloading::Symbol<
+            unsafe extern "C" fn(*const f32, *const f32, *mut i32) -> i32,
+        > = lib.get(b"fzk_probe_orientation\0").unwrap();
+
+        // Exact sign: sums the float filter cannot decide (cancellation down to
+        // one ulp of a huge term, ties, all zeros), up to mode S's 22 terms.
+        let big = 2f64.powi(60);
+        let tiny = f64::from_bits(1);
+        let mut cases: Vec<Vec<f64>> = vec![
+            vec![],
+            vec![0.0, -0.0],
+            vec![big, 1.0, -big],
+            vec![big, -1.0, -big],
+            vec![big, -big, tiny],
+            vec![1.0, 1e-30, -1.0, -1e-30],
+            vec![1.0, 1e-30, -1.0, -2e-30],
+            vec![0.1, 0.2, -0.3],
+            vec![3.0, -1.0, -1.0, -1.0],
+            vec![1e300, -1e300, -1e-300, 1e-300, tiny],
+        ];
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        for n in 1..=22 {
+            for _ in 0..40 {
+                let mut t: Vec<f64> = (0..n)
+                    .map(|_| ((next() % 2001) as f64 - 1000.0) * 2f64.powi((next() % 9) as i32 - 4))
+                    .collect();
+                // Cancel the sum down to (nearly) zero.
+                let sum: f64 = t.iter().sum();
+                t.push(-sum);
+                if next() % 2 == 0 {
+                    t.push(tiny * ((next() % 3) as f64 - 1.0));
+                }
+                t.truncate(22);
+                cases.push(t);
+            }
+        }
+        for t in &cases {
+            assert_eq!(
+                sign(t.as_ptr(), t.len() as i32),
+                exact::sign_of_sum(t) as i32,
+                "sign_of_sum {t:?}"
+            );
+        }
+
+        // within: |r - x| exactly eb, and eb one ulp either side.
+        for (r, x) in [
+            (1.0f32, 0.75f32),
+            (0.1, 0.3),
+            (-1e-3, 2e-3),
+            (16777216.0, 16777215.0),
+        ] {
+            let d = (r as f64 - x as f64).abs();
+            for eb in [
+                d,
+                f64::from_bits(d.to_bits() - 1),
+                f64::from_bits(d.to_bits() + 1),
+            ] {
+                for (a, b) in [(r, x), (x, r)] {
+                    assert_eq!(
+                        within(a, b, eb) != 0,
+                        quantize::within(a, b, eb),
+                        "within({a}, {b}, {eb:e})"
+                    );
+                }
+            }
+        }
+
+        // quantize at the radius edge: codes RADIUS - 1 .. RADIUS + 1 and
+        // halfway points, both signs; NaN and non-positive bounds.
+        let radius = quantize::RADIUS as f64;
+        for eb in [0.5, 1e-3, 0.375] {
+            for y in [
+                radius - 1.0,
+                radius - 0.5,
+                radius,
+                radius + 0.49,
+                radius + 0.5,
+                radius + 1.0,
+            ] {
+                for sgn in [1.0, -1.0] {
+                    let x = (sgn * y * 2.0 * eb) as f32;
+                    for pred in [0.0, 0.25] {
+                        let (mut q, mut r) = (0i32, 0f32);
+                        let ok = quant(x + pred as f32, pred, eb, &mut q, &mut r) != 0;
+                        let cpu = quantize::quantize(x + pred as f32, pred, eb);
+                        assert_eq!(
+                            ok.then_some((q, r.to_bits())),
+                            cpu.map(|(q, r)| (q, r.to_bits())),
+                            "quantize({x}, {pred}, {eb})"
+                        );
+                    }
+                }
+            }
+        }
+        for (x, eb) in [
+            (1.0f32, f64::NAN),
+            (1.0, 0.0),
+            (1.0, -1.0),
+            (f32::NAN, 1.0),
+            (f32::INFINITY, 1.0),
+        ] {
+            let (mut q, mut r) = (0i32, 0f32);
+            assert_eq!(
+                quant(x, 0.0, eb, &mut q, &mut r) != 0,
+                quantize::quantize(x, 0.0, eb).is_some()
+            );
+        }
+        for (pred, eb, q) in [
+            (0.1, 1e-3, 7),
+            (-3.0, 0.25, -(quantize::RADIUS as i32)),
+            (1e30, 1e20, 3),
+        ] {
+            assert_eq!(
+                recon(pred, eb, q).to_bits(),
+                quantize::reconstruct(pred, eb, q).to_bits()
+            );
+        }
+        for k in 0..quantize::NUM_IDS {
+            assert_eq!(
+                eb_of_id(0.3, k as i32).to_bits(),
+                quantize::eb_of_id(0.3, k).to_bits()
+            );
+        }
+        for e in [
+            0.3,
+            0.29,
+            0.15,
+            0.3 / 2f64.powi(23),
+            0.3 / 2f64.powi(24),
+            0.0,
+            -1.0,
+            f64::NAN,
+            1.0,
+        ] {
+            assert_eq!(
+                id_for(0.3, e),
+                quantize::id_for_bound(0.3, e).map_or(-1, |k| k as i32),
+                "id_for_bound {e}"
+            );
+        }
+        for x in [1.5f32, f32::NAN, f32::INFINITY, -0.0] {
+            assert_eq!(pv(x).to_bits(), quantize::pv(x).to_bits());
+        }
+        for x in [0, 1, -1, i32::MAX, i32::MIN, quantize::RADIUS as i32] {
+            assert_eq!(zz(x), factz::codec::zigzag(x));
+            assert_eq!(unzz(zz(x)), x);
+        }
+
+        // m_products, orientation_of, m_is_zero on critical, degenerate and
+        // non-finite triangles.
+        for p in [
+            [[1.0f32, 0.0], [0.0, 1.0], [-1.0, -1.0]],
+            [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]],
+            [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]],
+            [[0.0, 0.0], [0.0, 0.0], [0.0, 0.0]],
+            [[f32::MAX, 1.0], [1.0, f32::MAX], [-f32::MAX, -f32::MAX]],
+            [[0.1, 0.7], [0.3, 0.2], [0.5, 0.9]],
+        ] {
+            let pu = [p[0][0], p[1][0], p[2][0]];
+            let pvv = [p[0][1], p[1][1], p[2][1]];
+            let mut zero = 0;
+            let o = orient(pu.as_ptr(), pvv.as_ptr(), &mut zero);
+            let mk = topology::m_products(p);
+            let m = [mk[0].0 - mk[0].1, mk[1].0 - mk[1].1, mk[2].0 - mk[2].1];
+            assert_eq!(o, topology::orientation_of(m).map_or(2, i32::from), "{p:?}");
+            assert_eq!(zero != 0, topology::m_is_zero(&mk), "{p:?}");
+        }
+    }
+}
+
 /// Floating-point instructions of a PTX listing that ptxas may fuse into an
 /// fma: add/sub/mul without an explicit rounding mode, and fma/mad themselves.
 /// `--fmad=false` makes NVRTC write `.rn` on every one, which forbids fusing.
