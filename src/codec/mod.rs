@@ -144,12 +144,16 @@ pub fn zstd_decompress(data: &[u8], max_len: usize) -> Result<Vec<u8>> {
 }
 
 /// Zig-zag maps i32 to u32: 0, -1, 1, -2, 2, .. -> 0, 1, 2, 3, 4, ..
+///
+/// Kernel twin: kernels/common.cuh `fzk_zigzag`.
 #[inline(always)]
 pub fn zigzag(x: i32) -> u32 {
     ((x << 1) ^ (x >> 31)) as u32
 }
 
 /// Inverse of [`zigzag`].
+///
+/// Kernel twin: kernels/common.cuh `fzk_unzigzag`.
 #[inline(always)]
 pub fn unzigzag(x: u32) -> i32 {
     ((x >> 1) as i32) ^ -((x & 1) as i32)

@@ -7,6 +7,8 @@
 
 /// Sign (-1, 0, 1) of `terms.iter().sum()` computed exactly. Every term must be finite
 /// and exact; the caller guarantees no overflow (products of f32 are far below f64::MAX).
+///
+/// Kernel twin: kernels/common.cuh `fzk_sign_of_sum`.
 #[inline]
 pub fn sign_of_sum(terms: &[f64]) -> i8 {
     let mut s = 0.0f64;
@@ -29,6 +31,7 @@ pub fn sign_of_sum(terms: &[f64]) -> i8 {
     }
 }
 
+/// Kernel twin: kernels/common.cuh `fzk_two_sum`.
 #[inline]
 fn two_sum(a: f64, b: f64) -> (f64, f64) {
     let s = a + b;
@@ -39,6 +42,8 @@ fn two_sum(a: f64, b: f64) -> (f64, f64) {
 
 /// Sign of the exact sum via a nonoverlapping expansion; its largest-magnitude
 /// (last nonzero) component carries the sign.
+///
+/// Kernel twin: kernels/common.cuh `fzk_exact_sign`.
 fn exact_sign(terms: &[f64]) -> i8 {
     // 22 terms at most in this crate; an expansion never exceeds the term count.
     let mut e: Vec<f64> = Vec::with_capacity(terms.len() + 1);

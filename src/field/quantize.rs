@@ -3,11 +3,17 @@
 //! encoder and decoder (and every backend) must evaluate identically.
 
 /// Bound id k means `xi * 2^-k`; ids run 0..NUM_IDS. Below the last, a vertex is stored exactly.
+///
+/// Kernel twin: generated `FZK_NUM_IDS` (`factz::kernels::prelude`).
 pub const NUM_IDS: u32 = 24;
 /// Largest |quantization code|; a residual beyond it is stored exactly.
+///
+/// Kernel twin: generated `FZK_RADIUS` (`factz::kernels::prelude`).
 pub const RADIUS: i64 = 1 << 20;
 
 /// The error bound of id `k` under the user's absolute bound `xi`.
+///
+/// Kernel twin: kernels/common.cuh `fzk_eb_of_id`.
 #[inline]
 pub fn eb_of_id(xi: f64, k: u32) -> f64 {
     debug_assert!(k < NUM_IDS);
@@ -16,6 +22,8 @@ pub fn eb_of_id(xi: f64, k: u32) -> f64 {
 
 /// The smallest id whose bound fits under `e` (the largest bound <= e), or None
 /// when even the last id's bound is larger.
+///
+/// Kernel twin: kernels/common.cuh `fzk_id_for_bound`.
 #[inline]
 pub fn id_for_bound(xi: f64, e: f64) -> Option<u32> {
     if e >= xi {
@@ -32,6 +40,8 @@ pub fn id_for_bound(xi: f64, e: f64) -> Option<u32> {
 }
 
 /// A neighbour's value as a predictor input: non-finite values predict as 0.
+///
+/// Kernel twin: kernels/common.cuh `fzk_pv`.
 #[inline]
 pub fn pv(x: f32) -> f64 {
     if x.is_finite() {
@@ -42,12 +52,16 @@ pub fn pv(x: f32) -> f64 {
 }
 
 /// Reconstruction from prediction, bound and code. One formula, one operation order.
+///
+/// Kernel twin: kernels/common.cuh `fzk_reconstruct`.
 #[inline]
 pub fn reconstruct(pred: f64, eb: f64, q: i32) -> f32 {
     (pred + (2.0 * eb) * q as f64) as f32
 }
 
 /// Is `r` within `eb` of `x`, decided exactly (the f64 difference of two f32 may round).
+///
+/// Kernel twin: kernels/common.cuh `fzk_within`.
 #[inline]
 pub fn within(r: f32, x: f32, eb: f64) -> bool {
     let (a, b) = (r as f64, x as f64);
@@ -60,6 +74,8 @@ pub fn within(r: f32, x: f32, eb: f64) -> bool {
 
 /// Quantize `x` against `pred` under bound `eb`; None when the code would be out of
 /// range or the reconstruction would not be finite and within the bound.
+///
+/// Kernel twin: kernels/common.cuh `fzk_quantize`.
 #[inline]
 pub fn quantize(x: f32, pred: f64, eb: f64) -> Option<(i32, f32)> {
     if eb.is_nan() || eb <= 0.0 || !x.is_finite() {

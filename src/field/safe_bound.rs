@@ -16,9 +16,13 @@
 use super::topology::{m_is_zero, m_products, orientation_of};
 
 /// Relative slack that absorbs the rounding of sqrt, sums and the final division.
+/// Kernel twin: `FZ_MARGIN` in kernels/mode_b_bounds.cu, still typed there as
+/// its exact f64 value (not yet in `factz::kernels::prelude`: this is private).
 const MARGIN: f64 = 1.0 - 1e-6;
 
 /// Safe relative bound of `t1 - t2`, both exact f64 products.
+///
+/// Kernel twin: kernels/mode_b_bounds.cu `fz_det_bound`.
 #[inline]
 fn det_bound(t1: f64, t2: f64) -> f64 {
     let (mut pos, mut neg) = (0.0f64, 0.0f64);
@@ -40,6 +44,8 @@ fn det_bound(t1: f64, t2: f64) -> f64 {
 /// point before or after, whatever the others do), `-1` when it holds a critical
 /// point or is degenerate (m == 0; its vertices are stored exactly), else the safe
 /// relative bound of the best pair of opposite m_k (0 if none is safe).
+///
+/// Kernel twin: kernels/mode_b_bounds.cu `fz_triangle_constraint`.
 #[inline]
 pub fn triangle_constraint(p: [[f32; 2]; 3]) -> f64 {
     let mk = m_products(p);

@@ -27,6 +27,7 @@ use rayon::prelude::*;
 /// lattice is 256 apart and the levels 128..16 interpolate down to it like the
 /// finer ones, so anchors cost 1/65536 of the field instead of 1/256 (at 4096^2
 /// and rel 1e-2 exact stride-16 anchors were two thirds of the stream).
+/// The kernels' generated `FZK_STRIDE`.
 pub const STRIDE: usize = 256;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -87,6 +87,8 @@ impl Sig {
 
 /// The two exact products (t1, t2) of each m_k = t1 - t2 = u_a v_b - u_b v_a, over
 /// the vertex pairs (1,2), (2,0), (0,1): the one place these formulas live.
+///
+/// Kernel twin: kernels/common.cuh `fzk_m_products`.
 #[inline]
 pub fn m_products(p: [[f32; 2]; 3]) -> [(f64, f64); 3] {
     let t = |a: f32, b: f32| (a as f64) * (b as f64);
@@ -101,6 +103,8 @@ fn m_values(p: [[f32; 2]; 3]) -> [f64; 3] {
 }
 
 /// m == m0 + m1 + m2 == 0 exactly, from the six exact products.
+///
+/// Kernel twin: kernels/common.cuh `fzk_m_is_zero`.
 #[inline]
 pub fn m_is_zero(mk: &[(f64, f64); 3]) -> bool {
     sign_of_sum(&[mk[0].0, -mk[0].1, mk[1].0, -mk[1].1, mk[2].0, -mk[2].1]) == 0
@@ -108,6 +112,8 @@ pub fn m_is_zero(mk: &[(f64, f64); 3]) -> bool {
 
 /// The closed-triangle rule on the m_k: the sign of m when the triangle holds a
 /// critical point, else 0; None for a triangle with a non-finite vertex.
+///
+/// Kernel twin: kernels/common.cuh `fzk_orientation_of` (2 for None).
 #[inline]
 pub fn orientation_of(m: [f64; 3]) -> Option<i8> {
     if !(m[0] + m[1] + m[2]).is_finite() {
@@ -143,6 +149,8 @@ pub fn is_degenerate(p: [[f32; 2]; 3]) -> bool {
 /// Signature and degeneracy (finite, m == 0) of a triangle from one set of
 /// products: the rounded m_k decide unless their sum is within its error bound
 /// (each m_k carries at most half an ulp, the two additions one ulp each) of zero.
+///
+/// Kernel twin: kernels/mode_s.cu `fzs_classify`.
 #[inline]
 pub fn classify(p: [[f32; 2]; 3], half: Half) -> (Sig, bool) {
     let mk = m_products(p);
@@ -159,6 +167,8 @@ pub fn classify(p: [[f32; 2]; 3], half: Half) -> (Sig, bool) {
 }
 
 /// The signature of a triangle given its vertices in T0/T1 order.
+///
+/// Kernel twin: kernels/mode_s.cu `fzs_signature`.
 #[inline]
 pub fn signature(p: [[f32; 2]; 3], half: Half) -> Sig {
     match cp_orientation(p) {
@@ -210,6 +220,8 @@ fn signature_of(p: [[f32; 2]; 3], half: Half, det: i8) -> Sig {
 }
 
 /// Vertex indices of a triangle of the quad with lower-left vertex (i, j).
+///
+/// Kernel twin: kernels/mode_s.cu `fzs_tri_vertices`.
 #[inline]
 pub fn tri_vertices(nx: usize, i: usize, j: usize, half: Half) -> [usize; 3] {
     let k = j * nx + i;
