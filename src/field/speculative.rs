@@ -98,7 +98,7 @@ struct Predictor {
     k: usize,
     x: Option<(Stencil, usize)>,
     y: Option<(Stencil, usize)>,
-    /// Anchors: Lorenzo on the stride-16 lattice (west and north neighbours exist;
+    /// Anchors: Lorenzo on the `STRIDE` lattice (west and north neighbours exist;
     /// the north stride in elements).
     anchor: Option<(bool, bool, usize)>,
 }
