@@ -41,10 +41,6 @@ __device__ __forceinline__ double fz_max(double a, double b) {
     return a > b ? a : b;
 }
 
-// safe_bound.rs's MARGIN = 1 - 1e-6 as its exact f64 value (that constant is
-// private to safe_bound.rs, so it is still typed here).
-#define FZ_MARGIN 0x1.ffffde7210be9p-1
-
 // ------------------------------------------------------------ safe_bound.rs
 
 // det_bound: safe relative bound of t1 - t2 (both exact f64 products).
@@ -59,7 +55,7 @@ __device__ double fz_det_bound(double t1, double t2) {
     }
     double lower = fabs(t1 - t2) * (1.0 - FZK_EPS);
     double root = sqrt(pos) + sqrt(neg);
-    return lower / (root * root) * FZ_MARGIN;
+    return lower / (root * root) * FZK_MARGIN;
 }
 
 // triangle_constraint: +inf for a non-finite triangle, -1 for a critical or

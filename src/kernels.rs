@@ -9,7 +9,7 @@
 //! retypes a constant Rust defines (tests/gpu_kernels.rs checks that none
 //! reappears).
 
-use crate::field::{blockwise, quantize, speculative};
+use crate::field::{blockwise, quantize, safe_bound, speculative};
 
 /// `kernels/common.cuh`: the shared device formulas (`fzk_*`).
 pub const COMMON: &str = include_str!("../kernels/common.cuh");
@@ -77,6 +77,11 @@ pub fn constants() -> Vec<Constant> {
             "field::speculative::STRIDE",
         ),
         c("FZK_EPS", c_double(f64::EPSILON), "f64::EPSILON"),
+        c(
+            "FZK_MARGIN",
+            c_double(safe_bound::MARGIN),
+            "field::safe_bound::MARGIN",
+        ),
         c(
             "FZK_CODED_BITS",
             format!("{}ull", blockwise::CODED_BITS),

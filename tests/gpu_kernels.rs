@@ -209,7 +209,7 @@ fn defines(text: &str) -> Vec<(String, String)> {
 /// `#define FZ<x>_<NAME>`).
 #[test]
 fn kernel_constants_come_from_rust_only() {
-    use factz::field::{blockwise, quantize, speculative};
+    use factz::field::{blockwise, quantize, safe_bound, speculative};
     // The generated block: the prelude less common.cuh (whose own defines,
     // such as FZK_FULL_WARP, are CUDA's, not Rust's).
     let prelude = factz::kernels::prelude();
@@ -235,13 +235,14 @@ fn kernel_constants_come_from_rust_only() {
             None => v.parse().unwrap_or_else(|e| panic!("{name} = {v}: {e}")),
         }
     };
-    let want: [(&str, f64); 8] = [
+    let want: [(&str, f64); 9] = [
         ("FZK_TILE", blockwise::TILE as f64),
         ("FZK_NUM_IDS", quantize::NUM_IDS as f64),
         ("FZK_EXACT", blockwise::EXACT as f64),
         ("FZK_RADIUS", quantize::RADIUS as f64),
         ("FZK_STRIDE", speculative::STRIDE as f64),
         ("FZK_EPS", f64::EPSILON),
+        ("FZK_MARGIN", safe_bound::MARGIN),
         ("FZK_CODED_BITS", blockwise::CODED_BITS as f64),
         ("FZK_EXACT_BITS", blockwise::EXACT_BITS as f64),
     ];

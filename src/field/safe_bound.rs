@@ -16,9 +16,8 @@
 use super::topology::{m_is_zero, m_products, orientation_of};
 
 /// Relative slack that absorbs the rounding of sqrt, sums and the final division.
-/// Kernel twin: `FZ_MARGIN` in kernels/mode_b_bounds.cu, still typed there as
-/// its exact f64 value (not yet in `factz::kernels::prelude`: this is private).
-const MARGIN: f64 = 1.0 - 1e-6;
+/// The kernels' generated `FZK_MARGIN` (`factz::kernels::prelude`).
+pub const MARGIN: f64 = 1.0 - 1e-6;
 
 /// Safe relative bound of `t1 - t2`, both exact f64 products.
 ///
