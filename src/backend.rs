@@ -21,12 +21,12 @@ pub enum Backend {
 
 /// Which backend ran (`Cpu` or `Cuda`), and why not CUDA when Auto fell back.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Ran {
+pub struct BackendUsed {
     pub backend: Backend,
     pub fallback_reason: Option<String>,
 }
 
-impl Ran {
+impl BackendUsed {
     /// "cpu", "cuda", or "cpu (auto: why not cuda)".
     pub fn describe(&self) -> String {
         match (self.backend, &self.fallback_reason) {
@@ -69,7 +69,7 @@ const NO_CUDA: &str = "this factz was built without the CUDA backend (cargo feat
 
 /// The CPU for `Cpu` and `Auto` in a build without CUDA; `Cuda` is Unsupported.
 #[cfg(not(feature = "cuda"))]
-fn cpu_only<T>(backend: Backend, run: impl FnOnce() -> Result<T>) -> Result<(T, Ran)> {
+fn cpu_only<T>(backend: Backend, run: impl FnOnce() -> Result<T>) -> Result<(T, BackendUsed)> {
     let fallback_reason = match backend {
         Backend::Cpu => None,
         Backend::Auto => Some(NO_CUDA.to_string()),
@@ -77,7 +77,7 @@ fn cpu_only<T>(backend: Backend, run: impl FnOnce() -> Result<T>) -> Result<(T, 
     };
     Ok((
         run()?,
-        Ran {
+        BackendUsed {
             backend: Backend::Cpu,
             fallback_reason,
         },
@@ -92,7 +92,7 @@ pub fn compress_field(
     ny: usize,
     nx: usize,
     cfg: &field::FieldConfig,
-) -> Result<(field::Compressed, Ran)> {
+) -> Result<(field::Compressed, BackendUsed)> {
     #[cfg(feature = "cuda")]
     return crate::gpu::field::compress_host(backend, u, v, ny, nx, cfg);
     #[cfg(not(feature = "cuda"))]
@@ -105,7 +105,7 @@ pub fn compress_particles(
     backend: Backend,
     pos: &[f32],
     cfg: &particles::ParticleConfig,
-) -> Result<(particles::Compressed, Ran)> {
+) -> Result<(particles::Compressed, BackendUsed)> {
     let (corrector, ran) = corrector(backend)?;
     let prepared = particles::prepare(pos, cfg)?;
     let c = particles::finish_with(pos, cfg, prepared, None, corrector.as_ref())?;
@@ -116,9 +116,9 @@ pub fn compress_particles(
 /// `particles::finish_with` (the distributed path takes it too): the GPU's
 /// when chosen and usable; `Cuda` fails (Unsupported, with the reason) without
 /// a usable device, `Auto` then takes the CPU's and says why.
-pub fn corrector(backend: Backend) -> Result<(Box<dyn Corrector>, Ran)> {
-    let cpu = |fallback_reason| -> Result<(Box<dyn Corrector>, Ran)> {
-        let ran = Ran {
+pub fn corrector(backend: Backend) -> Result<(Box<dyn Corrector>, BackendUsed)> {
+    let cpu = |fallback_reason| -> Result<(Box<dyn Corrector>, BackendUsed)> {
+        let ran = BackendUsed {
             backend: Backend::Cpu,
             fallback_reason,
         };
@@ -128,7 +128,7 @@ pub fn corrector(backend: Backend) -> Result<(Box<dyn Corrector>, Ran)> {
     return match resolve(backend, crate::gpu::exec::shared)? {
         Resolved::Cpu(reason) => cpu(reason),
         Resolved::Gpu(exec) => {
-            let ran = Ran {
+            let ran = BackendUsed {
                 backend: Backend::Cuda,
                 fallback_reason: None,
             };

@@ -11,7 +11,7 @@ mod common;
 
 use common::fields::{self, Field};
 use common::oracle;
-use factz::field::halo::Ringed;
+use factz::field::halo::BlockWithRing;
 use factz::field::{compress, compress_capped, decompress, Bound, FieldConfig, Mode};
 
 /// Cuts of an ny x nx grid into blocks (y0, x0, h, w).
@@ -47,9 +47,9 @@ fn cuts(ny: usize, nx: usize) -> Vec<(&'static str, Vec<[usize; 4]>)> {
 }
 
 /// The block with its ring taken from the whole field.
-fn ringed(f: &Field, [y0, x0, h, w]: [usize; 4]) -> Ringed {
+fn ringed(f: &Field, [y0, x0, h, w]: [usize; 4]) -> BlockWithRing {
     let own = fields::window(f, y0, x0, h, w);
-    let mut r = Ringed::new(&own.u, &own.v, h, w).unwrap();
+    let mut r = BlockWithRing::new(&own.u, &own.v, h, w).unwrap();
     for gj in 0..h + 2 {
         for gi in 0..w + 2 {
             let inside = (1..=w).contains(&gi) && (1..=h).contains(&gj);

@@ -597,26 +597,28 @@ fn backend_choice<C: Communicator>(
     mine: &[f32],
     cfg: &ParticleConfig,
 ) {
-    use factz::backend::{Backend, Ran};
+    use factz::backend::{Backend, BackendUsed};
     use factz::error::ErrorKind;
-    let check =
-        |what: &str, backend: Backend, got: factz::Result<(Vec<u8>, Ran)>, cpu: &[u8]| match got {
-            Ok((bytes, ran)) => {
-                assert!(
-                    bytes == cpu,
-                    "rank {rank}: {what} {backend:?}: stream differs"
-                );
-                assert!(
-                    ran.backend == Backend::Cuda
-                        || (backend == Backend::Auto && ran.fallback_reason.is_some()),
-                    "rank {rank}: {what} {backend:?}: {ran:?}"
-                );
-            }
-            Err(e) => {
-                assert_eq!(backend, Backend::Cuda, "rank {rank}: {what}: {e}");
-                assert_eq!(e.kind, ErrorKind::Unsupported, "rank {rank}: {what}: {e}");
-            }
-        };
+    let check = |what: &str,
+                 backend: Backend,
+                 got: factz::Result<(Vec<u8>, BackendUsed)>,
+                 cpu: &[u8]| match got {
+        Ok((bytes, ran)) => {
+            assert!(
+                bytes == cpu,
+                "rank {rank}: {what} {backend:?}: stream differs"
+            );
+            assert!(
+                ran.backend == Backend::Cuda
+                    || (backend == Backend::Auto && ran.fallback_reason.is_some()),
+                "rank {rank}: {what} {backend:?}: {ran:?}"
+            );
+        }
+        Err(e) => {
+            assert_eq!(backend, Backend::Cuda, "rank {rank}: {what}: {e}");
+            assert_eq!(e.kind, ErrorKind::Unsupported, "rank {rank}: {what}: {e}");
+        }
+    };
     let (cpu, _) = compress_particles(world, mine, cfg).expect("CPU particles");
     for backend in [Backend::Auto, Backend::Cuda] {
         let got = factz::dist::compress_particles_on(world, backend, mine, cfg)

@@ -3,7 +3,7 @@
 //! and the report flag that says the GPU ran.
 
 use super::boundary::Failure;
-use crate::backend::{Backend, Ran};
+use crate::backend::{Backend, BackendUsed};
 
 /// Where a compression of host data runs. The stream is the same bytes on
 /// either; only the speed differs.
@@ -36,7 +36,7 @@ pub(crate) fn from_c(x: u32) -> Result<Backend, Failure> {
 }
 
 /// The report flags of where a compression ran.
-pub(crate) fn ran_flags(r: &Ran) -> u32 {
+pub(crate) fn ran_flags(r: &BackendUsed) -> u32 {
     if r.backend == Backend::Cuda {
         FACTZ_RAN_ON_GPU
     } else {

@@ -16,8 +16,8 @@
 //! relative to the whole field), and one rank's failure is every rank's.
 
 use super::{agree, guarded};
-use crate::backend::{self, Backend, Ran};
-use crate::field::halo::Ringed;
+use crate::backend::{self, Backend, BackendUsed};
+use crate::field::halo::BlockWithRing;
 use crate::field::{self, bound_for_range, finite_range, Bound, Compressed, FieldConfig};
 use crate::{Error, Result};
 use mpi::collective::SystemOperation;
@@ -50,7 +50,7 @@ pub fn compress_field_on<C: Communicator>(
     ny: usize,
     nx: usize,
     cfg: &FieldConfig,
-) -> Result<(Compressed, Ran)> {
+) -> Result<(Compressed, BackendUsed)> {
     let local = guarded("checking the block", || {
         let n = field::vertex_count(ny, nx)?;
         if u.len() != n || v.len() != n {
@@ -130,9 +130,9 @@ pub fn compress_field_at_on<C: Communicator>(
     nx: usize,
     (y0, x0): (usize, usize),
     cfg: &FieldConfig,
-) -> Result<(Compressed, Ran)> {
+) -> Result<(Compressed, BackendUsed)> {
     const CPU_ONLY: &str = "the ring exchange (compress_field_at) runs on the CPU only: its border caps have no GPU kernels";
-    let ran = Ran {
+    let ran = BackendUsed {
         backend: Backend::Cpu,
         fallback_reason: (backend == Backend::Auto).then(|| CPU_ONLY.to_string()),
     };
@@ -141,7 +141,7 @@ pub fn compress_field_at_on<C: Communicator>(
             return Err(Error::unsupported(CPU_ONLY));
         }
         field::check_config(cfg)?;
-        let ringed = Ringed::new(u, v, ny, nx)?;
+        let ringed = BlockWithRing::new(u, v, ny, nx)?;
         y0.checked_add(ny)
             .zip(x0.checked_add(nx))
             .ok_or_else(|| Error::invalid("block position overflows"))?;

@@ -34,7 +34,7 @@
 mod field;
 pub use self::field::{compress_field, compress_field_at, compress_field_at_on, compress_field_on};
 
-use crate::backend::{self, Backend, Ran};
+use crate::backend::{self, Backend, BackendUsed};
 use crate::error::ErrorKind;
 use crate::field::{bound_for_range, finite_range};
 use crate::particles::{
@@ -78,7 +78,7 @@ pub struct DistReport {
     /// `setup_s` included).
     pub compress_s: f64,
     /// Where this rank's correction ran (`backend::corrector`).
-    pub ran: Ran,
+    pub ran: BackendUsed,
 }
 
 /// Compresses this rank's particles `pos` (AoS) so that, with every rank of

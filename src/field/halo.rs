@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 /// A block and the ring of vertices around it, as one `(ny + 2) x (nx + 2)`
 /// grid: row 0 and column 0 are the ring above and to the left, and block
 /// vertex (i, j) is at (i + 1, j + 1).
-pub struct Ringed {
+pub struct BlockWithRing {
     pub ny: usize,
     pub nx: usize,
     pub u: Vec<f32>,
@@ -34,9 +34,9 @@ pub struct Ringed {
     pub known: Vec<bool>,
 }
 
-impl Ringed {
+impl BlockWithRing {
     /// The block `u`, `v` (`ny x nx`) with an empty ring.
-    pub fn new(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Result<Ringed> {
+    pub fn new(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Result<BlockWithRing> {
         let n = super::vertex_count(ny, nx)?;
         if u.len() != n || v.len() != n {
             return Err(Error::invalid(format!(
@@ -46,7 +46,7 @@ impl Ringed {
             )));
         }
         let w = nx + 2;
-        let mut r = Ringed {
+        let mut r = BlockWithRing {
             ny,
             nx,
             u: vec![f32::NAN; (ny + 2) * w],
@@ -123,7 +123,7 @@ mod tests {
         let (ny, nx) = (4, 5);
         let u: Vec<f32> = (0..ny * nx).map(|k| 1.0 + k as f32 * 0.1).collect();
         let v: Vec<f32> = (0..ny * nx).map(|k| 2.0 - k as f32 * 0.05).collect();
-        let mut r = Ringed::new(&u, &v, ny, nx).unwrap();
+        let mut r = BlockWithRing::new(&u, &v, ny, nx).unwrap();
         assert!(r.caps().iter().all(|c| c.is_infinite()));
         // A ring row above (grid row 0): only block row 0 gets caps.
         for gi in 0..nx + 2 {

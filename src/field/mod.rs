@@ -273,7 +273,7 @@ pub fn compress(
 /// [`compress`] with a cap on each vertex's relative bound (`caps[k]`, row-major;
 /// `+inf` none, negative: store exactly): what a block of a larger field needs
 /// so triangles crossing into its neighbours keep their critical points
-/// (`halo::Ringed::caps`, `crate::dist` with a halo).
+/// (`halo::BlockWithRing::caps`, `crate::dist` with a halo).
 pub fn compress_capped(
     u: &[f32],
     v: &[f32],

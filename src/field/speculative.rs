@@ -309,7 +309,7 @@ pub fn encode(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, chunk_of_larg
     encode_capped(u, v, ny, nx, xi, chunk_of_larger, None)
 }
 
-/// [`encode`] with a cap on each vertex's relative bound (`halo::Ringed::caps`).
+/// [`encode`] with a cap on each vertex's relative bound (`halo::BlockWithRing::caps`).
 pub fn encode_capped(
     u: &[f32],
     v: &[f32],

@@ -406,7 +406,7 @@ pub fn decompress(
     Ok(info)
 }
 
-pub use crate::backend::{Backend, Ran};
+pub use crate::backend::{Backend, BackendUsed};
 
 /// `field::compress` of host data on the chosen backend. `Cuda` fails
 /// (Unsupported, with the reason) without a usable device; `Auto` then runs
@@ -418,12 +418,12 @@ pub fn compress_host(
     ny: usize,
     nx: usize,
     cfg: &FieldConfig,
-) -> Result<(Compressed, Ran)> {
+) -> Result<(Compressed, BackendUsed)> {
     let cpu = |reason: Option<String>| {
         field::compress(u, v, ny, nx, cfg).map(|c| {
             (
                 c,
-                Ran {
+                BackendUsed {
                     backend: Backend::Cpu,
                     fallback_reason: reason,
                 },
@@ -438,7 +438,7 @@ pub fn compress_host(
     let c = compress_on(&OnExec { exec }, [du.view(), dv.view()], ny, nx, cfg)?;
     Ok((
         c,
-        Ran {
+        BackendUsed {
             backend: Backend::Cuda,
             fallback_reason: None,
         },
