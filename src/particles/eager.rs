@@ -15,8 +15,8 @@ use super::correct::{edit_step, reset_exact, store_exact, Options, Outcome, Stat
 use super::geometry::{self, linked, Space};
 use super::grid::{self, Grid, Wide};
 use super::safe::{
-    apply_secured, can_change, error_norm, grid_order, in_particle_order, kept_edits, lower,
-    no_radii, pair_radius, radii_of, secure,
+    apply_secured, error_norm, grid_order, in_particle_order, kept_edits, no_radii, radii_of,
+    secure, LiveRow,
 };
 use super::vulnerable;
 use rayon::prelude::*;
@@ -156,47 +156,26 @@ impl Live<'_> {
     /// Lower `radius` over every live pair; the live pairs, and those whose
     /// status `recon` (the grid's particles, in grid order) changed.
     fn radii(&self, recon: &[f32], radius: &[AtomicU64]) -> (usize, usize) {
-        let (lo2, hi2) = self.window;
-        let (b, e) = (self.b, self.e);
-        let b2 = b * b;
+        let b2 = self.b * self.b;
         let wide = Wide::of(recon);
-        // Per task: live and changed counts; a row's recon distances and radii.
-        type Sink = (usize, usize, Vec<f64>, Vec<f64>);
-        let sinks = self
-            .grid
-            .fold_rows(self.held, self.space, lo2, Sink::default, |s, row| {
-                let (live, changed, dr, g) = s;
+        // Per task: live and changed counts; a row's recon distances and live hits.
+        type Sink = (usize, usize, Vec<f64>, LiveRow);
+        let sinks = self.grid.fold_rows(
+            self.held,
+            self.space,
+            self.window.0,
+            Sink::default,
+            |s, row| {
+                let (live, changed, dr, scratch) = s;
                 wide.dist2s_in(self.space, recon, row.fixed, row.others.clone(), dr);
-                let ef = e[row.fixed];
-                let eo = &e[row.others.clone()];
-                g.clear();
-                g.resize(row.hits.len(), f64::INFINITY);
-                let mut least = f64::INFINITY;
-                // Branch-free over the row's hits (square roots and all).
-                for (k, &o) in row.hits.iter().enumerate() {
-                    let o = o as usize;
-                    let (d2, d) = (row.d2[o], row.d2[o].sqrt());
-                    let is_live = (d2 >= lo2) & (d2 <= hi2) & can_change(d, b, ef, eo[o]);
-                    let r = if is_live {
-                        pair_radius(d, b)
-                    } else {
-                        f64::INFINITY
-                    };
-                    least = if r < least { r } else { least };
-                    g[k] = r;
-                    *live += is_live as usize;
-                    *changed += (is_live & (linked(dr[o], b2) != linked(d2, b2))) as usize;
-                }
-                // The row's own particle once, its partners each.
-                if least < f64::INFINITY {
-                    lower(radius, row.fixed, least.to_bits());
-                }
-                for (&o, &r) in row.hits.iter().zip(&*g) {
-                    if r < f64::INFINITY {
-                        lower(radius, row.others.start + o as usize, r.to_bits());
-                    }
-                }
-            });
+                let hits = scratch.of(row, self.window, self.b, self.e, radius);
+                *live += hits.len();
+                *changed += hits
+                    .iter()
+                    .filter(|&&o| linked(dr[o as usize], b2) != linked(row.d2[o as usize], b2))
+                    .count();
+            },
+        );
         sinks.iter().fold((0, 0), |(l, c), s| (l + s.0, c + s.1))
     }
 

@@ -188,8 +188,8 @@ impl Survey {
             .collect();
         let radius = no_radii(n);
         // Per task: live pairs, changed pairs, all pairs (with `full`); a
-        // row's live offsets.
-        type Sink = (Vec<Pair>, Vec<Pair>, Vec<Pair>, Vec<u32>);
+        // row's live hits.
+        type Sink = (Vec<Pair>, Vec<Pair>, Vec<Pair>, LiveRow);
         // Oriented by particle index (see `Survey`).
         let oriented = |a: usize, c: usize| {
             let (a, c) = (a as u32, c as u32);
@@ -200,10 +200,8 @@ impl Survey {
             }
         };
         let visit = |s: &mut Sink, row: &grid::Row| {
-            let (live, bad, all, at) = s;
+            let (live, bad, all, scratch) = s;
             let f = row.fixed;
-            let ef = e[f];
-            let eo = &e[row.others.clone()];
             if full {
                 for &o in row.hits {
                     let d2 = row.d2[o as usize];
@@ -218,23 +216,9 @@ impl Survey {
                     }
                 }
             }
-            // The row's live offsets, without a branch each.
-            at.clear();
-            at.resize(row.hits.len(), 0);
-            let mut m = 0;
-            for &o in row.hits {
-                let (d2, eo) = (row.d2[o as usize], eo[o as usize]);
-                at[m] = o;
-                m += ((d2 >= lo2) & (d2 <= hi2) & can_change(d2.sqrt(), b, ef, eo)) as usize;
-            }
-            // The row's own particle's radius once, its partners' each.
-            let mut least = f64::INFINITY;
-            for &o in &at[..m] {
+            for &o in scratch.of(row, (lo2, hi2), b, &e, &radius) {
                 let c = row.others.start + o as usize;
                 let d2 = row.d2[o as usize];
-                let g = pair_radius(d2.sqrt(), b);
-                least = if g < least { g } else { least };
-                lower(&radius, c, g.to_bits());
                 let (x, y) = oriented(f, c);
                 let pair = Pair {
                     i: x,
@@ -246,9 +230,6 @@ impl Survey {
                 if geometry::linked(now, b2) != pair.linked {
                     bad.push(pair);
                 }
-            }
-            if least < f64::INFINITY {
-                lower(&radius, f, least.to_bits());
             }
         };
         let held = 3 * grid.order().len();
@@ -271,6 +252,54 @@ impl Survey {
             gathered: Some((os, rs)),
         };
         (survey, all)
+    }
+}
+
+/// The live hits of one row of the pair walk (in the window, and
+/// [`can_change`] under the base's errors `e`), with the radii they allow;
+/// scratch reused row after row.
+#[derive(Default)]
+pub(super) struct LiveRow {
+    at: Vec<u32>,
+    radius: Vec<f64>,
+}
+
+impl LiveRow {
+    /// The row's live offsets (ascending), found without a branch each,
+    /// square roots and all; `radius` lowered over them: each partner per
+    /// pair, the row's own particle once (its least).
+    pub(super) fn of(
+        &mut self,
+        row: &grid::Row,
+        (lo2, hi2): (f64, f64),
+        b: f64,
+        e: &[f64],
+        radius: &[AtomicU64],
+    ) -> &[u32] {
+        let (ef, eo) = (e[row.fixed], &e[row.others.clone()]);
+        // Grown, never cleared: most rows hold a few hits, and a fill per
+        // row cost more than the row's own work.
+        let n = row.hits.len();
+        if self.at.len() < n {
+            self.at.resize(n, 0);
+            self.radius.resize(n, 0.0);
+        }
+        let mut m = 0;
+        for &o in row.hits {
+            let (d2, d) = (row.d2[o as usize], row.d2[o as usize].sqrt());
+            self.at[m] = o;
+            self.radius[m] = pair_radius(d, b);
+            m += ((d2 >= lo2) & (d2 <= hi2) & can_change(d, b, ef, eo[o as usize])) as usize;
+        }
+        let mut least = f64::INFINITY;
+        for (&o, &g) in self.at[..m].iter().zip(&self.radius) {
+            least = if g < least { g } else { least };
+            lower(radius, row.others.start + o as usize, g.to_bits());
+        }
+        if least < f64::INFINITY {
+            lower(radius, row.fixed, least.to_bits());
+        }
+        &self.at[..m]
     }
 }
 
