@@ -178,14 +178,14 @@ pub fn encode_capped(
                         }
                     }
                 }
-                let tid = [tile_id(&hist[0]), tile_id(&hist[1])];
-                out.ids.extend([tid[0] as u32, tid[1] as u32]);
-                let (eu, ev) = (eb_of_id(xi, tid[0] as u32), eb_of_id(xi, tid[1] as u32));
+                let tile = [tile_id(&hist[0]), tile_id(&hist[1])];
+                out.ids.extend([tile[0] as u32, tile[1] as u32]);
+                let (eu, ev) = (eb_of_id(xi, tile[0] as u32), eb_of_id(xi, tile[1] as u32));
                 for jb in 0..rows {
                     for i in ti..te {
                         let (k, kb) = ((j0 + jb) * nx + i, jb * nx + i);
                         let id = vids[k];
-                        let coded = if id[0] == EXACT || id[0] > tid[0] || id[1] > tid[1] {
+                        let coded = if id[0] == EXACT || id[0] > tile[0] || id[1] > tile[1] {
                             None
                         } else {
                             let qu = quantize(u[k], lorenzo(&rec_u, nx, i, jb, ti), eu);
@@ -265,11 +265,8 @@ pub fn decode(
             for t in 0..tx {
                 let ti = t * TILE;
                 let te = (ti + TILE).min(nx);
-                let tid = (b * tx + t) * 2;
-                let (eu, ev) = (
-                    eb_of_id(xi, parts.ids[tid]),
-                    eb_of_id(xi, parts.ids[tid + 1]),
-                );
+                let at = (b * tx + t) * 2; // the tile's (u, v) ids
+                let (eu, ev) = (eb_of_id(xi, parts.ids[at]), eb_of_id(xi, parts.ids[at + 1]));
                 for jb in 0..rows {
                     for i in ti..te {
                         let kb = jb * nx + i;
@@ -278,10 +275,10 @@ pub fn decode(
                             vb[kb] = f32::from_bits(parts.raw[r + 1]);
                             r += 2;
                         } else {
-                            let pu = lorenzo(ub, nx, i, jb, ti);
-                            let pvv = lorenzo(vb, nx, i, jb, ti);
-                            ub[kb] = reconstruct(pu, eu, unzigzag(parts.codes[c]));
-                            vb[kb] = reconstruct(pvv, ev, unzigzag(parts.codes[c + 1]));
+                            let pred_u = lorenzo(ub, nx, i, jb, ti);
+                            let pred_v = lorenzo(vb, nx, i, jb, ti);
+                            ub[kb] = reconstruct(pred_u, eu, unzigzag(parts.codes[c]));
+                            vb[kb] = reconstruct(pred_v, ev, unzigzag(parts.codes[c + 1]));
                             c += 2;
                         }
                     }

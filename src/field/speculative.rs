@@ -30,29 +30,66 @@ use rayon::prelude::*;
 /// The kernels' generated `FZK_STRIDE`.
 pub const STRIDE: usize = 256;
 
+/// A step's three phases, in order; the value is the kernels' `phase` argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    Horizontal,
-    Vertical,
-    Center,
+#[repr(u32)]
+pub enum Phase {
+    /// Odd multiples of the step along rows (between known columns).
+    Horizontal = 0,
+    /// Odd multiples of the step along columns.
+    Vertical = 1,
+    /// Odd along both: the centers of the known squares.
+    Center = 2,
 }
 
-/// The phases in order: (step, phase) for steps STRIDE/2, ..., 2, 1.
-fn schedule() -> impl Iterator<Item = (usize, Phase)> {
+/// The phases in order, (step, phase) for steps STRIDE/2, ..., 2, 1: the
+/// schedule of the CPU's walk and of the GPU's launches alike.
+pub fn schedule() -> impl Iterator<Item = (usize, Phase)> {
     std::iter::successors(Some(STRIDE / 2), |&s| (s > 1).then_some(s / 2))
         .flat_map(|s| [Phase::Horizontal, Phase::Vertical, Phase::Center].map(move |p| (s, p)))
 }
 
-/// Rows and columns of a phase's targets: odd multiples of the step along the
-/// phase's direction(s), multiples of twice the step across.
-fn axes(step: usize, phase: Phase) -> (usize, usize, usize, usize) {
-    let (odd, even) = ((step, 2 * step), (0, 2 * step));
-    let ((r0, rs), (c0, cs)) = match phase {
-        Phase::Horizontal => (even, odd),
-        Phase::Vertical => (odd, even),
-        Phase::Center => (odd, odd),
-    };
-    (r0, rs, c0, cs)
+/// The vertices one phase decides: rows `row0, row0 + row_step, ...` and, in
+/// each, columns `col0, col0 + col_step, ...`: odd multiples of the step along
+/// the phase's direction(s), multiples of twice the step across.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Targets {
+    pub row0: usize,
+    pub row_step: usize,
+    pub col0: usize,
+    pub col_step: usize,
+}
+
+impl Targets {
+    pub fn of(step: usize, phase: Phase) -> Targets {
+        let (odd, even) = ((step, 2 * step), (0, 2 * step));
+        let ((row0, row_step), (col0, col_step)) = match phase {
+            Phase::Horizontal => (even, odd),
+            Phase::Vertical => (odd, even),
+            Phase::Center => (odd, odd),
+        };
+        Targets {
+            row0,
+            row_step,
+            col0,
+            col_step,
+        }
+    }
+
+    /// The target rows of a field of `ny` rows.
+    pub fn rows(&self, ny: usize) -> std::iter::StepBy<std::ops::Range<usize>> {
+        (self.row0..ny).step_by(self.row_step)
+    }
+
+    /// The target columns of a field of `nx` columns.
+    pub fn cols(&self, nx: usize) -> std::iter::StepBy<std::ops::Range<usize>> {
+        (self.col0..nx).step_by(self.col_step)
+    }
+
+    /// How many targets an ny x nx field has.
+    pub fn count(&self, ny: usize, nx: usize) -> usize {
+        self.rows(ny).len() * self.cols(nx).len()
+    }
 }
 
 /// Interpolation along one axis through the known neighbours at -s and +s: cubic
@@ -343,8 +380,8 @@ pub fn encode_capped(
         }
     }
     for (s, phase) in schedule() {
-        let (r0, rs, c0, cs) = axes(s, phase);
-        let rows: Vec<usize> = (r0..ny).step_by(rs).collect();
+        let t = Targets::of(s, phase);
+        let rows: Vec<usize> = t.rows(ny).collect();
         let decided: Vec<Vec<(usize, Decision)>> = {
             let f = Field {
                 u: &ru,
@@ -355,8 +392,7 @@ pub fn encode_capped(
             let exact = &exact;
             rows.par_iter()
                 .map(|&j| {
-                    (c0..nx)
-                        .step_by(cs)
+                    t.cols(nx)
                         .map(|i| {
                             let d = if exact[j * nx + i] {
                                 Decision::Exact
@@ -453,17 +489,14 @@ pub fn decode(
         }
     }
     for (s, phase) in schedule() {
-        let (r0, rs, c0, cs) = axes(s, phase);
+        let t = Targets::of(s, phase);
         // Each row's start in the raw and code streams, from the mask.
-        let rows: Vec<(usize, usize, usize)> = (r0..ny)
-            .step_by(rs)
+        let rows: Vec<(usize, usize, usize)> = t
+            .rows(ny)
             .map(|j| {
                 let start = (j, r_at, c_at);
-                let n_ex = (c0..nx)
-                    .step_by(cs)
-                    .filter(|&i| parts.exact[j * nx + i])
-                    .count();
-                let n_tg = (c0..nx).step_by(cs).count();
+                let n_ex = t.cols(nx).filter(|&i| parts.exact[j * nx + i]).count();
+                let n_tg = t.cols(nx).len();
                 r_at += 2 * n_ex;
                 c_at += n_tg - n_ex;
                 start
@@ -473,8 +506,7 @@ pub fn decode(
             let (u, v) = (&*u, &*v);
             rows.par_iter()
                 .map(|&(j, mut r, mut c)| {
-                    (c0..nx)
-                        .step_by(cs)
+                    t.cols(nx)
                         .map(|i| {
                             let pred = Predictor::new(ny, nx, i, j, s, phase);
                             decode_one(parts, (u, v), xi, j * nx + i, pred, (&mut r, &mut c))
@@ -484,7 +516,7 @@ pub fn decode(
                 .collect()
         };
         for (&(j, _, _), row) in rows.iter().zip(values) {
-            for (i, val) in (c0..nx).step_by(cs).zip(row) {
+            for (i, val) in t.cols(nx).zip(row) {
                 u[j * nx + i] = val[0];
                 v[j * nx + i] = val[1];
             }
