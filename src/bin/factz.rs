@@ -33,6 +33,8 @@ mod sidecar;
 mod stats;
 #[path = "factz/synth.rs"]
 mod synth;
+#[path = "factz/table.rs"]
+mod table;
 
 use std::fmt;
 use std::process::ExitCode;

@@ -199,7 +199,6 @@ impl Args {
         }
     }
 
-    /// An unsigned integer flag in `lo..=hi`, if given.
     /// `--rel LIST`: positive finite numbers separated by commas, else `default`.
     pub fn rels(&self, default: &[f64]) -> CliResult<Vec<f64>> {
         match self.value("rel") {
@@ -215,6 +214,7 @@ impl Args {
         }
     }
 
+    /// An unsigned integer flag in `lo..=hi`, if given.
     pub fn int_in(&self, name: &str, lo: u64, hi: u64) -> CliResult<Option<u64>> {
         let Some(s) = self.value(name) else {
             return Ok(None);
@@ -225,6 +225,20 @@ impl Args {
                 "bad --{name} '{s}': expected an integer from {lo} to {hi}"
             ))),
         }
+    }
+
+    /// `--threads N` sizes the global rayon pool (once per process); returns
+    /// the pool's size either way.
+    pub fn threads(&self) -> CliResult<usize> {
+        if let Some(t) = self.int_in("threads", 1, 4096)? {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(t as usize)
+                .build_global()
+                .map_err(|e| {
+                    CliError::fail(format!("{}: cannot start {t} threads: {e}", self.cmd))
+                })?;
+        }
+        Ok(rayon::current_num_threads())
     }
 
     /// `--kind field2d|particles`, if given.

@@ -2,13 +2,13 @@
 //! at several bounds, against baselines at the same absolute bound (zstd lossless;
 //! SZ3 when built with the `sz3` feature).
 
-use crate::args::{self, switch, val, FlagSpec};
+use crate::args::{self, switch, val, Args, FlagSpec};
 use crate::fileio::{self, Progress};
 use crate::json::{Json, Obj};
 use crate::particle_commands::PARTICLE_ONLY;
 use crate::sidecar::Sidecar;
 use crate::stats::short;
-use crate::{help, particle_bench, synth, CliError, CliResult};
+use crate::{help, particle_bench, synth, table, CliError, CliResult};
 use factz::field::metrics::{self, Topo};
 use factz::field::{self, topology, Bound, Coder, FieldConfig, Layout, Mode};
 use factz::format::Kind;
@@ -224,141 +224,115 @@ pub fn bench(argv: Vec<OsString>) -> CliResult<u8> {
     if a.kind()? == Some(Kind::Particles) {
         return particle_bench::bench(&a);
     }
-    a.refuse(&PARTICLE_ONLY, "--kind particles")?;
-    let shape = a.shape()?;
-    let layout = a.layout()?;
-    let rels = a.rels(&[1e-2, 1e-3, 1e-4])?;
-    let modes = match a.value("mode") {
-        None => vec![Mode::Blockwise, Mode::Speculative],
-        Some(s) => args::parse_list(s, args::parse_mode)
-            .ok_or_else(|| a.usage_err(format!("bad --mode '{s}': expected b, s or b,s")))?,
-    };
-    let coders = match a.value("coder") {
-        None => vec![Coder::Huffman, Coder::Rans],
-        Some(s) => args::parse_list(s, Coder::parse).ok_or_else(|| {
-            a.usage_err(format!(
-                "bad --coder '{s}': expected huffman, rans or huffman,rans"
-            ))
-        })?,
-    };
-    let zstd_level = a.int_in("zstd", 0, 22)?.unwrap_or(0) as i32;
-    let repeat = a.int_in("repeat", 1, 1000)?.unwrap_or(3) as usize;
-    let seed = a.int_in("seed", 0, u64::MAX)?.unwrap_or(1);
-    if let Some(t) = a.int_in("threads", 1, 4096)? {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t as usize)
-            .build_global()
-            .map_err(|e| CliError::fail(format!("bench: cannot start {t} threads: {e}")))?;
-    }
-    let threads = rayon::current_num_threads();
-    let json = a.has("json");
-
+    let plan = Plan::from_args(&a)?;
     let progress = Progress::for_input(u64::MAX);
-    let mut inputs = Vec::new();
-    if a.positionals.is_empty() {
-        let (ny, nx) = shape.unwrap_or((1024, 1024));
-        progress.phase("generating the synthetic field");
-        let (u, v) = synth::field(ny, nx, seed);
-        inputs.push(Input {
-            name: format!("synthetic{ny}x{nx}"),
-            ny,
-            nx,
-            u,
-            v,
-        });
-    } else {
-        for p in &a.positionals {
-            if p == "-" {
-                return Err(a.usage_err("bench reads files, not stdin"));
-            }
-            progress.phase(&format!("reading {p}"));
-            inputs.push(load(p, shape, layout)?);
-        }
-    }
-
-    let mut rows: Vec<Row> = Vec::new();
-    let mut fields_json = Vec::new();
+    let inputs = plan.inputs(&a, &progress)?;
     let mut preamble = String::new();
     let _ = writeln!(
         preamble,
-        "factz {} bench: {threads} threads (rayon), best of {repeat}, MB = 1e6 bytes of f32 input",
-        env!("CARGO_PKG_VERSION")
+        "factz {} bench: {} threads (rayon), best of {}, MB = 1e6 bytes of f32 input",
+        env!("CARGO_PKG_VERSION"),
+        plan.threads,
+        plan.repeat
     );
+    let mut rows = Vec::new();
+    let mut fields_json = Vec::new();
     for inp in &inputs {
         progress.phase(&format!("{}: critical points", inp.name));
-        let cps = topology::extract(&inp.u, &inp.v, inp.ny, inp.nx);
-        let count = |t: topology::CpType| cps.iter().filter(|c| c.kind == t).count();
-        let kinds = [
-            topology::CpType::Saddle,
-            topology::CpType::Source,
-            topology::CpType::Sink,
-            topology::CpType::RepellingFocus,
-            topology::CpType::AttractingFocus,
-            topology::CpType::Center,
-        ];
-        let by_type: Vec<String> = kinds
+        let (line, json) = describe(inp);
+        preamble.push_str(&line);
+        fields_json.push(json);
+        rows.extend(plan.run(inp, &progress)?);
+    }
+    progress.done();
+    if a.has("json") {
+        fileio::print_stdout(&plan.json(fields_json, &rows))?;
+    } else {
+        fileio::print_stdout(&text(preamble, &rows))?;
+    }
+    Ok(0)
+}
+
+/// What `bench` runs on fields: read from the flags, every one checked
+/// before any work.
+struct Plan {
+    shape: Option<(usize, usize)>,
+    layout: Option<Layout>,
+    rels: Vec<f64>,
+    modes: Vec<Mode>,
+    coders: Vec<Coder>,
+    zstd_level: i32,
+    repeat: usize,
+    seed: u64,
+    threads: usize,
+}
+
+impl Plan {
+    fn from_args(a: &Args) -> CliResult<Plan> {
+        a.refuse(&PARTICLE_ONLY, "--kind particles")?;
+        let modes = match a.value("mode") {
+            None => vec![Mode::Blockwise, Mode::Speculative],
+            Some(s) => args::parse_list(s, args::parse_mode)
+                .ok_or_else(|| a.usage_err(format!("bad --mode '{s}': expected b, s or b,s")))?,
+        };
+        let coders = match a.value("coder") {
+            None => vec![Coder::Huffman, Coder::Rans],
+            Some(s) => args::parse_list(s, Coder::parse).ok_or_else(|| {
+                a.usage_err(format!(
+                    "bad --coder '{s}': expected huffman, rans or huffman,rans"
+                ))
+            })?,
+        };
+        if a.positionals.iter().any(|p| p == "-") {
+            return Err(a.usage_err("bench reads files, not stdin"));
+        }
+        Ok(Plan {
+            shape: a.shape()?,
+            layout: a.layout()?,
+            rels: a.rels(&[1e-2, 1e-3, 1e-4])?,
+            modes,
+            coders,
+            zstd_level: a.int_in("zstd", 0, 22)?.unwrap_or(0) as i32,
+            repeat: a.int_in("repeat", 1, 1000)?.unwrap_or(3) as usize,
+            seed: a.int_in("seed", 0, u64::MAX)?.unwrap_or(1),
+            threads: a.threads()?,
+        })
+    }
+
+    /// The files given, or the synthetic field when none is.
+    fn inputs(&self, a: &Args, progress: &Progress) -> CliResult<Vec<Input>> {
+        if a.positionals.is_empty() {
+            let (ny, nx) = self.shape.unwrap_or((1024, 1024));
+            progress.phase("generating the synthetic field");
+            let (u, v) = synth::field(ny, nx, self.seed);
+            let name = format!("synthetic{ny}x{nx}");
+            return Ok(vec![Input { name, ny, nx, u, v }]);
+        }
+        a.positionals
             .iter()
-            .filter(|&&k| count(k) > 0)
-            .map(|&k| format!("{} {}", count(k), k.name()))
-            .collect();
-        let _ = writeln!(
-            preamble,
-            "field {}: {} x {} (ny x nx), {} critical points in the original ({})",
-            inp.name,
-            inp.ny,
-            inp.nx,
-            cps.len(),
-            by_type.join(", ")
-        );
-        fields_json.push(
-            Obj::new()
-                .put("name", inp.name.as_str())
-                .put("shape", vec![inp.ny, inp.nx])
-                .put("critical_points", cps.len())
-                .build(),
-        );
-        drop(cps);
+            .map(|p| {
+                progress.phase(&format!("reading {p}"));
+                load(p, self.shape, self.layout)
+            })
+            .collect()
+    }
+
+    /// Every row of one field: per bound, factz per mode and coder, zstd, SZ3.
+    fn run(&self, inp: &Input, progress: &Progress) -> CliResult<Vec<Row>> {
+        let mut rows = Vec::new();
         progress.phase(&format!("{}: zstd baseline", inp.name));
-        let (zbytes, ztc, ztd) = zstd_baseline(&raw_bytes(inp), repeat)?;
-        for &rel in &rels {
+        let (zbytes, ztc, ztd) = zstd_baseline(&raw_bytes(inp), self.repeat)?;
+        for &rel in &self.rels {
             let abs = field::absolute_bound(&inp.u, &inp.v, Bound::Rel(rel));
-            for &mode in &modes {
-                for &coder in &coders {
+            for &mode in &self.modes {
+                for &coder in &self.coders {
                     progress.phase(&format!(
                         "{}: rel {rel:e}, mode {}, {}",
                         inp.name,
                         mode.name(),
                         coder.name()
                     ));
-                    let cfg = FieldConfig {
-                        mode,
-                        bound: Bound::Abs(abs),
-                        coder,
-                        zstd_level,
-                        chunk_of_larger: false,
-                        verify: false,
-                        layout: Layout::Soa,
-                    };
-                    let (tc, c) = best_of(repeat, || {
-                        field::compress(&inp.u, &inp.v, inp.ny, inp.nx, &cfg)
-                            .map_err(|e| CliError::fail(format!("bench: compress: {e}")))
-                    })?;
-                    let (td, d) = best_of(repeat, || {
-                        field::decompress(&c.bytes)
-                            .map_err(|e| CliError::fail(format!("bench: decompress: {e}")))
-                    })?;
-                    rows.push(measure(
-                        inp,
-                        rel,
-                        abs,
-                        "factz",
-                        mode.name(),
-                        coder.name(),
-                        c.bytes.len(),
-                        (&d.u, &d.v),
-                        tc,
-                        td,
-                    ));
+                    rows.push(self.factz_row(inp, rel, abs, mode, coder)?);
                 }
             }
             rows.push(Row {
@@ -381,51 +355,124 @@ pub fn bench(argv: Vec<OsString>) -> CliResult<u8> {
             #[cfg(feature = "sz3")]
             {
                 progress.phase(&format!("{}: rel {rel:e}, SZ3", inp.name));
-                rows.push(sz3_baseline::run(inp, rel, abs, repeat)?);
+                rows.push(sz3_baseline::run(inp, rel, abs, self.repeat)?);
             }
         }
+        Ok(rows)
     }
-    progress.done();
 
-    if json {
-        let results: Vec<Json> = rows
-            .iter()
-            .map(|r| {
-                Obj::new()
-                    .put("field", r.field.as_str())
-                    .put("rel_bound", r.rel)
-                    .put("abs_bound", r.abs)
-                    .put("method", r.method)
-                    .put("mode", if r.mode == "-" { None } else { Some(r.mode) })
-                    .put("coder", if r.coder == "-" { None } else { Some(r.coder) })
-                    .put("bytes", r.bytes)
-                    .put("ratio", r.ratio())
-                    .put("bits_per_value", r.bits())
-                    .put("psnr_db", r.psnr)
-                    .put("max_error_over_bound", r.max_over_bound)
-                    .put("values_outside_bound", r.outside)
-                    .put("p1_lost", r.topo.p1)
-                    .put("p2_spurious", r.topo.p2)
-                    .put("p3_type_changed", r.topo.p3)
-                    .put("compress_s", r.compress.as_secs_f64())
-                    .put("decompress_s", r.decompress.as_secs_f64())
-                    .put("compress_mb_s", r.mbs(r.compress))
-                    .put("decompress_mb_s", r.mbs(r.decompress))
-                    .build()
-            })
-            .collect();
-        let j = Obj::new()
+    fn factz_row(
+        &self,
+        inp: &Input,
+        rel: f64,
+        abs: f64,
+        mode: Mode,
+        coder: Coder,
+    ) -> CliResult<Row> {
+        let cfg = FieldConfig {
+            mode,
+            bound: Bound::Abs(abs),
+            coder,
+            zstd_level: self.zstd_level,
+            chunk_of_larger: false,
+            verify: false,
+            layout: Layout::Soa,
+        };
+        let (tc, c) = best_of(self.repeat, || {
+            field::compress(&inp.u, &inp.v, inp.ny, inp.nx, &cfg)
+                .map_err(|e| CliError::fail(format!("bench: compress: {e}")))
+        })?;
+        let (td, d) = best_of(self.repeat, || {
+            field::decompress(&c.bytes)
+                .map_err(|e| CliError::fail(format!("bench: decompress: {e}")))
+        })?;
+        Ok(measure(
+            inp,
+            rel,
+            abs,
+            "factz",
+            mode.name(),
+            coder.name(),
+            c.bytes.len(),
+            (&d.u, &d.v),
+            tc,
+            td,
+        ))
+    }
+
+    fn json(&self, fields: Vec<Json>, rows: &[Row]) -> String {
+        let results: Vec<Json> = rows.iter().map(row_json).collect();
+        Obj::new()
             .put("version", env!("CARGO_PKG_VERSION"))
-            .put("threads", threads)
-            .put("repeat", repeat)
-            .put("zstd_level", zstd_level)
+            .put("threads", self.threads)
+            .put("repeat", self.repeat)
+            .put("zstd_level", self.zstd_level)
             .put("sz3", cfg!(feature = "sz3"))
-            .put("fields", Json::Arr(fields_json))
-            .put("results", Json::Arr(results));
-        fileio::print_stdout(&j.build().pretty())?;
-        return Ok(0);
+            .put("fields", Json::Arr(fields))
+            .put("results", Json::Arr(results))
+            .build()
+            .pretty()
     }
+}
 
+/// The preamble line and JSON of one field: its shape and critical points by type.
+fn describe(inp: &Input) -> (String, Json) {
+    let cps = topology::extract(&inp.u, &inp.v, inp.ny, inp.nx);
+    let count = |t: topology::CpType| cps.iter().filter(|c| c.kind == t).count();
+    let kinds = [
+        topology::CpType::Saddle,
+        topology::CpType::Source,
+        topology::CpType::Sink,
+        topology::CpType::RepellingFocus,
+        topology::CpType::AttractingFocus,
+        topology::CpType::Center,
+    ];
+    let by_type: Vec<String> = kinds
+        .iter()
+        .filter(|&&k| count(k) > 0)
+        .map(|&k| format!("{} {}", count(k), k.name()))
+        .collect();
+    let line = format!(
+        "field {}: {} x {} (ny x nx), {} critical points in the original ({})\n",
+        inp.name,
+        inp.ny,
+        inp.nx,
+        cps.len(),
+        by_type.join(", ")
+    );
+    let json = Obj::new()
+        .put("name", inp.name.as_str())
+        .put("shape", vec![inp.ny, inp.nx])
+        .put("critical_points", cps.len())
+        .build();
+    (line, json)
+}
+
+fn row_json(r: &Row) -> Json {
+    Obj::new()
+        .put("field", r.field.as_str())
+        .put("rel_bound", r.rel)
+        .put("abs_bound", r.abs)
+        .put("method", r.method)
+        .put("mode", if r.mode == "-" { None } else { Some(r.mode) })
+        .put("coder", if r.coder == "-" { None } else { Some(r.coder) })
+        .put("bytes", r.bytes)
+        .put("ratio", r.ratio())
+        .put("bits_per_value", r.bits())
+        .put("psnr_db", r.psnr)
+        .put("max_error_over_bound", r.max_over_bound)
+        .put("values_outside_bound", r.outside)
+        .put("p1_lost", r.topo.p1)
+        .put("p2_spurious", r.topo.p2)
+        .put("p3_type_changed", r.topo.p3)
+        .put("compress_s", r.compress.as_secs_f64())
+        .put("decompress_s", r.decompress.as_secs_f64())
+        .put("compress_mb_s", r.mbs(r.compress))
+        .put("decompress_mb_s", r.mbs(r.decompress))
+        .build()
+}
+
+fn text(preamble: String, rows: &[Row]) -> String {
     let mut s = preamble;
     if !cfg!(feature = "sz3") {
         s.push_str("SZ3 baseline: not built (rebuild with `--features sz3`)\n");
@@ -478,33 +525,9 @@ pub fn bench(argv: Vec<OsString>) -> CliResult<u8> {
             ]
         })
         .collect();
-    let mut width: Vec<usize> = header.iter().map(|h| h.len()).collect();
-    for row in &cells {
-        for (w, c) in width.iter_mut().zip(row) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |s: &mut String, row: &[String]| {
-        for (k, (c, w)) in row.iter().zip(&width).enumerate() {
-            // Text columns left-aligned, numbers right-aligned.
-            if k < 6 && k != 1 && k != 2 {
-                let _ = write!(s, "{c:<w$}");
-            } else {
-                let _ = write!(s, "{c:>w$}");
-            }
-            s.push_str(if k + 1 < row.len() { "  " } else { "\n" });
-        }
-    };
-    line(
-        &mut s,
-        &header.iter().map(|h| h.to_string()).collect::<Vec<_>>(),
-    );
-    let total: usize = width.iter().sum::<usize>() + 2 * (width.len() - 1);
-    s.push_str(&"-".repeat(total));
-    s.push('\n');
-    for row in &cells {
-        line(&mut s, row);
-    }
-    fileio::print_stdout(&s)?;
-    Ok(0)
+    // Text columns left-aligned, numbers right-aligned.
+    s.push_str(&table::aligned(&header, &cells, |k| {
+        k < 6 && k != 1 && k != 2
+    }));
+    s
 }

@@ -14,7 +14,7 @@ use crate::particle_baselines;
 use crate::particle_commands::{min_members, space_text, FIELD_ONLY};
 use crate::sidecar::Sidecar;
 use crate::stats::short;
-use crate::{CliError, CliResult};
+use crate::{table, CliError, CliResult};
 use factz::field::Coder;
 use factz::particles::{
     self, correct, fof, metrics::ParticleMetrics, Base, Bound, Layout, Linking, ParticleConfig,
@@ -281,12 +281,7 @@ impl Plan {
         a.layout()?;
         a.period()?;
         a.linking()?;
-        if let Some(t) = a.int_in("threads", 1, 4096)? {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(t as usize)
-                .build_global()
-                .map_err(|e| CliError::fail(format!("bench: cannot start {t} threads: {e}")))?;
-        }
+        let threads = a.threads()?;
         if a.positionals.is_empty() {
             return Err(a.usage_err(
                 "--kind particles needs input files (raw float32 positions, e.g. from `factz synth --kind particles`)",
@@ -301,7 +296,7 @@ impl Plan {
             zstd_level,
             repeat,
             min,
-            threads: rayon::current_num_threads(),
+            threads,
         })
     }
 
@@ -684,33 +679,6 @@ fn table(rows: &[Row]) -> String {
             ]
         })
         .collect();
-    let mut width: Vec<usize> = header.iter().map(|h| h.len()).collect();
-    for row in &cells {
-        for (w, c) in width.iter_mut().zip(row) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let mut s = String::new();
-    let line = |s: &mut String, row: &[String]| {
-        for (k, (c, w)) in row.iter().zip(&width).enumerate() {
-            // Text columns left-aligned, numbers right-aligned.
-            if k == 0 || k == 3 {
-                let _ = write!(s, "{c:<w$}");
-            } else {
-                let _ = write!(s, "{c:>w$}");
-            }
-            s.push_str(if k + 1 < row.len() { "  " } else { "\n" });
-        }
-    };
-    line(
-        &mut s,
-        &header.iter().map(|h| h.to_string()).collect::<Vec<_>>(),
-    );
-    let total: usize = width.iter().sum::<usize>() + 2 * (width.len() - 1);
-    s.push_str(&"-".repeat(total));
-    s.push('\n');
-    for row in &cells {
-        line(&mut s, row);
-    }
-    s
+    // Text columns left-aligned, numbers right-aligned.
+    table::aligned(&header, &cells, |k| k == 0 || k == 3)
 }
