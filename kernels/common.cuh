@@ -138,7 +138,7 @@ static __device__ inline int fzk_id_for_bound(double xi, double e) {
 }
 
 // pv: a neighbour as a predictor input; non-finite values predict as 0.
-static __device__ __forceinline__ double fzk_pv(float x) { return fzk_finite32(x) ? (double)x : 0.0; }
+static __device__ __forceinline__ double fzk_predictor_input(float x) { return fzk_finite32(x) ? (double)x : 0.0; }
 
 // reconstruct: one formula, one operation order, f64 then round to f32.
 static __device__ __forceinline__ float fzk_reconstruct(double pred, double eb, int q) {

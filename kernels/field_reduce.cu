@@ -15,13 +15,12 @@
 typedef unsigned long long fzf_u64;
 
 // Threads per block of factz_f_range (its shared arrays hold a block).
-#define FZF_BLOCK 256
 
 // part[2 b] = min, part[2 b + 1] = max of block b's finite values (grid-stride
 // over vertices, both components); +inf / -inf where it has none. blockDim
-// must be FZF_BLOCK.
+// must be FZK_FIELD_REDUCE_BLOCK.
 extern "C" __global__ void factz_f_range(const float* u, const float* v, fzf_u64 n, float* part) {
-    __shared__ float lo[FZF_BLOCK], hi[FZF_BLOCK];
+    __shared__ float lo[FZK_FIELD_REDUCE_BLOCK], hi[FZK_FIELD_REDUCE_BLOCK];
     float l = __uint_as_float(0x7f800000u), h = __uint_as_float(0xff800000u);
     for (fzf_u64 k = (fzf_u64)blockIdx.x * blockDim.x + threadIdx.x; k < n;
          k += (fzf_u64)gridDim.x * blockDim.x) {
@@ -39,7 +38,7 @@ extern "C" __global__ void factz_f_range(const float* u, const float* v, fzf_u64
     lo[t] = l;
     hi[t] = h;
     __syncthreads();
-    for (unsigned int s = FZF_BLOCK / 2; s > 0; s /= 2) {
+    for (unsigned int s = FZK_FIELD_REDUCE_BLOCK / 2; s > 0; s /= 2) {
         if (t < s) {
             lo[t] = lo[t + s] < lo[t] ? lo[t + s] : lo[t];
             hi[t] = hi[t + s] > hi[t] ? hi[t + s] : hi[t];
@@ -75,7 +74,7 @@ extern "C" __global__ void factz_f_unpack_flags(const unsigned char* bytes, fzf_
 // bytes; integer sums, any order): the exact vertices a mask holds.
 extern "C" __global__ void factz_f_count_bits(const unsigned char* bytes, fzf_u64 n_bits,
                                               unsigned int* part) {
-    __shared__ unsigned int sum[FZF_BLOCK];
+    __shared__ unsigned int sum[FZK_FIELD_REDUCE_BLOCK];
     unsigned int t = threadIdx.x, own = 0;
     for (fzf_u64 b = (fzf_u64)blockIdx.x * blockDim.x + t; b < (n_bits + 7) / 8;
          b += (fzf_u64)gridDim.x * blockDim.x) {
@@ -85,7 +84,7 @@ extern "C" __global__ void factz_f_count_bits(const unsigned char* bytes, fzf_u6
     }
     sum[t] = own;
     __syncthreads();
-    for (unsigned int s = FZF_BLOCK / 2; s > 0; s /= 2) {
+    for (unsigned int s = FZK_FIELD_REDUCE_BLOCK / 2; s > 0; s /= 2) {
         if (t < s) sum[t] += sum[t + s];
         __syncthreads();
     }

@@ -1,6 +1,6 @@
 // Huffman coding on the GPU in the CPU's stream format (src/codec/huffman.rs):
 // symbol counts, block bit-packing and block decoding. The code table is built
-// on the host with the CPU's own builder (src/codec/gpu_ref.rs: tiny, and the
+// on the host with the CPU's own builder (src/codec/gpu_host/huffman.rs: tiny, and the
 // codes must be the CPU's), which also writes the stream's header.
 //
 // The CPU format already cuts the symbols into independent blocks of
@@ -17,7 +17,7 @@
 //   start at without speculation), canonical decoding by the per-length limits
 //   of DecodeTable::slow, with BitReader::finish's checks at the end.
 //
-// Counting: factz_h_max -> factz_h_histogram (alphabets up to FZH_SHARED_BINS,
+// Counting: factz_h_max -> factz_h_histogram (alphabets up to FZK_HUFFMAN_SHARED_BINS,
 // per-block shared histograms) -> factz_h_merge (sums in block order), or
 // factz_h_histogram_global for wider alphabets (global integer atomics: the
 // sums do not depend on the order).
@@ -27,9 +27,6 @@
 // No #include: NVRTC compiles it without headers, and the host build runs it
 // through kernels/shim/cuda_host.hpp (see kernels/mode_b_bounds.cu).
 
-#define FZH_THREADS 256
-#define FZH_SHARED_BINS 4096
-#define FZH_MAX_LEN 32
 
 typedef unsigned long long fzh_u64;
 
@@ -37,7 +34,7 @@ typedef unsigned long long fzh_u64;
 
 // max over all symbols into *max (which the caller zeroes).
 extern "C" __global__ void factz_h_max(const unsigned int* symbols, fzh_u64 n, unsigned int* max) {
-    __shared__ unsigned int part[FZH_THREADS];
+    __shared__ unsigned int part[FZK_HUFFMAN_BLOCK];
     unsigned int t = threadIdx.x, m = 0;
     for (fzh_u64 i = (fzh_u64)blockIdx.x * blockDim.x + t; i < n; i += (fzh_u64)gridDim.x * blockDim.x)
         m = symbols[i] > m ? symbols[i] : m;
@@ -50,11 +47,11 @@ extern "C" __global__ void factz_h_max(const unsigned int* symbols, fzh_u64 n, u
     if (t == 0) atomicMax(max, part[0]);
 }
 
-// Per-block counts of symbols < bins <= FZH_SHARED_BINS: partial[b * bins + s].
+// Per-block counts of symbols < bins <= FZK_HUFFMAN_SHARED_BINS: partial[b * bins + s].
 // Symbols >= bins set *bad.
 extern "C" __global__ void factz_h_histogram(const unsigned int* symbols, fzh_u64 n, unsigned int bins,
                                              unsigned int* partial, unsigned int* bad) {
-    __shared__ unsigned int hist[FZH_SHARED_BINS];
+    __shared__ unsigned int hist[FZK_HUFFMAN_SHARED_BINS];
     unsigned int t = threadIdx.x;
     for (unsigned int k = t; k < bins; k += blockDim.x) hist[k] = 0;
     __syncthreads();
@@ -127,7 +124,7 @@ __device__ fzh_u64 fzh_run_bits(const unsigned int* symbols, fzh_u64 lo, fzh_u64
 extern "C" __global__ void factz_h_block_bits(const unsigned int* symbols, fzh_u64 n, unsigned int block_log2,
                                               const fzh_u64* lut, fzh_u64 lut_size, fzh_u64* bits,
                                               unsigned int* bad) {
-    __shared__ fzh_u64 part[FZH_THREADS];
+    __shared__ fzh_u64 part[FZK_HUFFMAN_BLOCK];
     fzh_u64 lo, hi;
     fzh_run(n, block_log2, &lo, &hi);
     unsigned int t = threadIdx.x;
@@ -170,7 +167,7 @@ __device__ void fzh_put(unsigned int* words, fzh_u64 at, unsigned int code, unsi
 extern "C" __global__ void factz_h_pack(const unsigned int* symbols, fzh_u64 n, unsigned int block_log2,
                                         const fzh_u64* lut, fzh_u64 lut_size, const fzh_u64* word_off,
                                         unsigned int* words, unsigned int* bad) {
-    __shared__ fzh_u64 scan[2][FZH_THREADS];
+    __shared__ fzh_u64 scan[2][FZK_HUFFMAN_BLOCK];
     fzh_u64 lo, hi;
     fzh_run(n, block_log2, &lo, &hi);
     unsigned int t = threadIdx.x;
@@ -210,12 +207,8 @@ extern "C" __global__ void factz_h_gather(const unsigned int* words, const fzh_u
 
 // ------------------------------------------------------------ decoding
 
-// Status per block (0 = fine), as BitReader::finish and DecodeTable::slow fail.
-#define FZH_OK 0
-#define FZH_OVERRUN 1
-#define FZH_TRAILING 2
-#define FZH_PADDING 3
-#define FZH_INVALID 4
+// Status per block (FZK_HUFF_*, from Rust), as BitReader::finish and
+// DecodeTable::slow fail.
 
 __device__ unsigned int fzh_reverse32(unsigned int x) {
     x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
@@ -238,7 +231,7 @@ __device__ unsigned int fzh_window(const unsigned char* data, fzh_u64 len, fzh_u
 
 // Decodes Huffman block b: count - (b << block_log2) symbols up to a block
 // from payload[byte_off[b]..byte_off[b + 1]] into out. limit, first and offset
-// are DecodeTable's (FZH_MAX_LEN + 1 entries), sorted its canonical symbols.
+// are DecodeTable's (FZK_HUFF_MAX_LEN + 1 entries), sorted its canonical symbols.
 // One thread per block.
 extern "C" __global__ void factz_h_decode(const unsigned char* payload, const fzh_u64* byte_off,
                                           fzh_u64 blocks, fzh_u64 count, unsigned int block_log2,
@@ -261,7 +254,7 @@ extern "C" __global__ void factz_h_decode(const unsigned char* payload, const fz
             if (v < limit[l]) break;
         fzh_u64 idx = l <= max_len ? (v >> (32 - l)) : 0;
         if (l > max_len || idx < first[l] || idx - first[l] + offset[l] >= n_sorted) {
-            status[b] = FZH_INVALID;
+            status[b] = FZK_HUFF_INVALID;
             return;
         }
         out[i] = sorted[idx - first[l] + offset[l]];
@@ -269,15 +262,15 @@ extern "C" __global__ void factz_h_decode(const unsigned char* payload, const fz
     }
     fzh_u64 total = len * 8;
     if (at > total) {
-        status[b] = FZH_OVERRUN;
+        status[b] = FZK_HUFF_OVERRUN;
         return;
     }
     fzh_u64 rem = total - at;
     if (rem >= 8) {
-        status[b] = FZH_TRAILING;
+        status[b] = FZK_HUFF_TRAILING;
         return;
     }
-    status[b] = (rem > 0 && (fzh_window(data, len, at) & ((1u << rem) - 1)) != 0) ? FZH_PADDING : FZH_OK;
+    status[b] = (rem > 0 && (fzh_window(data, len, at) & ((1u << rem) - 1)) != 0) ? FZK_HUFF_PADDING : FZK_HUFF_OK;
 }
 
 // A single-symbol stream: out[0..n) = symbol (grid-stride).

@@ -222,7 +222,7 @@ __device__ unsigned char fz_tile_id(const unsigned int* hist) {
 // Grid: (tiles across, tiles down); tile (bx, by) writes tile_ids[2 * (by *
 // tiles_x + bx) + c], the order of the mode B stream's tile ids.
 // vertex_ids: 2 per vertex; masks: ny * tiles_x words each.
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(FZK_MODE_B_BOUNDS_THREADS)
 factz_b_bound_ids(const float* __restrict__ u, const float* __restrict__ v, long long ny,
                   long long nx, double xi, int chunk_of_larger,
                   unsigned char* __restrict__ vertex_ids, unsigned char* __restrict__ tile_ids,

@@ -16,7 +16,7 @@
 // The in-tile Lorenzo predictor reads the reconstructed west, north and
 // north-west neighbours, so a vertex depends on the anti-diagonal before it:
 // one warp owns one tile and sweeps its 63 anti-diagonals (lane x holds column
-// x), tiles are independent. blockDim must be (32, n) with n <= FZC_WARPS
+// x), tiles are independent. blockDim must be (32, n) with n <= FZK_MODE_B_CODEC_TILES
 // tiles per block; the grid is 1-D over tiles in stream order (tile t = band
 // t / tiles_x, column t % tiles_x).
 //
@@ -33,7 +33,6 @@
 
 // FZK_TILE and FZK_EXACT come from Rust through the prelude (src/kernels.rs),
 // with the quantizer and zigzag (kernels/common.cuh).
-#define FZC_WARPS 4
 
 // ------------------------------------------------------------ blockwise.rs
 
@@ -47,9 +46,9 @@ struct FzcPlane {
 // lorenzo: in-tile prediction from reconstructed neighbours (x, y local).
 __device__ __forceinline__ double fzc_lorenzo(const float (*rec)[FZK_TILE], int x, int y) {
     bool west = x > 0, north = y > 0;
-    if (west && north) return (fzk_pv(rec[y][x - 1]) + fzk_pv(rec[y - 1][x])) - fzk_pv(rec[y - 1][x - 1]);
-    if (west) return fzk_pv(rec[y][x - 1]);
-    if (north) return fzk_pv(rec[y - 1][x]);
+    if (west && north) return (fzk_predictor_input(rec[y][x - 1]) + fzk_predictor_input(rec[y - 1][x])) - fzk_predictor_input(rec[y - 1][x - 1]);
+    if (west) return fzk_predictor_input(rec[y][x - 1]);
+    if (north) return fzk_predictor_input(rec[y - 1][x]);
     return 0.0;
 }
 
@@ -85,14 +84,14 @@ __device__ __forceinline__ unsigned long long fzc_tile_start(const FzcTileAt* at
 // zigzag codes at its grid position in vertex_codes (2 words per vertex), the
 // tile's exact mask words, its exact-vertex count, and its ids as the
 // stream's u32 words.
-extern "C" __global__ void __launch_bounds__(FZK_TILE * FZC_WARPS)
+extern "C" __global__ void __launch_bounds__(FZK_TILE * FZK_MODE_B_CODEC_TILES)
 factz_b_encode(const float* __restrict__ u, const float* __restrict__ v, long long ny, long long nx,
                double xi, const unsigned char* __restrict__ vertex_ids,
                const unsigned char* __restrict__ tile_ids, unsigned int* __restrict__ ids,
                unsigned int* __restrict__ exact_mask, unsigned int* __restrict__ vertex_codes,
                unsigned int* __restrict__ tile_exact) {
-    __shared__ FzcPlane planes[FZC_WARPS];
-    __shared__ unsigned char exact[FZC_WARPS][FZK_TILE][FZK_TILE];
+    __shared__ FzcPlane planes[FZK_MODE_B_CODEC_TILES];
+    __shared__ unsigned char exact[FZK_MODE_B_CODEC_TILES][FZK_TILE][FZK_TILE];
     FzcTileAt at;
     if (!fzc_tile(ny, nx, &at)) return;  // the whole warp
     FzcPlane* s = &planes[threadIdx.y];
@@ -145,7 +144,7 @@ factz_b_encode(const float* __restrict__ u, const float* __restrict__ v, long lo
 
 // Exact-vertex count of every tile from its mask words (decoding); one thread
 // per tile, any 1-D block shape.
-extern "C" __global__ void __launch_bounds__(FZK_TILE * FZC_WARPS)
+extern "C" __global__ void __launch_bounds__(FZK_TILE * FZK_MODE_B_CODEC_TILES)
 factz_b_mask_counts(const unsigned int* __restrict__ exact_mask, long long ny, long long nx,
                     unsigned int* __restrict__ tile_exact) {
     long long tiles_x = (nx + FZK_TILE - 1) / FZK_TILE, tiles_y = (ny + FZK_TILE - 1) / FZK_TILE;
@@ -164,7 +163,7 @@ factz_b_mask_counts(const unsigned int* __restrict__ exact_mask, long long ny, l
 // coded) vertices is the count in earlier rows plus the popcount of the mask
 // bits left of it in its row; raw takes the exact values' bits, codes the
 // coded vertices' codes, both at the tile's offsets in stream order.
-extern "C" __global__ void __launch_bounds__(FZK_TILE * FZC_WARPS)
+extern "C" __global__ void __launch_bounds__(FZK_TILE * FZK_MODE_B_CODEC_TILES)
 factz_b_compact(const float* __restrict__ u, const float* __restrict__ v, long long ny,
                 long long nx, const unsigned int* __restrict__ exact_mask,
                 const unsigned int* __restrict__ vertex_codes,
@@ -200,15 +199,15 @@ factz_b_compact(const float* __restrict__ u, const float* __restrict__ v, long l
 // checked every id < NUM_IDS and that raw / codes hold exactly what the mask
 // implies (blockwise::decode's checks), and tile_offsets is the scan of
 // factz_b_mask_counts.
-extern "C" __global__ void __launch_bounds__(FZK_TILE * FZC_WARPS)
+extern "C" __global__ void __launch_bounds__(FZK_TILE * FZK_MODE_B_CODEC_TILES)
 factz_b_decode(long long ny, long long nx, double xi, const unsigned int* __restrict__ ids,
                const unsigned int* __restrict__ exact_mask, const unsigned int* __restrict__ raw,
                const unsigned int* __restrict__ codes,
                const unsigned long long* __restrict__ tile_offsets, float* __restrict__ u,
                float* __restrict__ v) {
-    __shared__ FzcPlane planes[FZC_WARPS];
-    __shared__ unsigned int mask[FZC_WARPS][FZK_TILE];
-    __shared__ unsigned int before[FZC_WARPS][FZK_TILE];
+    __shared__ FzcPlane planes[FZK_MODE_B_CODEC_TILES];
+    __shared__ unsigned int mask[FZK_MODE_B_CODEC_TILES][FZK_TILE];
+    __shared__ unsigned int before[FZK_MODE_B_CODEC_TILES][FZK_TILE];
     FzcTileAt at;
     if (!fzc_tile(ny, nx, &at)) return;
     FzcPlane* s = &planes[threadIdx.y];

@@ -156,10 +156,10 @@ static __device__ __forceinline__ int fzs_stencil_at(long long pos, long long le
 // Stencil::apply at index k of a, neighbours `stride` apart.
 static __device__ __forceinline__ double fzs_stencil_apply(int st, const float* a, long long k,
                                                            long long stride) {
-    if (st == 0) return fzk_pv(a[k - stride]);
-    if (st == 1) return (fzk_pv(a[k - stride]) + fzk_pv(a[k + stride])) * 0.5;
-    return (9.0 * (fzk_pv(a[k - stride]) + fzk_pv(a[k + stride])) -
-            (fzk_pv(a[k - 3 * stride]) + fzk_pv(a[k + 3 * stride]))) *
+    if (st == 0) return fzk_predictor_input(a[k - stride]);
+    if (st == 1) return (fzk_predictor_input(a[k - stride]) + fzk_predictor_input(a[k + stride])) * 0.5;
+    return (9.0 * (fzk_predictor_input(a[k - stride]) + fzk_predictor_input(a[k + stride])) -
+            (fzk_predictor_input(a[k - 3 * stride]) + fzk_predictor_input(a[k + 3 * stride]))) *
            0.0625;
 }
 
@@ -204,10 +204,10 @@ static __device__ double fzs_pred_apply(const FzsPred* p, const float* a) {
     long long k = p->k;
     if (p->anchor) {
         if (p->west && p->north)
-            return (fzk_pv(a[k - FZK_STRIDE]) + fzk_pv(a[k - p->ns])) -
-                   fzk_pv(a[k - FZK_STRIDE - p->ns]);
-        if (p->west) return fzk_pv(a[k - FZK_STRIDE]);
-        if (p->north) return fzk_pv(a[k - p->ns]);
+            return (fzk_predictor_input(a[k - FZK_STRIDE]) + fzk_predictor_input(a[k - p->ns])) -
+                   fzk_predictor_input(a[k - FZK_STRIDE - p->ns]);
+        if (p->west) return fzk_predictor_input(a[k - FZK_STRIDE]);
+        if (p->north) return fzk_predictor_input(a[k - p->ns]);
         return 0.0;
     }
     if (p->sx >= 0 && p->sy < 0) return fzs_stencil_apply(p->sx, a, k, p->dx);
@@ -500,7 +500,7 @@ extern "C" __global__ void factz_s_decode_phase(const unsigned char* exact,
 // ------------------------------------------------------------ stream order
 
 // The vertex at position p of speculative's processing order
-// (gpu_ref_s::schedule_order): the anchors in raster order, then each (step,
+// (speculative::schedule after the anchors): the anchors in raster order, then each (step,
 // phase)'s targets row by row; -1 past the end.
 static __device__ long long fzs_scheduled(long long p, long long ny, long long nx) {
     long long rows = fzs_count(0, ny, FZK_STRIDE), cols = fzs_count(0, nx, FZK_STRIDE);
@@ -526,8 +526,7 @@ extern "C" __global__ void factz_s_order_exact(const unsigned char* exact, long 
         flags[p] = exact[fzs_scheduled(p, ny, nx)];
 }
 
-// The Parts in stream order (gpu_ref_s::assemble, speculative::encode's
-// order): the vertex at position p is exact vertex before[p] (its (u, v) bits
+// The Parts in stream order (speculative::encode's order): the vertex at position p is exact vertex before[p] (its (u, v) bits
 // into raw) or coded vertex p - before[p] (bound id, zig-zag codes). u and v
 // are read as 32-bit words: the bits go into the stream unchanged.
 extern "C" __global__ void factz_s_assemble(const unsigned int* u, const unsigned int* v,
@@ -549,7 +548,7 @@ extern "C" __global__ void factz_s_assemble(const unsigned int* u, const unsigne
     }
 }
 
-// The decoder's slots (gpu_ref_s::decode_slots): vertex k's raw pair when
+// The decoder's slots (speculative::decode's): vertex k's raw pair when
 // exact, else its entry among the coded vertices.
 extern "C" __global__ void factz_s_slots(const unsigned char* exact,
                                          const unsigned long long* before, long long ny,

@@ -35,16 +35,12 @@
 typedef unsigned long long fzp_u64;
 typedef unsigned int fzp_u32;
 
-// Threads per block of every kernel here (any multiple of 32 up to 1024
-// works; the host entry points use this one). Scans: kernels/scan.cu.
-#define FZP_BLOCK 256
-// Radix digit width.
-#define FZP_DIGIT_BITS 8
-#define FZP_DIGITS 256
+// Any block of a multiple of 32 threads up to 1024 works here (the driver
+// picks one); scans: kernels/scan.cu. Radix digits (FZK_RADIX_DIGITS), the
+// forward-neighbour slots (FZK_MAX_NEIGHBOURS), Adam's constants and the
+// loss block come from Rust, in the prelude.
 // Pairs a fill thread holds before writing them out.
 #define FZP_BUF 8
-// Most forward neighbours of a cell (its 26 neighbours, each once).
-#define FZP_MAX_NB 26
 #define FZP_NONE 0xffffffffu
 
 __device__ __forceinline__ fzp_u64 fzp_tid() {
@@ -171,13 +167,13 @@ extern "C" __global__ void factz_p_compact_finite(const fzp_u64* key, const fzp_
 // `shift` of this block's keys (one key per thread).
 extern "C" __global__ void factz_p_radix_count(const fzp_u64* key, fzp_u64 m, fzp_u32 shift,
                                                fzp_u64* counts) {
-    __shared__ fzp_u32 hist[FZP_DIGITS];
-    for (fzp_u32 d = threadIdx.x; d < FZP_DIGITS; d += blockDim.x) hist[d] = 0;
+    __shared__ fzp_u32 hist[FZK_RADIX_DIGITS];
+    for (fzp_u32 d = threadIdx.x; d < FZK_RADIX_DIGITS; d += blockDim.x) hist[d] = 0;
     __syncthreads();
     fzp_u64 k = fzp_tid();
-    if (k < m) atomicAdd(&hist[(key[k] >> shift) & (FZP_DIGITS - 1)], 1u);
+    if (k < m) atomicAdd(&hist[(key[k] >> shift) & (FZK_RADIX_DIGITS - 1)], 1u);
     __syncthreads();
-    for (fzp_u32 d = threadIdx.x; d < FZP_DIGITS; d += blockDim.x)
+    for (fzp_u32 d = threadIdx.x; d < FZK_RADIX_DIGITS; d += blockDim.x)
         counts[(fzp_u64)d * gridDim.x + blockIdx.x] = hist[d];
 }
 
@@ -190,7 +186,7 @@ extern "C" __global__ void factz_p_radix_scatter(const fzp_u64* key, const fzp_u
     __shared__ fzp_u32 digit[1024];
     fzp_u64 k = fzp_tid();
     fzp_u32 t = threadIdx.x;
-    digit[t] = k < m ? (fzp_u32)((key[k] >> shift) & (FZP_DIGITS - 1)) : FZP_NONE;
+    digit[t] = k < m ? (fzp_u32)((key[k] >> shift) & (FZK_RADIX_DIGITS - 1)) : FZP_NONE;
     __syncthreads();
     if (k >= m) return;
     fzp_u32 mine = digit[t], rank = 0;
@@ -262,7 +258,7 @@ extern "C" __global__ void factz_p_cell_units(const fzp_u64* cell_key, const fzp
     fzp_u64 key = cell_key[c];
     fzp_u64 cx = key % g.nx, cy = (key / g.nx) % g.ny, cz = key / (g.nx * g.ny);
     bool periodic = g.period > 0.0;
-    fzp_u64 found[FZP_MAX_NB];
+    fzp_u64 found[FZK_MAX_NEIGHBOURS];
     int nf = 0;
     for (int dz = -1; dz <= 1; dz++) {
         fzp_u64 z, y, x;
@@ -288,7 +284,7 @@ extern "C" __global__ void factz_p_cell_units(const fzp_u64* cell_key, const fzp
     for (int s = 0; s < nf; s++) {
         fzp_u32 d = fzp_occupied(cell_key, ncell, found[s]);
         if (d == FZP_NONE) continue;
-        nb[c * FZP_MAX_NB + count++] = d;
+        nb[c * FZK_MAX_NEIGHBOURS + count++] = d;
         u += cell_start[d + 1] - cell_start[d];
     }
     nb_count[c] = count;
@@ -326,7 +322,7 @@ __device__ fzp_u64 fzp_unit_pairs(fzp_u64 u, const float* pos, const fzp_u32* or
         r -= len;
         fzp_u32 s = 0;
         for (;;) {
-            fzp_u32 d = nb[c * FZP_MAX_NB + s];
+            fzp_u32 d = nb[c * FZK_MAX_NEIGHBOURS + s];
             fzp_u64 dl = cell_start[d + 1] - cell_start[d];
             if (r < dl) {
                 fixed = order[cell_start[d] + r];
@@ -442,12 +438,7 @@ extern "C" __global__ void factz_p_edit_scatter(const int* codes, const fzp_u64*
 // order; the loss's order is the fixed tree of correct.rs `block_sum`, not
 // float atomics, so the stopping point never varies from run to run.
 
-// correct.rs BETA1, BETA2, ADAM_EPS.
-#define FZP_BETA1 0.9
-#define FZP_BETA2 0.999
-#define FZP_ADAM_EPS 1e-8
-// correct.rs LOSS_BLOCK: factz_p_loss_sum's blockDim.
-#define FZP_LOSS_BLOCK 256
+// Adam's constants: correct.rs BETA1, BETA2, ADAM_EPS (FZK_ADAM_*, generated).
 
 // correct.rs `Problem::delta`: one conditional wrap (`period` 0: open box).
 __device__ __forceinline__ double fzp_wrap(double a, double b, double period) {
@@ -499,13 +490,13 @@ extern "C" __global__ void factz_p_descent_grad(const double* pos, const fzp_u64
 }
 
 // correct.rs `block_sum`: block b sums loss[256 b ..] by a halving tree into
-// sums[b]. blockDim must be FZP_LOSS_BLOCK.
+// sums[b]. blockDim must be FZK_LOSS_BLOCK.
 extern "C" __global__ void factz_p_loss_sum(const double* loss, fzp_u64 n, double* sums) {
-    __shared__ double s[FZP_LOSS_BLOCK];
+    __shared__ double s[FZK_LOSS_BLOCK];
     fzp_u64 i = fzp_tid();
     s[threadIdx.x] = i < n ? loss[i] : 0.0;
     __syncthreads();
-    for (fzp_u32 h = FZP_LOSS_BLOCK / 2; h > 0; h >>= 1) {
+    for (fzp_u32 h = FZK_LOSS_BLOCK / 2; h > 0; h >>= 1) {
         if (threadIdx.x < h) s[threadIdx.x] += s[threadIdx.x + h];
         __syncthreads();
     }
@@ -523,17 +514,17 @@ extern "C" __global__ void factz_p_descent_step(double* pos, const double* orig,
     fzp_u64 s = fzp_tid();
     if (s >= na) return;
     fzp_u64 k = active[s];
-    double p1 = pw[2 * s] * FZP_BETA1, p2 = pw[2 * s + 1] * FZP_BETA2;
+    double p1 = pw[2 * s] * FZK_ADAM_BETA1, p2 = pw[2 * s + 1] * FZK_ADAM_BETA2;
     pw[2 * s] = p1;
     pw[2 * s + 1] = p2;
     double c1 = 1.0 - p1, c2 = 1.0 - p2;
     for (int a = 0; a < 3; a++) {
         double g = grad[3 * s + a];
-        double mm = FZP_BETA1 * m[3 * s + a] + (1.0 - FZP_BETA1) * g;
-        double vv = FZP_BETA2 * v[3 * s + a] + (1.0 - FZP_BETA2) * g * g;
+        double mm = FZK_ADAM_BETA1 * m[3 * s + a] + (1.0 - FZK_ADAM_BETA1) * g;
+        double vv = FZK_ADAM_BETA2 * v[3 * s + a] + (1.0 - FZK_ADAM_BETA2) * g * g;
         m[3 * s + a] = mm;
         v[3 * s + a] = vv;
-        double step = lr * (mm / c1) / (sqrt(vv / c2) + FZP_ADAM_EPS);
+        double step = lr * (mm / c1) / (sqrt(vv / c2) + FZK_ADAM_EPS);
         double o = orig[3 * k + a];
         double lo = o - half, hi = o + half;
         double x = pos[3 * k + a] - step;

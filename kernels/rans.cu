@@ -1,8 +1,8 @@
 // The byte-plane rANS coder (src/codec/rans.rs) on the GPU, driven by
 // src/gpu/rans.rs. The headers (plane kinds, frequencies) are the CPU's code
-// on the host (`rans_gpu_ref`); these kernels do the per-symbol work.
+// on the host (`codec::gpu_host::rans`); these kernels do the per-symbol work.
 //
-// Encoding (`rans_gpu_ref::device_encoding` plans it from the histograms):
+// Encoding (`gpu_host::rans::device_encoding` plans it from the histograms):
 //   factz_r_histogram per-block counts of each byte plane (merged in block
 //                     order by huffman.cu's factz_h_merge)
 //   factz_r_nonzero   a sparse plane's entries: flags, the grid scan, then
@@ -11,7 +11,7 @@
 //                     the payload at the end of the block's scratch region
 //   factz_r_gather    the payloads packed back to back
 //
-// Decoding (`rans_gpu_ref::device_layout` parses and checks the header):
+// Decoding (`gpu_host::rans::device_layout` parses and checks the header):
 //   factz_r_fill      out = the constant planes' bytes (`base`)
 //   factz_r_decode    one thread per (block, rANS plane): the plane's symbols
 //                     ORed into out, with decode_block's checks (a status per
@@ -25,25 +25,13 @@
 // so renormalizing each state right after its own step reads the same words.
 //
 // No #include (NVRTC compiles it headerless; the host build force-includes
-// kernels/shim/cuda_host.hpp). Names carry fzr_ / FZR_.
-
-#define FZR_PROB_BITS 12
-#define FZR_RANS_L 65536u
-#define FZR_STATES 4
-
-// Block statuses (rans_gpu_ref::block_status).
-#define FZR_OK 0
-#define FZR_HEADER 1
-#define FZR_INITIAL 2
-#define FZR_TRUNCATED 3
-#define FZR_TRAILING 4
-#define FZR_FINAL 5
+// kernels/shim/cuda_host.hpp). Names carry fzr_ / FZR_; the coder's constants
+// and block statuses (FZK_RANS_*) come from Rust, in the prelude.
 
 typedef unsigned long long fzr_u64;
 
 // ------------------------------------------------------------ encoding
 
-#define FZR_THREADS 256
 #define FZR_PLANES 4
 // A block length no payload has: a symbol without a frequency was met.
 #define FZR_NO_CODE 0xffffffffffffffffull
@@ -102,13 +90,13 @@ extern "C" __global__ void factz_r_encode(const unsigned int* symbols, fzr_u64 n
     if (end > n) end = n;
     fzr_u64 len = end - first;
     unsigned char* top = scratch + (b + 1) * region;
-    unsigned int x[FZR_STATES];
-    for (int j = 0; j < FZR_STATES; j++) x[j] = FZR_RANS_L;
+    unsigned int x[FZK_RANS_STATES];
+    for (int j = 0; j < FZK_RANS_STATES; j++) x[j] = FZK_RANS_L;
     fzr_u64 nw = 0;
     // Symbols last to first, symbol k in state k % 4: encode_block's order
     // (the partial quad's states high to low, then the quads from the last).
     for (fzr_u64 k = len; k-- > 0;) {
-        unsigned int j = (unsigned int)(k % FZR_STATES);
+        unsigned int j = (unsigned int)(k % FZK_RANS_STATES);
         unsigned int sym = (symbols[first + k] >> shift) & 255u;
         fzr_u64 x_max = table[3 * sym], rcp = table[3 * sym + 1], packed = table[3 * sym + 2];
         if (x_max == 0) {
@@ -126,10 +114,10 @@ extern "C" __global__ void factz_r_encode(const unsigned int* symbols, fzr_u64 n
         unsigned int q = (unsigned int)(((fzr_u64)v * rcp) >> 32) >> (unsigned int)(packed & 255u);
         x[j] = v + q * (unsigned int)((packed >> 8) & 0xffffu) + (unsigned int)(packed >> 24);
     }
-    unsigned char* p = top - 2 * nw - 4 * FZR_STATES;
-    for (int j = 0; j < FZR_STATES; j++)
+    unsigned char* p = top - 2 * nw - 4 * FZK_RANS_STATES;
+    for (int j = 0; j < FZK_RANS_STATES; j++)
         for (int k = 0; k < 4; k++) p[4 * j + k] = (unsigned char)(x[j] >> (8 * k));
-    lens[b] = 2 * nw + 4 * FZR_STATES;
+    lens[b] = 2 * nw + 4 * FZK_RANS_STATES;
 }
 
 // out[dst[b] ..] = the last lens[b] bytes of region b of scratch. Grid: (any, blocks).
@@ -162,33 +150,33 @@ extern "C" __global__ void factz_r_decode(const unsigned char* data, const fzr_u
     if (b >= n_blocks) return;
     const unsigned char* p = data + blocks[2 * b];
     fzr_u64 len = blocks[2 * b + 1];
-    unsigned int x[FZR_STATES];
-    for (int j = 0; j < FZR_STATES; j++) {
+    unsigned int x[FZK_RANS_STATES];
+    for (int j = 0; j < FZK_RANS_STATES; j++) {
         if (len < 4 * (fzr_u64)j + 4) {
-            status[b] = FZR_HEADER;
+            status[b] = FZK_RANS_HEADER;
             return;
         }
         x[j] = (unsigned int)p[4 * j] | (unsigned int)p[4 * j + 1] << 8 |
                (unsigned int)p[4 * j + 2] << 16 | (unsigned int)p[4 * j + 3] << 24;
-        if (x[j] < FZR_RANS_L) {
-            status[b] = FZR_INITIAL;
+        if (x[j] < FZK_RANS_L) {
+            status[b] = FZK_RANS_INITIAL;
             return;
         }
     }
-    fzr_u64 pos = 4 * FZR_STATES;
+    fzr_u64 pos = 4 * FZK_RANS_STATES;
     fzr_u64 first = b << block_log2, end = first + ((fzr_u64)1 << block_log2);
     if (end > count) end = count;
     for (fzr_u64 i = first; i < end; i++) {
-        unsigned int j = (unsigned int)((i - first) % FZR_STATES);
+        unsigned int j = (unsigned int)((i - first) % FZK_RANS_STATES);
         // dec_core
-        unsigned int slot = x[j] & ((1u << FZR_PROB_BITS) - 1);
+        unsigned int slot = x[j] & ((1u << FZK_RANS_PROB_BITS) - 1);
         unsigned int d = slots[slot];
-        x[j] = (d & 0xffffu) * (x[j] >> FZR_PROB_BITS) + (d >> 16);
+        x[j] = (d & 0xffffu) * (x[j] >> FZK_RANS_PROB_BITS) + (d >> 16);
         out[i] |= (unsigned int)syms[slot] << shift;
         // renorm_checked
-        if (x[j] < FZR_RANS_L) {
+        if (x[j] < FZK_RANS_L) {
             if (pos + 2 > len) {
-                status[b] = FZR_TRUNCATED;
+                status[b] = FZK_RANS_TRUNCATED;
                 return;
             }
             x[j] = x[j] << 16 | (unsigned int)p[pos] | (unsigned int)p[pos + 1] << 8;
@@ -196,15 +184,15 @@ extern "C" __global__ void factz_r_decode(const unsigned char* data, const fzr_u
         }
     }
     if (pos != len) {
-        status[b] = FZR_TRAILING;
+        status[b] = FZK_RANS_TRAILING;
         return;
     }
-    for (int j = 0; j < FZR_STATES; j++)
-        if (x[j] != FZR_RANS_L) {
-            status[b] = FZR_FINAL;
+    for (int j = 0; j < FZK_RANS_STATES; j++)
+        if (x[j] != FZK_RANS_L) {
+            status[b] = FZK_RANS_FINAL;
             return;
         }
-    status[b] = FZR_OK;
+    status[b] = FZK_RANS_OK;
 }
 
 // entries[2 k] = index, entries[2 k + 1] = byte: out[index] |= byte << shift.

@@ -3,8 +3,6 @@
 //! whichever runs it, so the choice only trades speed. The command line's
 //! `--backend` and the C ABI's `config->backend` come here.
 
-#[cfg(not(feature = "cuda"))]
-use crate::error::Error;
 use crate::error::Result;
 use crate::particles::correct::{self, Corrector};
 use crate::{field, particles};
@@ -63,24 +61,39 @@ pub fn resolve<T>(backend: Backend, gpu: impl FnOnce() -> Result<T>) -> Result<R
     }
 }
 
-/// Why there is no CUDA backend in this build.
-#[cfg(not(feature = "cuda"))]
-const NO_CUDA: &str = "this factz was built without the CUDA backend (cargo feature cuda)";
-
-/// The CPU for `Cpu` and `Auto` in a build without CUDA; `Cuda` is Unsupported.
-#[cfg(not(feature = "cuda"))]
-fn cpu_only<T>(backend: Backend, run: impl FnOnce() -> Result<T>) -> Result<(T, BackendUsed)> {
-    let fallback_reason = match backend {
-        Backend::Cpu => None,
-        Backend::Auto => Some(NO_CUDA.to_string()),
-        Backend::Cuda => return Err(Error::unsupported(NO_CUDA)),
-    };
-    Ok((
-        run()?,
+impl BackendUsed {
+    fn cpu(fallback_reason: Option<String>) -> BackendUsed {
         BackendUsed {
             backend: Backend::Cpu,
             fallback_reason,
-        },
+        }
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda() -> BackendUsed {
+        BackendUsed {
+            backend: Backend::Cuda,
+            fallback_reason: None,
+        }
+    }
+}
+
+/// The process's device with every kernel loaded (`gpu::exec::shared`).
+#[cfg(feature = "cuda")]
+type Device = &'static crate::gpu::exec::Cuda;
+/// None in a build without CUDA.
+#[cfg(not(feature = "cuda"))]
+type Device = std::convert::Infallible;
+
+#[cfg(feature = "cuda")]
+fn device() -> Result<Device> {
+    crate::gpu::exec::shared()
+}
+
+#[cfg(not(feature = "cuda"))]
+fn device() -> Result<Device> {
+    Err(crate::error::Error::unsupported(
+        "this factz was built without the CUDA backend (cargo feature cuda)",
     ))
 }
 
@@ -93,10 +106,19 @@ pub fn compress_field(
     nx: usize,
     cfg: &field::FieldConfig,
 ) -> Result<(field::Compressed, BackendUsed)> {
-    #[cfg(feature = "cuda")]
-    return crate::gpu::field::compress_host(backend, u, v, ny, nx, cfg);
-    #[cfg(not(feature = "cuda"))]
-    cpu_only(backend, || field::compress(u, v, ny, nx, cfg))
+    match resolve(backend, device)? {
+        Resolved::Cpu(reason) => Ok((
+            field::compress(u, v, ny, nx, cfg)?,
+            BackendUsed::cpu(reason),
+        )),
+        #[cfg(feature = "cuda")]
+        Resolved::Gpu(exec) => Ok((
+            crate::gpu::field::compress_host(exec, u, v, ny, nx, cfg)?,
+            BackendUsed::cuda(),
+        )),
+        #[cfg(not(feature = "cuda"))]
+        Resolved::Gpu(none) => match none {},
+    }
 }
 
 /// `particles::compress` on `backend` (the vulnerable-pair search and the
@@ -117,29 +139,15 @@ pub fn compress_particles(
 /// when chosen and usable; `Cuda` fails (Unsupported, with the reason) without
 /// a usable device, `Auto` then takes the CPU's and says why.
 pub fn corrector(backend: Backend) -> Result<(Box<dyn Corrector>, BackendUsed)> {
-    let cpu = |fallback_reason| -> Result<(Box<dyn Corrector>, BackendUsed)> {
-        let ran = BackendUsed {
-            backend: Backend::Cpu,
-            fallback_reason,
-        };
-        Ok((Box::new(correct::Cpu), ran))
-    };
-    #[cfg(feature = "cuda")]
-    return match resolve(backend, crate::gpu::exec::shared)? {
-        Resolved::Cpu(reason) => cpu(reason),
-        Resolved::Gpu(exec) => {
-            let ran = BackendUsed {
-                backend: Backend::Cuda,
-                fallback_reason: None,
-            };
-            Ok((Box::new(crate::gpu::particles::GpuCorrection { exec }), ran))
-        }
-    };
-    #[cfg(not(feature = "cuda"))]
-    match backend {
-        Backend::Cpu => cpu(None),
-        Backend::Auto => cpu(Some(NO_CUDA.to_string())),
-        Backend::Cuda => Err(Error::unsupported(NO_CUDA)),
+    match resolve(backend, device)? {
+        Resolved::Cpu(reason) => Ok((Box::new(correct::Cpu), BackendUsed::cpu(reason))),
+        #[cfg(feature = "cuda")]
+        Resolved::Gpu(exec) => Ok((
+            Box::new(crate::gpu::particles::GpuCorrection { exec }),
+            BackendUsed::cuda(),
+        )),
+        #[cfg(not(feature = "cuda"))]
+        Resolved::Gpu(none) => match none {},
     }
 }
 

@@ -9,7 +9,31 @@
 //! retypes a constant Rust defines (tests/gpu_kernels.rs checks that none
 //! reappears).
 
+use crate::codec::gpu_host::huffman::status as huff;
+use crate::codec::{huffman, rans};
 use crate::field::{blockwise, quantize, safe_bound, speculative};
+use crate::particles::correct;
+
+/// Threads of a `field_reduce.cu` block (its shared reductions hold one block).
+pub const FIELD_REDUCE_BLOCK: u32 = 256;
+/// Threads of the `huffman.cu` blocks whose shared arrays hold one block.
+pub const HUFFMAN_BLOCK: u32 = 256;
+/// `huffman.cu`: the largest alphabet counted in shared memory.
+pub const HUFFMAN_SHARED_BINS: u32 = 4096;
+/// Threads of a `scan.cu` block, and the inputs each thread scans: a block
+/// scans `SCAN_BLOCK * SCAN_PER_THREAD` values.
+pub const SCAN_BLOCK: u32 = 256;
+pub const SCAN_PER_THREAD: u32 = 4;
+/// `mode_b_bounds.cu`: one block of 32 x 8 threads per tile (a warp per tile
+/// row, at most this many threads: its launch bound).
+pub const MODE_B_BOUNDS_BLOCK: [u32; 2] = [32, 8];
+/// `mode_b_codec.cu`: tiles per block, one warp each.
+pub const MODE_B_CODEC_TILES: u32 = 4;
+/// `particles.cu`: radix sort digit width (bits per pass).
+pub const RADIX_BITS: u32 = 8;
+/// `particles.cu`: forward-neighbour slots per cell (a cell's 26 neighbours,
+/// each once).
+pub const MAX_NEIGHBOURS: u32 = 26;
 
 /// `kernels/common.cuh`: the shared device formulas (`fzk_*`).
 pub const COMMON: &str = include_str!("../kernels/common.cuh");
@@ -50,7 +74,7 @@ pub fn c_double(x: f64) -> String {
 /// Every constant the kernels take from Rust.
 pub fn constants() -> Vec<Constant> {
     let c = |name, value: String, from| Constant { name, value, from };
-    vec![
+    let mut out = vec![
         c(
             "FZK_TILE",
             blockwise::TILE.to_string(),
@@ -92,7 +116,138 @@ pub fn constants() -> Vec<Constant> {
             format!("{}ull", blockwise::EXACT_BITS),
             "field::blockwise::EXACT_BITS",
         ),
-    ]
+        c(
+            "FZK_RANS_PROB_BITS",
+            rans::PROB_BITS.to_string(),
+            "codec::rans::PROB_BITS",
+        ),
+        c(
+            "FZK_RANS_L",
+            format!("{}u", rans::RANS_L),
+            "codec::rans::RANS_L",
+        ),
+        c(
+            "FZK_RANS_STATES",
+            rans::STATES.to_string(),
+            "codec::rans::STATES",
+        ),
+        c(
+            "FZK_HUFF_MAX_LEN",
+            huffman::MAX_LEN.to_string(),
+            "codec::huffman::MAX_LEN",
+        ),
+    ];
+    let sizes = [
+        (
+            "FZK_FIELD_REDUCE_BLOCK",
+            FIELD_REDUCE_BLOCK,
+            "kernels::FIELD_REDUCE_BLOCK",
+        ),
+        ("FZK_HUFFMAN_BLOCK", HUFFMAN_BLOCK, "kernels::HUFFMAN_BLOCK"),
+        (
+            "FZK_HUFFMAN_SHARED_BINS",
+            HUFFMAN_SHARED_BINS,
+            "kernels::HUFFMAN_SHARED_BINS",
+        ),
+        ("FZK_SCAN_BLOCK", SCAN_BLOCK, "kernels::SCAN_BLOCK"),
+        (
+            "FZK_SCAN_PER_THREAD",
+            SCAN_PER_THREAD,
+            "kernels::SCAN_PER_THREAD",
+        ),
+        (
+            "FZK_MODE_B_BOUNDS_THREADS",
+            MODE_B_BOUNDS_BLOCK[0] * MODE_B_BOUNDS_BLOCK[1],
+            "kernels::MODE_B_BOUNDS_BLOCK",
+        ),
+        (
+            "FZK_MODE_B_CODEC_TILES",
+            MODE_B_CODEC_TILES,
+            "kernels::MODE_B_CODEC_TILES",
+        ),
+        ("FZK_RADIX_DIGITS", 1 << RADIX_BITS, "kernels::RADIX_BITS"),
+        (
+            "FZK_MAX_NEIGHBOURS",
+            MAX_NEIGHBOURS,
+            "kernels::MAX_NEIGHBOURS",
+        ),
+        (
+            "FZK_LOSS_BLOCK",
+            correct::LOSS_BLOCK as u32,
+            "particles::correct::LOSS_BLOCK",
+        ),
+    ];
+    out.extend(sizes.map(|(name, v, from)| c(name, v.to_string(), from)));
+    out.push(c(
+        "FZK_ADAM_BETA1",
+        c_double(correct::BETA1),
+        "particles::correct::BETA1",
+    ));
+    out.push(c(
+        "FZK_ADAM_BETA2",
+        c_double(correct::BETA2),
+        "particles::correct::BETA2",
+    ));
+    out.push(c(
+        "FZK_ADAM_EPS",
+        c_double(correct::ADAM_EPS),
+        "particles::correct::ADAM_EPS",
+    ));
+    let statuses = [
+        ("FZK_RANS_OK", rans::status::OK, "codec::rans::status::OK"),
+        (
+            "FZK_RANS_HEADER",
+            rans::status::HEADER,
+            "codec::rans::status::HEADER",
+        ),
+        (
+            "FZK_RANS_INITIAL",
+            rans::status::INITIAL,
+            "codec::rans::status::INITIAL",
+        ),
+        (
+            "FZK_RANS_TRUNCATED",
+            rans::status::TRUNCATED,
+            "codec::rans::status::TRUNCATED",
+        ),
+        (
+            "FZK_RANS_TRAILING",
+            rans::status::TRAILING,
+            "codec::rans::status::TRAILING",
+        ),
+        (
+            "FZK_RANS_FINAL",
+            rans::status::FINAL,
+            "codec::rans::status::FINAL",
+        ),
+        (
+            "FZK_HUFF_OK",
+            huff::OK,
+            "codec::gpu_host::huffman::status::OK",
+        ),
+        (
+            "FZK_HUFF_OVERRUN",
+            huff::OVERRUN,
+            "codec::gpu_host::huffman::status::OVERRUN",
+        ),
+        (
+            "FZK_HUFF_TRAILING",
+            huff::TRAILING,
+            "codec::gpu_host::huffman::status::TRAILING",
+        ),
+        (
+            "FZK_HUFF_PADDING",
+            huff::PADDING,
+            "codec::gpu_host::huffman::status::PADDING",
+        ),
+        (
+            "FZK_HUFF_INVALID",
+            huff::INVALID,
+            "codec::gpu_host::huffman::status::INVALID",
+        ),
+    ];
+    out.extend(statuses.map(|(name, v, from)| c(name, v.to_string(), from)));
+    out
 }
 
 /// The `#define` block of [`constants`], then `kernels/common.cuh`.

@@ -6,6 +6,7 @@
 //! Conventions") gives the exact conventions every backend follows.
 
 pub mod backend;
+pub mod bound;
 pub mod capi;
 pub mod codec;
 #[cfg(feature = "mpi")]

@@ -23,7 +23,7 @@ mod shim_exec;
 
 use common::fields::Rng;
 use common::particles::{adversarial, fof_b, synth_particles};
-use factz::field::quantize::within;
+use factz::bound::within;
 use factz::gpu::descent;
 use factz::gpu::exec::Exec;
 use factz::gpu::particles::GpuCorrection;

@@ -1,5 +1,5 @@
 //! The end-to-end GPU field compressor (issue 6) without a GPU: the pipeline
-//! of `factz::gpu::field` (`compress_on` / `decompress_on`: bound, Parts,
+//! of `factz::field::pipeline` (`compress_on` / `decompress_on`: bound, Parts,
 //! the CPU's stream writer, the lossless fallback, verify, and back) with the
 //! library's `OnExec` kernels over the host build of the `.cu` files
 //! (`kernels/shim`): the CUDA path runs the same Rust code on a device.
@@ -21,13 +21,16 @@ mod kernels_host;
 mod shim_exec;
 
 use common::fields::{self, Field, Rng};
+use factz::backend::Backend;
 use factz::error::{ErrorKind, Result};
+use factz::field::pipeline::{self as gf, Stages};
 use factz::field::stream::Coded;
 use factz::field::{Bound, Coder, FieldConfig, Mode};
 use factz::format::Parsed;
-use factz::gpu::field::{self as gf, Backend, Kernels, OnExec};
+use factz::gpu::field::OnExec;
 use factz::gpu::profile::Timed;
 use kernels_host::Threads;
+use std::borrow::Cow;
 use std::cell::Cell;
 
 /// The kernels through the shim, counting the host copies the pipeline asks for.
@@ -57,7 +60,7 @@ impl Shim {
 
 /// The library's `OnExec` over the shim, on host slices (the shim's memory),
 /// counting what the pipeline asks for.
-impl Kernels for Shim {
+impl Stages for Shim {
     type Field<'a> = [&'a [f32]; 2];
     type Out<'a> = [&'a mut [f32]; 2];
 
@@ -69,11 +72,12 @@ impl Kernels for Shim {
         [u.len(), v.len()]
     }
 
-    fn to_host(&self, [u, v]: Self::Field<'_>, n: usize) -> Result<(Vec<f32>, Vec<f32>)> {
+    fn to_host<'a>(&self, [u, v]: Self::Field<'a>, n: usize) -> Result<[Cow<'a, [f32]>; 2]> {
         self.host_copies.set(self.host_copies.get() + 1);
         // SAFETY: the views are read during this call only.
         let f = unsafe { [shim_exec::view(u), shim_exec::view(v)] };
-        OnExec { exec: &self.exec() }.to_host(f, n)
+        let [u, v] = OnExec { exec: &self.exec() }.to_host(f, n)?;
+        Ok([Cow::Owned(u.into_owned()), Cow::Owned(v.into_owned())])
     }
 
     fn finite_range(&self, [u, v]: Self::Field<'_>, n: usize) -> Result<(f32, f32)> {
@@ -542,9 +546,9 @@ fn backend_choice_says_which_ran() {
     let f = fields::smooth(30, 40, 2);
     let cfg = FieldConfig::default();
     let cpu = factz::field::compress(&f.u, &f.v, 30, 40, &cfg).unwrap();
-    let (c, ran) = gf::compress_host(Backend::Cpu, &f.u, &f.v, 30, 40, &cfg).unwrap();
+    let (c, ran) = factz::backend::compress_field(Backend::Cpu, &f.u, &f.v, 30, 40, &cfg).unwrap();
     assert!(c.bytes == cpu.bytes && ran.backend == Backend::Cpu && ran.fallback_reason.is_none());
-    let (c, ran) = gf::compress_host(Backend::Auto, &f.u, &f.v, 30, 40, &cfg).unwrap();
+    let (c, ran) = factz::backend::compress_field(Backend::Auto, &f.u, &f.v, 30, 40, &cfg).unwrap();
     assert!(c.bytes == cpu.bytes);
     match factz::gpu::exec::shared() {
         Ok(_) => assert_eq!(ran.backend, Backend::Cuda),
@@ -553,7 +557,8 @@ fn backend_choice_says_which_ran() {
             assert_eq!(ran.backend, Backend::Cpu);
             assert_eq!(ran.fallback_reason.as_deref(), Some(e.message.as_str()));
             assert!(!e.message.is_empty());
-            let err = gf::compress_host(Backend::Cuda, &f.u, &f.v, 30, 40, &cfg).unwrap_err();
+            let err = factz::backend::compress_field(Backend::Cuda, &f.u, &f.v, 30, 40, &cfg)
+                .unwrap_err();
             assert_eq!(err.kind, ErrorKind::Unsupported);
         }
     }
@@ -586,12 +591,13 @@ mod device {
                 for cfg in configs(f, mode) {
                     let what = format!("{} {cfg:?}", f.name);
                     let cpu = factz::field::compress(&f.u, &f.v, f.ny, f.nx, &cfg).unwrap();
-                    let gpu = gf::compress(&ctx, &du, &dv, f.ny, f.nx, &cfg, &s).unwrap();
+                    let gpu =
+                        factz::gpu::field::compress(&ctx, &du, &dv, f.ny, f.nx, &cfg, &s).unwrap();
                     assert!(gpu.bytes == cpu.bytes, "{what}");
                     let d = factz::field::decompress(&cpu.bytes).unwrap();
                     let mut ou = s.alloc_zeros::<f32>(n).unwrap();
                     let mut ov = s.alloc_zeros::<f32>(n).unwrap();
-                    gf::decompress(&ctx, &cpu.bytes, &mut ou, &mut ov, &s).unwrap();
+                    factz::gpu::field::decompress(&ctx, &cpu.bytes, &mut ou, &mut ov, &s).unwrap();
                     assert_eq!(bits(&s.clone_dtoh(&ou).unwrap()), bits(&d.u), "{what}");
                     assert_eq!(bits(&s.clone_dtoh(&ov).unwrap()), bits(&d.v), "{what}");
                     // The C entry points, on raw device pointers.

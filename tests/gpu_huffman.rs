@@ -1,6 +1,6 @@
 //! The GPU Huffman coder (`kernels/huffman.cu`, issue 6) against the CPU's
 //! (`src/codec/huffman.rs`), bit for bit, without a GPU: the library's own host
-//! code (`gpu::huffman`, around `factz::codec::gpu_ref`: the CPU's table
+//! code (`gpu::huffman`, around `factz::codec::gpu_host::huffman`: the CPU's table
 //! builder and header code) drives the kernels as host C++ through
 //! `kernels/shim` (tests/common/shim_exec.rs).
 //!
@@ -28,7 +28,7 @@ mod nvrtc;
 mod shim_exec;
 
 use common::fields::{self, Rng};
-use factz::codec::gpu_ref;
+use factz::codec::gpu_host::huffman as host;
 use factz::codec::{self, Coder};
 use factz::error::ErrorKind;
 use factz::field::{blockwise, speculative};
@@ -90,9 +90,9 @@ fn gpu_decode(data: &[u8], count: usize, threads: Threads) -> factz::Result<Vec<
 /// Counts, bytes and decode against the CPU; returns the longest code length.
 fn check_with(what: &str, symbols: &[u32], threads: Threads) -> u32 {
     let what = format!("{what} ({} symbols, {threads:?})", symbols.len());
-    let (syms, counts) = gpu_ref::cpu_counts(symbols);
+    let (syms, counts) = host::cpu_counts(symbols);
     let dense = gpu_counts(symbols, threads).unwrap_or_else(|| panic!("{what}: alphabet too wide"));
-    let (gs, gc) = gpu_ref::sparse_counts(&dense);
+    let (gs, gc) = host::sparse_counts(&dense);
     assert_eq!(gs, syms, "{what}: GPU symbols");
     assert_eq!(gc, counts, "{what}: GPU counts");
     let cpu = codec::encode_u32(Coder::Huffman, symbols);
@@ -106,7 +106,7 @@ fn check_with(what: &str, symbols: &[u32], threads: Threads) -> u32 {
     let back = gpu_decode(&cpu, symbols.len(), threads)
         .unwrap_or_else(|e| panic!("{what}: GPU decode of the CPU stream: {e}"));
     assert!(back == symbols, "{what}: GPU decode differs from the input");
-    gpu_ref::code(&syms, &counts)
+    host::code(&syms, &counts)
         .lens
         .iter()
         .map(|&l| u32::from(l))
@@ -239,11 +239,11 @@ fn os_threads_agree() {
 fn wide_alphabets_stay_on_the_cpu() {
     // Past the dense lookup's 2^24 symbols the host keeps the CPU encoder.
     let v = [0u32, 1 << 24, 5, 1 << 24];
-    let (syms, counts) = gpu_ref::cpu_counts(&v);
-    assert!(gpu_ref::lookup(&gpu_ref::code(&syms, &counts)).is_none());
+    let (syms, counts) = host::cpu_counts(&v);
+    assert!(host::lookup(&host::code(&syms, &counts)).is_none());
     assert!(gpu_encode(&v, Threads::Fibers).is_none());
     assert!(gpu_encode(&[u32::MAX; 33], Threads::Fibers).is_none());
-    check("largest dense symbol", &[0, gpu_ref::MAX_DENSE_SYMBOL, 0]);
+    check("largest dense symbol", &[0, host::MAX_DENSE_SYMBOL, 0]);
     // Decoding has no such limit: the table is the stream's.
     let wide: Vec<u32> = (0..70_000u32)
         .map(|i| i.wrapping_mul(2_654_435_761))

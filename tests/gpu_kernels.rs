@@ -6,10 +6,12 @@
 //!   rule");
 //! - the kernels' logic, compiled as host C++ through `kernels/shim` (every
 //!   block's threads really concurrent) and driven by the library's own host
-//!   code (`gpu::mode_b` over tests/common/shim_exec.rs), gives the CPU
+//!   code (`gpu::mode_b_bounds` over tests/common/shim_exec.rs), gives the CPU
 //!   reference's outputs bit for bit: mode B's per-vertex bound ids, its
 //!   per-tile ids as written by `blockwise::encode`, and the forced / exact
-//!   vertex masks (feature `cuda`, which holds that host code).
+//!   vertex masks (feature `cuda`, which holds that host code);
+//! - every kernel is declared once in Rust (`factz::gpu::launch`) with the
+//!   parameter types of its C++ definition, as the host build reads them.
 //!
 //! Under `CI=true` a missing NVRTC fails the NVRTC test; elsewhere it skips
 //! with the reason.
@@ -26,9 +28,9 @@ mod shim_exec;
 #[cfg(feature = "cuda")]
 use common::fields::{self, Field};
 #[cfg(feature = "cuda")]
-use factz::field::{forced::forced_vertices, gpu_ref};
+use factz::field::{blockwise, forced::forced_vertices};
 #[cfg(feature = "cuda")]
-use factz::gpu::mode_b::{BoundKernels, BoundOut, ModeBIds};
+use factz::gpu::mode_b_bounds::{BoundKernels, BoundOut, ModeBIds};
 #[cfg(feature = "cuda")]
 use kernels_host::Threads;
 #[cfg(feature = "cuda")]
@@ -128,6 +130,33 @@ const KERNELS: &[(&str, &[&str])] = &[
 /// Virtual architecture (PTX) and a real one (CUBIN, the H200's sm_90).
 const ARCHES: &[&str] = &["compute_80", "sm_90"];
 
+#[cfg(feature = "cuda")]
+/// The oracle of the GPU's mode B bound derivation: the per-vertex bound ids
+/// (`[u, v]`, 255 = stored exactly) as `blockwise::vertex_ids` computes them,
+/// and the per-tile ids (`[u, v]` per 32x32 tile, tiles in row-major order)
+/// exactly as `blockwise::encode` writes them into the stream.
+fn mode_b_ids(
+    u: &[f32],
+    v: &[f32],
+    ny: usize,
+    nx: usize,
+    xi: f64,
+    chunk_of_larger: bool,
+) -> (Vec<[u8; 2]>, Vec<[u8; 2]>) {
+    let forced = forced_vertices(u, v, ny, nx, chunk_of_larger);
+    let vertex = blockwise::vertex_ids(u, v, ny, nx, xi, &forced);
+    let parts = blockwise::encode(u, v, ny, nx, xi, chunk_of_larger);
+    let tile = parts
+        .ids
+        .chunks_exact(2)
+        .map(|c| {
+            let id = |x: u32| u8::try_from(x).expect("tile ids are below NUM_IDS");
+            [id(c[0]), id(c[1])]
+        })
+        .collect();
+    (vertex, tile)
+}
+
 #[test]
 fn every_kernel_compiles_under_nvrtc_without_fma() {
     let nv = match nvrtc::Nvrtc::load() {
@@ -205,8 +234,9 @@ fn defines(text: &str) -> Vec<(String, String)> {
 /// Issue 19: the constants Rust defines reach the kernels only through the
 /// generated prelude. Its defines carry the Rust values, and no kernel file
 /// (nor common.cuh) retypes one: neither the prelude's name nor a per-file
-/// copy of it (`FZ_TILE`, `FZC_EXACT`, `FZS_RADIUS`, ...: any
-/// `#define FZ<x>_<NAME>`).
+/// copy of it (`FZ_TILE`, `FZC_EXACT`, `FZS_RADIUS`, `FZR_STATES` for
+/// `FZK_RANS_STATES`, ...: any `#define FZ<x>_<NAME>` whose NAME is a prelude
+/// name's suffix).
 #[test]
 fn kernel_constants_come_from_rust_only() {
     use factz::field::{blockwise, quantize, safe_bound, speculative};
@@ -235,7 +265,10 @@ fn kernel_constants_come_from_rust_only() {
             None => v.parse().unwrap_or_else(|e| panic!("{name} = {v}: {e}")),
         }
     };
-    let want: [(&str, f64); 9] = [
+    use factz::codec::gpu_host::{huffman as huff, rans};
+    use factz::kernels as k;
+    use factz::particles::correct;
+    let want: [(&str, f64); 37] = [
         ("FZK_TILE", blockwise::TILE as f64),
         ("FZK_NUM_IDS", quantize::NUM_IDS as f64),
         ("FZK_EXACT", blockwise::EXACT as f64),
@@ -245,6 +278,37 @@ fn kernel_constants_come_from_rust_only() {
         ("FZK_MARGIN", safe_bound::MARGIN),
         ("FZK_CODED_BITS", blockwise::CODED_BITS as f64),
         ("FZK_EXACT_BITS", blockwise::EXACT_BITS as f64),
+        ("FZK_RANS_PROB_BITS", rans::PROB_BITS as f64),
+        ("FZK_RANS_L", rans::RANS_L as f64),
+        ("FZK_RANS_STATES", rans::STATES as f64),
+        ("FZK_HUFF_MAX_LEN", huff::MAX_LEN as f64),
+        ("FZK_RANS_OK", rans::status::OK as f64),
+        ("FZK_RANS_HEADER", rans::status::HEADER as f64),
+        ("FZK_RANS_INITIAL", rans::status::INITIAL as f64),
+        ("FZK_RANS_TRUNCATED", rans::status::TRUNCATED as f64),
+        ("FZK_RANS_TRAILING", rans::status::TRAILING as f64),
+        ("FZK_RANS_FINAL", rans::status::FINAL as f64),
+        ("FZK_HUFF_OK", huff::status::OK as f64),
+        ("FZK_HUFF_OVERRUN", huff::status::OVERRUN as f64),
+        ("FZK_HUFF_TRAILING", huff::status::TRAILING as f64),
+        ("FZK_HUFF_PADDING", huff::status::PADDING as f64),
+        ("FZK_HUFF_INVALID", huff::status::INVALID as f64),
+        ("FZK_FIELD_REDUCE_BLOCK", k::FIELD_REDUCE_BLOCK as f64),
+        ("FZK_HUFFMAN_BLOCK", k::HUFFMAN_BLOCK as f64),
+        ("FZK_HUFFMAN_SHARED_BINS", k::HUFFMAN_SHARED_BINS as f64),
+        ("FZK_SCAN_BLOCK", k::SCAN_BLOCK as f64),
+        ("FZK_SCAN_PER_THREAD", k::SCAN_PER_THREAD as f64),
+        (
+            "FZK_MODE_B_BOUNDS_THREADS",
+            (k::MODE_B_BOUNDS_BLOCK[0] * k::MODE_B_BOUNDS_BLOCK[1]) as f64,
+        ),
+        ("FZK_MODE_B_CODEC_TILES", k::MODE_B_CODEC_TILES as f64),
+        ("FZK_RADIX_DIGITS", (1u32 << k::RADIX_BITS) as f64),
+        ("FZK_MAX_NEIGHBOURS", k::MAX_NEIGHBOURS as f64),
+        ("FZK_LOSS_BLOCK", correct::LOSS_BLOCK as f64),
+        ("FZK_ADAM_BETA1", correct::BETA1),
+        ("FZK_ADAM_BETA2", correct::BETA2),
+        ("FZK_ADAM_EPS", correct::ADAM_EPS),
     ];
     for (name, value) in want {
         assert_eq!(num(name), value, "{name}: the prelude and Rust");
@@ -264,6 +328,21 @@ fn kernel_constants_come_from_rust_only() {
         (blockwise::EXACT as u32) >= quantize::NUM_IDS,
         "FZK_EXACT must not be a bound id"
     );
+    assert_eq!(
+        k::MODE_B_BOUNDS_BLOCK[0],
+        32,
+        "mode_b_bounds.cu: a warp per tile row"
+    );
+    for (what, b) in [
+        (
+            "field_reduce.cu's tree reductions",
+            k::FIELD_REDUCE_BLOCK as usize,
+        ),
+        ("particles.cu's loss tree", correct::LOSS_BLOCK),
+        ("scan.cu's block scan", k::SCAN_BLOCK as usize),
+    ] {
+        assert!(b.is_power_of_two() && b <= 1024, "{what}: {b} threads");
+    }
     // Codes are ints, and |y| < 2 RADIUS fits a long long (checked at compile time).
     const _: () = assert!(quantize::RADIUS < 1 << 30);
     // No retyped copy in any kernel file or in common.cuh.
@@ -278,7 +357,13 @@ fn kernel_constants_come_from_rust_only() {
                 .strip_prefix("FZ")
                 .and_then(|r| r.split_once('_'))
                 .map(|(_, r)| r);
-            if rest.is_some_and(|r| suffixes.contains(&r)) {
+            // FZR_STATES retypes FZK_RANS_STATES as surely as FZR_RANS_STATES would.
+            let retypes = |r: &str| {
+                suffixes
+                    .iter()
+                    .any(|s| *s == r || s.ends_with(&format!("_{r}")))
+            };
+            if rest.is_some_and(retypes) {
                 retyped.push(format!(
                     "{}: #define {name} {value}",
                     f.file_name().unwrap().to_string_lossy()
@@ -317,8 +402,8 @@ fn common_cuh_formulas_match_rust() {
             lib.get(b"fzk_probe_eb_of_id\0").unwrap();
         let id_for: libloading::Symbol<unsafe extern "C" fn(f64, f64) -> i32> =
             lib.get(b"fzk_probe_id_for_bound\0").unwrap();
-        let pv: libloading::Symbol<unsafe extern "C" fn(f32) -> f64> =
-            lib.get(b"fzk_probe_pv\0").unwrap();
+        let predictor_input: libloading::Symbol<unsafe extern "C" fn(f32) -> f64> =
+            lib.get(b"fzk_probe_predictor_input\0").unwrap();
         let zz: libloading::Symbol<unsafe extern "C" fn(i32) -> u32> =
             lib.get(b"fzk_probe_zigzag\0").unwrap();
         let unzz: libloading::Symbol<unsafe extern "C" fn(u32) -> i32> =
@@ -389,7 +474,7 @@ fn common_cuh_formulas_match_rust() {
                 for (a, b) in [(r, x), (x, r)] {
                     assert_eq!(
                         within(a, b, eb) != 0,
-                        quantize::within(a, b, eb),
+                        factz::bound::within(a, b, eb),
                         "within({a}, {b}, {eb:e})"
                     );
                 }
@@ -470,7 +555,10 @@ fn common_cuh_formulas_match_rust() {
             );
         }
         for x in [1.5f32, f32::NAN, f32::INFINITY, -0.0] {
-            assert_eq!(pv(x).to_bits(), quantize::pv(x).to_bits());
+            assert_eq!(
+                predictor_input(x).to_bits(),
+                quantize::predictor_input(x).to_bits()
+            );
         }
         for x in [0, 1, -1, i32::MAX, i32::MIN, quantize::RADIUS as i32] {
             assert_eq!(zz(x), factz::codec::zigzag(x));
@@ -561,7 +649,7 @@ fn check_with(f: &Field, xi: f64, chunk: bool, threads: Threads) -> usize {
     })
 }
 
-/// The library's host code (`gpu::mode_b::BoundKernels`) over the shim, into
+/// The library's host code (`gpu::mode_b_bounds::BoundKernels`) over the shim, into
 /// outputs filled with a value the kernel never writes, so a vertex it skips
 /// shows.
 #[cfg(feature = "cuda")]
@@ -610,7 +698,7 @@ fn compare(
     how: &str,
     run: impl Fn(&Field, f64, bool) -> ModeBIds,
 ) -> usize {
-    let (ids, tiles) = gpu_ref::mode_b_ids(&f.u, &f.v, f.ny, f.nx, xi, chunk);
+    let (ids, tiles) = mode_b_ids(&f.u, &f.v, f.ny, f.nx, xi, chunk);
     let forced = forced_vertices(&f.u, &f.v, f.ny, f.nx, chunk);
     let (fm, em) = masks(f, &forced, &ids);
     let k = run(f, xi, chunk);
@@ -720,6 +808,128 @@ fn the_grid_scan_is_the_prefix_sum() {
     let r =
         unsafe { scan::exclusive_into(&e, shim_exec::view(&a), 4, shim_exec::view_mut(&mut b)) };
     assert!(r.is_err());
+}
+
+/// The `__global__` kernels of every kernels/*.cu, read from the text the
+/// host build compiles after the preprocessor (scan.cu defines its kernels
+/// through a macro).
+#[cfg(feature = "cuda")]
+fn global_kernels() -> BTreeSet<String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut out = BTreeSet::new();
+    for f in kernels_host::kernel_sources() {
+        let file = f.file_name().unwrap().to_string_lossy().into_owned();
+        let text = factz::kernels::source(&std::fs::read_to_string(&f).unwrap(), &file);
+        let mut cpp = Command::new("g++")
+            .args(["-E", "-P", "-x", "c++", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("running g++ -E");
+        cpp.stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        let pre = cpp.wait_with_output().unwrap();
+        assert!(pre.status.success(), "g++ -E {file} failed");
+        let pre = String::from_utf8(pre.stdout).unwrap();
+        for decl in pre.split("__global__").skip(1) {
+            let rest = decl
+                .trim_start()
+                .strip_prefix("void")
+                .unwrap_or_else(|| panic!("{file}: a __global__ that is not `void`: {:.60}", decl));
+            let rest = rest.trim_start();
+            let rest = match rest.strip_prefix("__launch_bounds__") {
+                Some(bounds) => &bounds[bounds.find(')').unwrap() + 1..],
+                None => rest,
+            }
+            .trim_start();
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            let after = rest[name.len()..].trim_start();
+            assert!(
+                !name.is_empty() && after.starts_with('('),
+                "{file}: cannot read the kernel name in `__global__{:.60}`",
+                decl
+            );
+            assert!(out.insert(name.clone()), "{file}: {name} defined twice");
+        }
+    }
+    out
+}
+
+/// Every kernel's Rust declaration (factz::gpu::launch, the drivers'
+/// `kernels!` blocks) against the kernel's C++ parameter types in the host
+/// build (`fzshim_sig_<kernel>`), and every `__global__` kernel of
+/// kernels/*.cu declared, once.
+#[cfg(feature = "cuda")]
+#[test]
+fn every_kernel_is_declared_once_with_its_cuda_parameter_types() {
+    let declared = factz::gpu::launch::all();
+    let names: BTreeSet<String> = declared.iter().map(|k| k.name.to_string()).collect();
+    assert_eq!(names.len(), declared.len(), "a kernel is declared twice");
+    let sources = global_kernels();
+    let undeclared: Vec<&String> = sources.difference(&names).collect();
+    let unknown: Vec<&String> = names.difference(&sources).collect();
+    assert!(
+        undeclared.is_empty() && unknown.is_empty(),
+        "kernels in kernels/*.cu without a declaration: {undeclared:?}; declarations \
+         without a kernel: {unknown:?}"
+    );
+    let drifted: Vec<String> = declared
+        .iter()
+        .filter_map(|k| shim_exec::check_signature(k).err())
+        .map(|e| e.to_string())
+        .collect();
+    assert!(
+        drifted.is_empty(),
+        "declarations that differ from their kernel:\n{}",
+        drifted.join("\n")
+    );
+}
+
+/// The shim refuses a launch whose declaration is not the kernel's, before
+/// the kernel runs (here f32 where the kernel takes an unsigned char*).
+#[cfg(feature = "cuda")]
+#[test]
+fn a_launch_through_a_drifted_declaration_is_an_error() {
+    use factz::gpu::exec::{Buf, View};
+    use factz::gpu::launch::Kernel;
+    let e = Shim {
+        threads: Threads::Fibers,
+    };
+    let wrong: Kernel<(View<f32>, u64, View<u8>)> = Kernel::new("factz_f_pack_flags");
+    let (flags, bytes) = (
+        Buf::from(&e, &[1f32; 8]).unwrap(),
+        Buf::<_, u8>::zeros(&e, 1).unwrap(),
+    );
+    // SAFETY: the shim checks the declaration before it runs anything.
+    let r = unsafe { wrong.launch(&e, 1, 32, (flags.view(), 8, bytes.view())) };
+    let err = r.unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "factz_f_pack_flags is declared (*f32,u64,*u8) but the kernel takes (*u8,u64,*u8)"
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        bytes.read(&e, 0..1).unwrap(),
+        [0],
+        "the refused launch wrote"
+    );
+    // The library's own declaration runs.
+    let flags = Buf::from(&e, &[1u8; 8]).unwrap();
+    // SAFETY: 8 flags, one byte.
+    unsafe {
+        factz::gpu::field_reduce::F_PACK_FLAGS
+            .launch(&e, 1, 32, (flags.view(), 8, bytes.view()))
+            .unwrap()
+    };
+    assert_eq!(bytes.read(&e, 0..1).unwrap(), [0xff]);
 }
 
 #[cfg(feature = "cuda")]

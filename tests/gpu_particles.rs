@@ -36,7 +36,7 @@ use factz::codec::zigzag;
 use factz::gpu::particles::ParticleKernels;
 use factz::particles::correct::{self, Options};
 use factz::particles::geometry::Space;
-use factz::particles::gpu_ref::{self, Bins, GridGeometry};
+use factz::particles::gpu_host::{self, Bins, GridGeometry};
 use factz::particles::vulnerable::{self, Pair};
 use kernels_host::Threads;
 use shim_exec::Shim;
@@ -204,13 +204,13 @@ fn sets() -> Vec<Set> {
 fn binning_equals_the_cpu_grid() {
     for s in sets() {
         let bbox = gpu_bbox(&s.pos, Threads::Fibers);
-        assert_eq!(bbox, gpu_ref::bbox_f32(&s.pos), "{}: bounding box", s.name);
+        assert_eq!(bbox, gpu_host::bbox_f32(&s.pos), "{}: bounding box", s.name);
         for &xi in &s.xis {
-            let (r, ..) = gpu_ref::vulnerable_search(s.b, xi);
-            let (geometry, want) = gpu_ref::bins(&s.pos, s.space, r);
+            let (r, ..) = gpu_host::vulnerable_search(s.b, xi);
+            let (geometry, want) = gpu_host::bins(&s.pos, s.space, r);
             // The geometry from the bounding box alone is the full build's.
             assert_eq!(
-                gpu_ref::grid_geometry(bbox, s.space, r),
+                gpu_host::grid_geometry(bbox, s.space, r),
                 geometry,
                 "{} xi {xi}",
                 s.name
@@ -337,10 +337,10 @@ fn os_threads_give_the_same_bins_and_pairs() {
         let xi = 0.05 * b;
         let want = vulnerable::pairs(&pos, sp, b, xi);
         assert_eq!(gpu_pairs(&pos, sp, b, xi, Threads::Os), want, "{period:?}");
-        assert_eq!(gpu_bbox(&pos, Threads::Os), gpu_ref::bbox_f32(&pos));
+        assert_eq!(gpu_bbox(&pos, Threads::Os), gpu_host::bbox_f32(&pos));
         // A tiny b: four radix passes.
-        let (r, ..) = gpu_ref::vulnerable_search(1e-7, 1e-9);
-        let (g, bins) = gpu_ref::bins(&pos, sp, r);
+        let (r, ..) = gpu_host::vulnerable_search(1e-7, 1e-9);
+        let (g, bins) = gpu_host::bins(&pos, sp, r);
         assert_eq!(gpu_bins(&pos, &g, Threads::Os), bins, "{period:?} tiny b");
     }
 }
@@ -450,8 +450,8 @@ mod cuda {
         let mut total = 0;
         for s in &sets {
             for &xi in &s.xis {
-                let (r, ..) = gpu_ref::vulnerable_search(s.b, xi);
-                let (g, want) = gpu_ref::bins(&s.pos, s.space, r);
+                let (r, ..) = gpu_host::vulnerable_search(s.b, xi);
+                let (g, want) = gpu_host::bins(&s.pos, s.space, r);
                 assert_eq!(k.bins(&s.pos, &g).unwrap(), want, "{} xi {xi}", s.name);
                 let want = vulnerable::pairs(&s.pos, s.space, s.b, xi);
                 let got = k.vulnerable_pairs(&s.pos, s.space, s.b, xi).unwrap();

@@ -1,6 +1,6 @@
 //! The GPU rANS coder (`kernels/rans.cu`, issue 6) against the CPU's
 //! (`src/codec/rans.rs`), without a GPU: the library's host code
-//! (`gpu::rans`, around the CPU's header code `codec::rans_gpu_ref`)
+//! (`gpu::rans`, around the CPU's header code `codec::gpu_host::rans`)
 //! drives the kernels as host C++ through `kernels/shim`.
 //!
 //! - Encoding gives the CPU's bytes, for words and bytes, on every plane kind
@@ -26,7 +26,7 @@ mod nvrtc;
 mod shim_exec;
 
 use common::fields::{self, Rng};
-use factz::codec::{self, rans_gpu_ref, Coder};
+use factz::codec::{self, gpu_host::rans as rans_host, Coder};
 use factz::field::{blockwise, speculative};
 use factz::gpu::exec::{Buf, Exec};
 use factz::gpu::rans::RansKernels;
@@ -94,7 +94,7 @@ fn cpu_streams_decode_to_the_same_symbols() {
     let (mut constant, mut sparse, mut multi) = (false, false, false);
     for (what, symbols) in suite(256) {
         let data = codec::encode_u32(Coder::Rans, &symbols);
-        let layout = rans_gpu_ref::device_layout(&data, symbols.len(), 4).unwrap();
+        let layout = rans_host::device_layout(&data, symbols.len(), 4).unwrap();
         constant |= layout.base != 0;
         sparse |= !layout.sparse.is_empty();
         multi |= layout.rans.len() > 1;

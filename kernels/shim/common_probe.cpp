@@ -12,7 +12,7 @@ extern "C" int fzk_probe_quantize(float x, double pred, double eb, int* q, float
 extern "C" float fzk_probe_reconstruct(double pred, double eb, int q) { return fzk_reconstruct(pred, eb, q); }
 extern "C" double fzk_probe_eb_of_id(double xi, int k) { return fzk_eb_of_id(xi, k); }
 extern "C" int fzk_probe_id_for_bound(double xi, double e) { return fzk_id_for_bound(xi, e); }
-extern "C" double fzk_probe_pv(float x) { return fzk_pv(x); }
+extern "C" double fzk_probe_predictor_input(float x) { return fzk_predictor_input(x); }
 extern "C" unsigned int fzk_probe_zigzag(int x) { return fzk_zigzag(x); }
 extern "C" int fzk_probe_unzigzag(unsigned int x) { return fzk_unzigzag(x); }
 // m_products then orientation_of (2 = None) and m_is_zero (1 = degenerate).

@@ -322,6 +322,12 @@ inline double __longlong_as_double(long long b) {
 // Host code written once against src/gpu/exec.rs's `Exec` runs on a GPU
 // through cudarc and in tests through these (tests/common/shim_exec.rs).
 // Returns 0, or -1 when the launch throws (its message on stderr).
+//
+// It also defines `extern "C" const char* fzshim_sig_k()`: k's parameter
+// types, read from its C++ declaration, as src/gpu/launch.rs's `Sig::text`
+// writes a Rust declaration's, so the tests catch a declaration that has
+// drifted from its kernel.
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -346,6 +352,36 @@ int launch_by_params(int mode, dim3 grid, dim3 block, void (*kernel)(P...), void
     }
 }
 
+// One parameter's code: u, i or f and the width in bits for a number, s and
+// the size in bytes for a struct, `*` before a pointer's element (const-ness
+// dropped).
+template <class T>
+std::string param_code() {
+    using U = std::remove_cv_t<T>;
+    if constexpr (std::is_pointer_v<U>) {
+        return "*" + param_code<std::remove_pointer_t<U>>();
+    } else if constexpr (std::is_floating_point_v<U>) {
+        return "f" + std::to_string(8 * sizeof(U));
+    } else if constexpr (std::is_integral_v<U>) {
+        return (std::is_signed_v<U> ? "i" : "u") + std::to_string(8 * sizeof(U));
+    } else {
+        static_assert(std::is_class_v<U>, "a kernel parameter of a type the signature cannot name");
+        return "s" + std::to_string(sizeof(U));
+    }
+}
+
+// The codes of a kernel's parameters, joined by commas (one string per
+// parameter list, built once).
+template <class... P>
+const char* signature(void (*)(P...)) {
+    static const std::string sig = [] {
+        std::string s;
+        ((s += (s.empty() ? "" : ",") + param_code<P>()), ...);
+        return s;
+    }();
+    return sig.c_str();
+}
+
 }  // namespace fzshim
 
 #define FZSHIM_EXPORT(kernel)                                                                    \
@@ -353,4 +389,5 @@ int launch_by_params(int mode, dim3 grid, dim3 block, void (*kernel)(P...), void
                                      const unsigned int* block, void* const* args) {             \
         return fzshim::launch_by_params(mode, dim3(grid[0], grid[1], grid[2]),                   \
                                         dim3(block[0], block[1], block[2]), kernel, args);       \
-    }
+    }                                                                                            \
+    extern "C" const char* fzshim_sig_##kernel() { return fzshim::signature(kernel); }

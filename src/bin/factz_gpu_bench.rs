@@ -28,6 +28,7 @@
 //! names the NVRTC to load first (as the tests do).
 
 use cudarc::driver::CudaSlice;
+use factz::field::pipeline::{compress_on, decompress_on};
 use factz::field::{self, Bound, Coder, FieldConfig, Mode};
 use factz::gpu::field as gf;
 use factz::gpu::profile::Timed;
@@ -284,11 +285,11 @@ fn field_case(
     let k = gf::OnExec { exec: &timed };
     // SAFETY: the slices outlive the views, on the shared device's context.
     let views = unsafe { [gf::view(&f.du, &s), gf::view(&f.dv, &s)] };
-    gf::compress_on(&k, views, n, n, &cfg).map_err(|e| format!("profiled compress: {e}"))?;
+    compress_on(&k, views, n, n, &cfg).map_err(|e| format!("profiled compress: {e}"))?;
     let encode = timed.take();
     // SAFETY: as above.
     let mut out = unsafe { [gf::view_mut(&mut f.ou, &s), gf::view_mut(&mut f.ov, &s)] };
-    gf::decompress_on(&k, &c.bytes, &mut out).map_err(|e| format!("profiled decompress: {e}"))?;
+    decompress_on(&k, &c.bytes, &mut out).map_err(|e| format!("profiled decompress: {e}"))?;
     for (dir, stages) in [("compress", encode), ("decompress", timed.take())] {
         let total: f64 = stages.iter().map(|st| st.seconds).sum();
         for st in stages.iter().take(PROFILE_ROWS) {

@@ -162,9 +162,10 @@ mod device {
 #[cfg(feature = "cuda")]
 mod device {
     use crate::error::{Error, Result};
+    use crate::field::pipeline::{compress_on, decompress_on};
     use crate::field::{Compressed, FieldConfig};
     use crate::gpu::exec::{self, Cuda, View};
-    use crate::gpu::field::{self as gf, OnExec};
+    use crate::gpu::field::OnExec;
     use cudarc::driver::sys::{self, CUmemorytype, CUpointer_attribute, CUresult};
     use std::ffi::c_void;
 
@@ -300,7 +301,7 @@ mod device {
         check_memory(&exec, v as u64, n, "v_dev")?;
         // SAFETY: as above; both are device memory of n floats (checked).
         let f = unsafe { [View::from_raw(u as u64, n), View::from_raw(v as u64, n)] };
-        gf::compress_on(&OnExec { exec: &exec }, f, ny, nx, cfg)
+        compress_on(&OnExec { exec: &exec }, f, ny, nx, cfg)
     }
 
     pub unsafe fn decompress(
@@ -316,7 +317,7 @@ mod device {
         check_memory(&exec, v as u64, n, "v_dev")?;
         // SAFETY: as above; both are device memory of n floats (checked).
         let mut out = unsafe { [View::from_raw(u as u64, n), View::from_raw(v as u64, n)] };
-        gf::decompress_on(&OnExec { exec: &exec }, bytes, &mut out)?;
+        decompress_on(&OnExec { exec: &exec }, bytes, &mut out)?;
         exec.stream
             .synchronize()
             .map_err(|e| crate::Error::internal(format!("CUDA: {e}")))?;

@@ -38,7 +38,8 @@ const MAX_BLOCK_LOG2: u8 = 24;
 /// Codes are limited to this length unless more distinct symbols need longer codes.
 const SOFT_MAX_LEN: u32 = 24;
 /// Longest code length the format allows.
-pub(super) const MAX_LEN: u32 = 32;
+/// Longest code. Kernel twin: generated `FZK_HUFF_MAX_LEN`.
+pub const MAX_LEN: u32 = 32;
 const TABLE_BITS: u32 = 12;
 const TABLE_SIZE: usize = 1 << TABLE_BITS;
 
@@ -570,7 +571,7 @@ impl DecodeTable {
 }
 
 /// A stream's header, read with every check the decoder makes: what `decode`
-/// and the GPU decoder (`gpu_ref::parse`) start from.
+/// and the GPU decoder (`gpu_host::huffman::parse`) start from.
 pub(super) enum Header<'a> {
     /// No symbols.
     Empty,

@@ -15,18 +15,10 @@
 //! - [`varint`]: LEB128 helpers, also used by the stream container.
 
 mod bits;
-pub mod gpu_ref;
-mod huffman;
+pub mod gpu_host;
+pub(crate) mod huffman;
 pub mod planes;
-mod rans;
-/// The host side of the GPU rANS coder (`kernels/rans.cu`).
-#[doc(hidden)]
-pub mod rans_gpu_ref {
-    pub use super::rans::{
-        block_status, device_assemble, device_encoding, device_layout, sparse_body, DeviceEncoding,
-        DeviceLayout, DevicePlane, ENCODE_BLOCK_LOG2,
-    };
-}
+pub(crate) mod rans;
 pub mod varint;
 
 use crate::error::{Error, Result};

@@ -38,10 +38,23 @@ use std::convert::Infallible;
 use super::varint::{get_u8, get_uvarint_max, put_uvarint};
 use crate::error::{Error, Result};
 
-const PROB_BITS: u32 = 12;
+/// Kernel twin: generated `FZK_RANS_PROB_BITS` (`factz::kernels::prelude`),
+/// as are `RANS_L` and `STATES` (`FZK_RANS_L`, `FZK_RANS_STATES`).
+pub const PROB_BITS: u32 = 12;
 const PROB_SCALE: u32 = 1 << PROB_BITS;
-const RANS_L: u32 = 1 << 16;
-const STATES: usize = 4;
+pub const RANS_L: u32 = 1 << 16;
+pub const STATES: usize = 4;
+
+/// The status the GPU decoder (kernels/rans.cu) leaves per block; kernel
+/// twins: generated `FZK_RANS_<NAME>`.
+pub mod status {
+    pub const OK: u32 = 0;
+    pub const HEADER: u32 = 1;
+    pub const INITIAL: u32 = 2;
+    pub const TRUNCATED: u32 = 3;
+    pub const TRAILING: u32 = 4;
+    pub const FINAL: u32 = 5;
+}
 const BLOCK_LOG2: u8 = 16;
 const MIN_BLOCK_LOG2: u8 = 10;
 const MAX_BLOCK_LOG2: u8 = 24;
@@ -804,12 +817,12 @@ pub struct DevicePlane {
 /// the errors `decode_block` gives for them.
 pub fn block_status(status: u32) -> Result<()> {
     Err(Error::corrupt(match status {
-        0 => return Ok(()),
-        1 => "rans: truncated block header",
-        2 => "rans: invalid initial state",
-        3 => "rans: truncated block",
-        4 => "rans: block has trailing bytes",
-        5 => "rans: final state mismatch",
+        status::OK => return Ok(()),
+        status::HEADER => "rans: truncated block header",
+        status::INITIAL => "rans: invalid initial state",
+        status::TRUNCATED => "rans: truncated block",
+        status::TRAILING => "rans: block has trailing bytes",
+        status::FINAL => "rans: final state mismatch",
         _ => {
             return Err(Error::internal(format!(
                 "rans kernel: block status {status}"

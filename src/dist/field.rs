@@ -17,8 +17,9 @@
 
 use super::{agree, guarded};
 use crate::backend::{self, Backend, BackendUsed};
+use crate::bound::{bound_for_range, finite_range, Bound};
 use crate::field::halo::BlockWithRing;
-use crate::field::{self, bound_for_range, finite_range, Bound, Compressed, FieldConfig};
+use crate::field::{self, Compressed, FieldConfig};
 use crate::{Error, Result};
 use mpi::collective::SystemOperation;
 use mpi::traits::*;

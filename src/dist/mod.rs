@@ -35,8 +35,8 @@ mod field;
 pub use self::field::{compress_field, compress_field_at, compress_field_at_on, compress_field_on};
 
 use crate::backend::{self, Backend, BackendUsed};
+use crate::bound::{bound_for_range, finite_range};
 use crate::error::ErrorKind;
-use crate::field::{bound_for_range, finite_range};
 use crate::particles::{
     self, check_config, geometry, particle_count, vulnerable, Bound, Compressed, Linking,
     ParticleConfig, Space,

@@ -7,7 +7,7 @@
 
 use super::forced::forced_vertices;
 use super::parts::Parts;
-use super::quantize::{eb_of_id, id_for_bound, pv, quantize, reconstruct, NUM_IDS};
+use super::quantize::{eb_of_id, id_for_bound, predictor_input, quantize, reconstruct, NUM_IDS};
 use super::safe_bound::triangle_constraint;
 use super::topology::{gather, incident_ids, tri_vertices, triangle_count, Half};
 use crate::codec::{unzigzag, zigzag};
@@ -40,8 +40,10 @@ fn triangle_bounds(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<f64> {
     eps
 }
 
-/// Per-vertex bound ids for u and v (EXACT when the vertex must be stored exactly).
-pub(super) fn vertex_ids(
+/// Per-vertex bound ids for u and v (EXACT when the vertex must be stored
+/// exactly), before the tiles take theirs; what the GPU's bound kernel
+/// (`kernels/mode_b_bounds.cu`) must reproduce.
+pub fn vertex_ids(
     u: &[f32],
     v: &[f32],
     ny: usize,
@@ -93,7 +95,7 @@ fn tiles(ny: usize, nx: usize) -> (usize, usize) {
 /// In-tile Lorenzo prediction of vertex (i, j) of a band whose rows start at `j0`.
 #[inline]
 fn lorenzo(rec: &[f32], nx: usize, i: usize, jb: usize, ti: usize) -> f64 {
-    let at = |i: usize, jb: usize| pv(rec[jb * nx + i]);
+    let at = |i: usize, jb: usize| predictor_input(rec[jb * nx + i]);
     let (west, north) = (i > ti, jb > 0);
     match (west, north) {
         (true, true) => (at(i - 1, jb) + at(i, jb - 1)) - at(i - 1, jb - 1),

@@ -3,8 +3,8 @@
 //! from both fields alone (no stream internals), so any reconstruction can be
 //! judged; the particles' twin is `particles::metrics`.
 
-use super::quantize::within;
 use super::topology;
+use crate::bound::within;
 use rayon::prelude::*;
 
 /// Value errors of a reconstruction (both components together).

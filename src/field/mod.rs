@@ -4,19 +4,20 @@
 pub mod blockwise;
 pub mod exact;
 pub mod forced;
-pub mod gpu_ref;
-pub mod gpu_ref_s;
 pub mod halo;
 pub mod metrics;
 pub mod parts;
+pub mod pipeline;
 pub mod quantize;
 pub mod safe_bound;
 pub mod speculative;
 pub mod stream;
 pub mod topology;
 
+pub use crate::bound::{bound_for_range, finite_range, Bound};
 use crate::error::{Error, Result};
 use crate::format::{self, Header, Kind};
+pub use crate::format::{Layout, DECODE_FLOOR, MAX_EXPANSION};
 use parts::Parts;
 use stream::MODE_LOSSLESS;
 
@@ -30,25 +31,6 @@ pub enum Mode {
     Blockwise = 1,
     /// Speculative per-vertex verify-and-back-off: ratio.
     Speculative = 2,
-}
-
-/// The user's error bound.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Bound {
-    /// Absolute: every finite value within this distance (strict `<=`).
-    Abs(f64),
-    /// Value-range relative: `tau * (max - min)` over the finite values of both components.
-    Rel(f64),
-}
-
-/// How the two components lie in memory / in the file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Layout {
-    /// All of u, then all of v.
-    Soa = 0,
-    /// (u, v) interleaved per vertex.
-    Aos = 1,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -130,15 +112,6 @@ impl Mode {
     }
 }
 
-impl Layout {
-    pub fn name(self) -> &'static str {
-        match self {
-            Layout::Soa => "soa",
-            Layout::Aos => "aos",
-        }
-    }
-}
-
 /// Vertex count of a shape, refusing empty, overflowing and oversized shapes.
 pub fn vertex_count(ny: usize, nx: usize) -> Result<usize> {
     if ny == 0 || nx == 0 {
@@ -168,39 +141,10 @@ pub fn check_config(cfg: &FieldConfig) -> Result<()> {
     Ok(())
 }
 
-/// The absolute bound a configuration means for this data: `Abs(x)` is x, `Rel(t)`
-/// is `t * (max - min)` over the finite values of both components (0 if none).
+/// The absolute bound a configuration means for this field: `Rel` over the
+/// finite values of both components ([`crate::bound::absolute_bound`]).
 pub fn absolute_bound(u: &[f32], v: &[f32], bound: Bound) -> f64 {
-    match bound {
-        Bound::Abs(x) => x,
-        Bound::Rel(_) => {
-            let (lo, hi) = finite_range(u.iter().chain(v));
-            bound_for_range(bound, lo, hi)
-        }
-    }
-}
-
-/// The smallest and largest finite value, `(INF, -INF)` when there is none.
-pub fn finite_range<'a>(values: impl IntoIterator<Item = &'a f32>) -> (f32, f32) {
-    values
-        .into_iter()
-        .filter(|x| x.is_finite())
-        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| {
-            (lo.min(x), hi.max(x))
-        })
-}
-
-/// The absolute bound `bound` means for data whose finite values span
-/// `[lo, hi]` (from [`finite_range`]; 0 for a relative bound when `lo > hi`).
-/// The one formula of relative bounds, for fields, particles and ranks.
-pub fn bound_for_range(bound: Bound, lo: f32, hi: f32) -> f64 {
-    match bound {
-        Bound::Abs(x) => x,
-        Bound::Rel(_) if lo > hi => 0.0,
-        // + 0.0: a range of zeros is +0 whichever signed zero min and max
-        // picked (f32::min leaves that open, and a GPU reduces in another order).
-        Bound::Rel(t) => (t * (hi as f64 - lo as f64 + 0.0)).min(f64::MAX),
-    }
+    crate::bound::absolute_bound(u.iter().chain(v), bound)
 }
 
 pub(crate) fn header(
@@ -300,65 +244,7 @@ fn compress_with(
     cfg: &FieldConfig,
     caps: Option<&[f64]>,
 ) -> Result<Compressed> {
-    let n = vertex_count(ny, nx)?;
-    if u.len() != n || v.len() != n {
-        return Err(Error::invalid(format!(
-            "field shape {ny}x{nx} needs {n} values per component, got {} and {}",
-            u.len(),
-            v.len()
-        )));
-    }
-    check_config(cfg)?;
-    let xi = absolute_bound(u, v, cfg.bound);
-    let flags = if cfg.chunk_of_larger {
-        format::FLAG_CHUNK_OF_LARGER
-    } else {
-        0
-    };
-    let parts = match cfg.mode {
-        Mode::Blockwise => blockwise::encode_capped(u, v, ny, nx, xi, cfg.chunk_of_larger, caps),
-        Mode::Speculative => {
-            speculative::encode_capped(u, v, ny, nx, xi, cfg.chunk_of_larger, caps)
-        }
-    };
-    let exact_vertices = parts.exact.iter().filter(|&&e| e).count();
-    let mut report = FieldReport {
-        abs_bound: xi,
-        exact_vertices,
-        lossless_fallback: false,
-        verified: false,
-        fallback_reason: None,
-    };
-    let verify_flag = if cfg.verify { format::FLAG_VERIFIED } else { 0 };
-    let mut bytes = stream::write(
-        &header(ny, nx, xi, cfg.mode as u8, cfg, flags | verify_flag),
-        &parts,
-        cfg.coder,
-        cfg.zstd_level,
-    )?;
-    if bytes.len() > max_compressed_size(ny, nx)? {
-        bytes = lossless(u, v, ny, nx, xi, cfg, flags | verify_flag)?;
-        report.exact_vertices = n;
-    }
-    if cfg.verify {
-        report.verified = true;
-        if let Err(why) = verify(u, v, xi, &bytes) {
-            // Never expected: the guarantee is built in. Keep the data anyway and say why.
-            bytes = lossless(
-                u,
-                v,
-                ny,
-                nx,
-                xi,
-                cfg,
-                flags | verify_flag | format::FLAG_LOSSLESS_FALLBACK,
-            )?;
-            report.lossless_fallback = true;
-            report.fallback_reason = Some(why);
-            report.exact_vertices = n;
-        }
-    }
-    Ok(Compressed { bytes, report })
+    pipeline::compress_on(&pipeline::Cpu { caps }, [u, v], ny, nx, cfg)
 }
 
 /// Decode `bytes` and check every triangle's signature and every value's bound.
@@ -381,7 +267,7 @@ pub(crate) fn verify(
     for (orig, dec) in [(u, &d.u), (v, &d.v)] {
         for (&a, &b) in orig.iter().zip(dec.iter()) {
             let ok = if a.is_finite() {
-                quantize::within(b, a, xi)
+                crate::bound::within(b, a, xi)
             } else {
                 a.to_bits() == b.to_bits()
             };
@@ -458,20 +344,12 @@ pub(crate) fn info_of(h: &Header) -> Result<FieldInfo> {
     })
 }
 
-/// `decompress` allocates the shape a stream claims only up to this many decoded
-/// bytes per stream byte (or up to `DECODE_FLOOR` bytes), so a crafted header cannot
-/// make it reserve gigabytes for a few bytes of input. Legitimate streams beyond it
-/// (huge constant or zero fields) decode with `decompress_into`, where the caller
-/// owns the buffers and so vouches for the shape.
-pub const MAX_EXPANSION: usize = 1 << 16;
-pub const DECODE_FLOOR: usize = 1 << 28;
-
 /// Decompress a field stream into new arrays.
 pub fn decompress(bytes: &[u8]) -> Result<Decoded> {
     let p = format::parse(bytes)?;
     let info = info_of(&p.header)?;
     let decoded = 8 * info.ny * info.nx;
-    if decoded > DECODE_FLOOR.max(bytes.len().saturating_mul(MAX_EXPANSION)) {
+    if !format::may_allocate(decoded, bytes.len()) {
         return Err(Error::corrupt(format!(
             "stream claims a {}x{} field ({decoded} bytes) from only {} bytes; if that is \
              right, decode into caller-owned buffers (decompress_into)",
@@ -482,7 +360,7 @@ pub fn decompress(bytes: &[u8]) -> Result<Decoded> {
     }
     let n = info.ny * info.nx;
     let (mut u, mut v) = (vec![0.0f32; n], vec![0.0f32; n]);
-    decode_parsed(&p, &info, &mut u, &mut v)?;
+    pipeline::decode_parsed(&pipeline::Cpu::default(), &p, &info, &mut [&mut u, &mut v])?;
     Ok(Decoded {
         ny: info.ny,
         nx: info.nx,
@@ -495,18 +373,7 @@ pub fn decompress(bytes: &[u8]) -> Result<Decoded> {
 /// Decompress a field stream into caller-owned component arrays, whose length must
 /// be the stream's `ny * nx` (checked before anything is decoded).
 pub fn decompress_into(bytes: &[u8], u: &mut [f32], v: &mut [f32]) -> Result<()> {
-    let p = format::parse(bytes)?;
-    let info = info_of(&p.header)?;
-    let (ny, nx) = (info.ny, info.nx);
-    let n = ny * nx;
-    if u.len() != n || v.len() != n {
-        return Err(Error::invalid(format!(
-            "stream holds a {ny}x{nx} field ({n} values per component); buffers hold {} and {}",
-            u.len(),
-            v.len()
-        )));
-    }
-    decode_parsed(&p, &info, u, v)
+    pipeline::decompress_on(&pipeline::Cpu::default(), bytes, &mut [u, v]).map(|_| ())
 }
 
 /// Bound ids a stream of `mode` stores for an ny x nx field with `coded`
@@ -516,29 +383,6 @@ pub fn ids_len(mode: Mode, ny: usize, nx: usize, coded: usize) -> usize {
         Mode::Blockwise => 2 * ny.div_ceil(blockwise::TILE) * nx.div_ceil(blockwise::TILE),
         Mode::Speculative => coded,
     }
-}
-
-/// Decode a parsed, checked stream into arrays of its shape.
-fn decode_parsed(p: &format::Parsed, info: &FieldInfo, u: &mut [f32], v: &mut [f32]) -> Result<()> {
-    let (ny, nx, xi) = (info.ny, info.nx, info.abs_bound);
-    let n = ny * nx;
-    match info.mode {
-        None => {
-            let parts = stream::read(p, n, info.coder, |_| 0)?;
-            for (k, w) in parts.raw.chunks_exact(2).enumerate() {
-                u[k] = f32::from_bits(w[0]);
-                v[k] = f32::from_bits(w[1]);
-            }
-        }
-        Some(mode) => {
-            let parts = stream::read(p, n, info.coder, |coded| ids_len(mode, ny, nx, coded))?;
-            match mode {
-                Mode::Blockwise => blockwise::decode(&parts, ny, nx, xi, u, v)?,
-                Mode::Speculative => speculative::decode(&parts, ny, nx, xi, u, v)?,
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Split interleaved (u, v) pairs into two arrays.
@@ -554,16 +398,6 @@ pub fn interleave(u: &[f32], v: &[f32]) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A range of zeros gives +0 whichever signed zeros min and max kept (the
-    /// GPU's reduction order differs from the CPU's).
-    #[test]
-    fn zero_range_is_positive_zero_whatever_the_signs() {
-        for (lo, hi) in [(0.0, 0.0), (-0.0, 0.0), (0.0, -0.0), (-0.0, -0.0)] {
-            let xi = bound_for_range(Bound::Rel(1e-3), lo, hi);
-            assert_eq!(xi.to_bits(), 0.0f64.to_bits(), "{lo:?} {hi:?}");
-        }
-    }
 
     /// A smooth field with many critical points (sums of a few Fourier modes).
     pub(crate) fn waves(ny: usize, nx: usize) -> (Vec<f32>, Vec<f32>) {

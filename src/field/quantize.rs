@@ -2,6 +2,8 @@
 //! quantization of a prediction residual, and the one reconstruction formula the
 //! encoder and decoder (and every backend) must evaluate identically.
 
+use crate::bound::within;
+
 /// Bound id k means `xi * 2^-k`; ids run 0..NUM_IDS. Below the last, a vertex is stored exactly.
 ///
 /// Kernel twin: generated `FZK_NUM_IDS` (`factz::kernels::prelude`).
@@ -41,9 +43,9 @@ pub fn id_for_bound(xi: f64, e: f64) -> Option<u32> {
 
 /// A neighbour's value as a predictor input: non-finite values predict as 0.
 ///
-/// Kernel twin: kernels/common.cuh `fzk_pv`.
+/// Kernel twin: kernels/common.cuh `fzk_predictor_input`.
 #[inline]
-pub fn pv(x: f32) -> f64 {
+pub fn predictor_input(x: f32) -> f64 {
     if x.is_finite() {
         x as f64
     } else {
@@ -57,19 +59,6 @@ pub fn pv(x: f32) -> f64 {
 #[inline]
 pub fn reconstruct(pred: f64, eb: f64, q: i32) -> f32 {
     (pred + (2.0 * eb) * q as f64) as f32
-}
-
-/// Is `r` within `eb` of `x`, decided exactly (the f64 difference of two f32 may round).
-///
-/// Kernel twin: kernels/common.cuh `fzk_within`.
-#[inline]
-pub fn within(r: f32, x: f32, eb: f64) -> bool {
-    let (a, b) = (r as f64, x as f64);
-    let s = a - b;
-    let bb = s - a;
-    let err = (a - (s - bb)) + (-b - bb); // two-sum: a - b == s + err exactly
-    let abs = s.abs();
-    abs < eb || (abs == eb && (err == 0.0 || (err < 0.0) == (s > 0.0)))
 }
 
 /// Quantize `x` against `pred` under bound `eb`; None when the code would be out of
@@ -111,17 +100,6 @@ mod tests {
                 assert_eq!(id_for_bound(xi, e), slow, "xi {xi} e {e}");
             }
         }
-    }
-
-    #[test]
-    fn within_is_exact_at_the_edge() {
-        // 1 - 1e-30 and 1 + 1e-30 both round to 1.0 in f64; only one is within 1.
-        assert_eq!(1.0f64 - 1e-30f32 as f64, 1.0);
-        assert!(within(1.0, 1e-30, 1.0));
-        assert!(!within(1.0, -1e-30, 1.0));
-        assert!(!within(-1.0, 1e-30, 1.0));
-        assert!(within(-1.0, -1e-30, 1.0));
-        assert!(within(0.5, 0.25, 0.25) && !within(0.5, 0.25, 0.2499));
     }
 
     #[test]

@@ -17,7 +17,7 @@
 
 use super::forced::forced_exact_and_signatures;
 use super::parts::Parts;
-use super::quantize::{eb_of_id, id_for_bound, pv, quantize, reconstruct, NUM_IDS};
+use super::quantize::{eb_of_id, id_for_bound, predictor_input, quantize, reconstruct, NUM_IDS};
 use super::topology::{incident, incident_ids, signature, Sig};
 use crate::codec::{unzigzag, zigzag};
 use crate::error::{Error, Result};
@@ -116,7 +116,7 @@ impl Stencil {
     /// The interpolated value at index k of `a`, neighbours `stride` apart.
     #[inline]
     fn apply(self, a: &[f32], k: usize, stride: usize) -> f64 {
-        let at = |q: usize| pv(a[q]);
+        let at = |q: usize| predictor_input(a[q]);
         match self {
             Stencil::Edge => at(k - stride),
             Stencil::Linear => (at(k - stride) + at(k + stride)) * 0.5,
@@ -189,9 +189,12 @@ impl Predictor {
     fn apply_anchor(&self, a: &[f32], (west, north, ns): (bool, bool, usize)) -> f64 {
         let k = self.k;
         match (west, north) {
-            (true, true) => (pv(a[k - STRIDE]) + pv(a[k - ns])) - pv(a[k - STRIDE - ns]),
-            (true, false) => pv(a[k - STRIDE]),
-            (false, true) => pv(a[k - ns]),
+            (true, true) => {
+                (predictor_input(a[k - STRIDE]) + predictor_input(a[k - ns]))
+                    - predictor_input(a[k - STRIDE - ns])
+            }
+            (true, false) => predictor_input(a[k - STRIDE]),
+            (false, true) => predictor_input(a[k - ns]),
             (false, false) => 0.0,
         }
     }

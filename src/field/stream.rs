@@ -32,13 +32,17 @@ pub fn write(header: &Header, parts: &Parts, coder: Coder, zstd_level: i32) -> R
         let plain = parts.raw.iter().flat_map(|w| w.to_le_bytes()).collect();
         return format::write(header, &[(SEC_RAW, plain)], zstd_level);
     }
-    let coded = Coded {
+    write_coded(header, code(parts, coder), zstd_level)
+}
+
+/// Entropy-code a coded mode's parts into its four sections.
+pub fn code(parts: &Parts, coder: Coder) -> Coded {
+    Coded {
         mask: encode_bytes(coder, &pack_bits(&parts.exact)),
         raw: encode_bytes(coder, &to_planes(&parts.raw)),
         ids: encode_u32(coder, &parts.ids),
         codes: encode_u32(coder, &parts.codes),
-    };
-    write_coded(header, coded, zstd_level)
+    }
 }
 
 /// A coded mode's four sections, entropy-coded: what [`write`] stores, for a

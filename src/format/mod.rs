@@ -58,6 +58,39 @@ impl Kind {
 
 pub const DTYPE_F32: u8 = 1;
 
+/// How a stream's components lie in the caller's memory (header byte
+/// `layout`): decompression writes the caller's layout back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Layout {
+    /// All of the first component, then all of the next (u then v; x, y, z).
+    Soa = 0,
+    /// The components interleaved per vertex or particle.
+    Aos = 1,
+}
+
+impl Layout {
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Soa => "soa",
+            Layout::Aos => "aos",
+        }
+    }
+}
+
+/// Decoding allocates what a stream claims only up to this many decoded bytes
+/// per stream byte (or up to `DECODE_FLOOR` bytes), so a crafted header cannot
+/// make it reserve gigabytes for a few bytes of input. Legitimate streams beyond
+/// it (huge constant fields, say) decode into caller-owned buffers, where the
+/// caller vouches for the size.
+pub const MAX_EXPANSION: usize = 1 << 16;
+pub const DECODE_FLOOR: usize = 1 << 28;
+
+/// Whether decoding may allocate `decoded` bytes for a stream of `stream_len` bytes.
+pub fn may_allocate(decoded: usize, stream_len: usize) -> bool {
+    decoded <= DECODE_FLOOR.max(stream_len.saturating_mul(MAX_EXPANSION))
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Header {
     pub version: u16,

@@ -7,7 +7,8 @@
 //! loss's block sums) and the particles that joined the active set (it keeps
 //! the active list, to count the work cap in pair terms as the CPU does).
 
-use super::exec::{launch_items, Arg, Buf, Exec};
+use super::exec::{Buf, Exec, View};
+use super::launch::kernels;
 use crate::error::{Error, Result};
 use crate::particles::correct::{self, Descended, Options, Problem, Stopping, LOSS_BLOCK};
 
@@ -15,6 +16,22 @@ use crate::particles::correct::{self, Descended, Options, Problem, Stopping, LOS
 const BLOCK: u32 = 256;
 /// FZP_NONE: a local particle not (yet) active.
 const NONE: u32 = u32::MAX;
+
+kernels! {
+    P_DESCENT_GRAD = factz_p_descent_grad(
+        pos: View<f64>, adj_start: View<u64>, adj_nb: View<u32>, adj_linked: View<u8>,
+        active: View<u32>, na: u64, slot: View<u32>, editable: View<u8>, t_link: f64,
+        t_free: f64, period: f64, loss: View<f64>, grad: View<f64>, grow: View<u64>,
+    );
+    P_LOSS_SUM = factz_p_loss_sum(loss: View<f64>, n: u64, sums: View<f64>);
+    P_DESCENT_STEP = factz_p_descent_step(
+        pos: View<f64>, orig: View<f64>, active: View<u32>, na: u64, grad: View<f64>,
+        m: View<f64>, v: View<f64>, pw: View<f64>, lr: f64, half: f64,
+    );
+    P_DESCENT_GROW = factz_p_descent_grow(
+        grow: View<u64>, rank: View<u64>, nl: u64, na: u64, active: View<u32>, slot: View<u32>,
+    );
+}
 
 fn flags(v: &[bool]) -> Vec<u8> {
     v.iter().map(|&b| b as u8).collect()
@@ -61,39 +78,31 @@ pub fn descend<E: Exec>(e: &E, p: &Problem, opts: &Options) -> Result<Descended>
     for it in 0..opts.max_iters {
         let na = active.len();
         let na64 = na as u64;
-        // SAFETY (every launch below): the arguments follow the kernels'
-        // parameter lists in kernels/particles.cu; buffers hold nl particles
-        // (3 nl coordinates, nl + 1 adjacency starts, one sum per 256).
+        // SAFETY (every launch below): buffers hold nl particles (3 nl
+        // coordinates, nl + 1 adjacency starts, one sum per 256).
         unsafe {
-            launch_items(
+            P_DESCENT_GRAD.launch_items(
                 e,
-                "factz_p_descent_grad",
                 na,
                 BLOCK,
-                &[
-                    pos.arg(),
-                    adj_start.arg(),
-                    adj_nb.arg(),
-                    adj_linked.arg(),
-                    active_d.arg(),
-                    Arg::U64(na64),
-                    slot.arg(),
-                    editable.arg(),
-                    Arg::F64(p.t_link),
-                    Arg::F64(p.t_free),
-                    Arg::F64(period),
-                    loss.arg(),
-                    grad.arg(),
-                    grow.arg(),
-                ],
+                (
+                    pos.view(),
+                    adj_start.view(),
+                    adj_nb.view(),
+                    adj_linked.view(),
+                    active_d.view(),
+                    na64,
+                    slot.view(),
+                    editable.view(),
+                    p.t_link,
+                    p.t_free,
+                    period,
+                    loss.view(),
+                    grad.view(),
+                    grow.view(),
+                ),
             )?;
-            launch_items(
-                e,
-                "factz_p_loss_sum",
-                na,
-                LOSS_BLOCK as u32,
-                &[loss.arg(), Arg::U64(na64), sums.arg()],
-            )?;
+            P_LOSS_SUM.launch_items(e, na, LOSS_BLOCK as u32, (loss.view(), na64, sums.view()))?;
         }
         let block_sums = sums.read(e, 0..na.div_ceil(LOSS_BLOCK))?;
         let total = correct::sum_blocks(block_sums) / 2.0;
@@ -103,39 +112,37 @@ pub fn descend<E: Exec>(e: &E, p: &Problem, opts: &Options) -> Result<Descended>
         iterations += 1;
         // SAFETY: as above; rank holds nl + 1 entries, active nl.
         let grown = unsafe {
-            launch_items(
+            P_DESCENT_STEP.launch_items(
                 e,
-                "factz_p_descent_step",
                 na,
                 BLOCK,
-                &[
-                    pos.arg(),
-                    orig.arg(),
-                    active_d.arg(),
-                    Arg::U64(na64),
-                    grad.arg(),
-                    m.arg(),
-                    v.arg(),
-                    pw.arg(),
-                    Arg::F64(opts.learning_rate),
-                    Arg::F64(p.half),
-                ],
+                (
+                    pos.view(),
+                    orig.view(),
+                    active_d.view(),
+                    na64,
+                    grad.view(),
+                    m.view(),
+                    v.view(),
+                    pw.view(),
+                    opts.learning_rate,
+                    p.half,
+                ),
             )?;
             let grown = super::scan::exclusive_into(e, grow.view(), nl, rank.view())? as usize;
             if grown > 0 {
-                launch_items(
+                P_DESCENT_GROW.launch_items(
                     e,
-                    "factz_p_descent_grow",
                     nl,
                     BLOCK,
-                    &[
-                        grow.arg(),
-                        rank.arg(),
-                        Arg::U64(nl64),
-                        Arg::U64(na64),
-                        active_d.arg(),
-                        slot.arg(),
-                    ],
+                    (
+                        grow.view(),
+                        rank.view(),
+                        nl64,
+                        na64,
+                        active_d.view(),
+                        slot.view(),
+                    ),
                 )?;
             }
             grown

@@ -5,10 +5,13 @@
 //! read-backs of a GPU algorithm written against [`Exec`] run in CI, not only
 //! the kernels.
 //!
-//! Kernel arguments follow cuLaunchKernel: one [`Arg`] per parameter, a
-//! buffer as its address ([`Buf::arg`]).
+//! Kernels are launched through their typed declarations
+//! ([`super::launch::Kernel`]), which turn the arguments into
+//! [`Exec::launch_raw`]'s: one [`Arg`] per parameter, as cuLaunchKernel takes
+//! them, a buffer as its address.
 
 use super::driver;
+use super::launch::{Elem, Sig};
 use crate::error::{Error, Result};
 use cudarc::driver::{result, LaunchConfig, PushKernelArg};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr};
@@ -18,10 +21,11 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 /// One kernel parameter, by value. A pointer parameter takes [`Arg::U64`]
-/// holding the address ([`Buf::arg`], [`View::arg`]).
+/// holding the address.
 #[derive(Debug, Clone, Copy)]
 pub enum Arg {
     U64(u64),
+    I64(i64),
     U32(u32),
     I32(i32),
     F64(f64),
@@ -47,26 +51,20 @@ pub trait Exec {
     /// # Safety
     /// `addr .. addr + out.len()` must be live executor memory.
     unsafe fn read_at(&self, addr: u64, out: &mut [u8]) -> Result<()>;
-    /// Launch `kernel` over a `grid` of `block`s, each given as x, y, z.
+    /// Launch `kernel` over a `grid` of `block`s, each given as x, y, z: the
+    /// primitive under [`super::launch::Kernel`]'s typed launches, which
+    /// drivers use instead.
     ///
     /// # Safety
-    /// `args` must match the kernel's parameters in number and type, and every
-    /// buffer must be as large as the kernel reads and writes.
-    unsafe fn launch_dims(
+    /// `args` must match `kernel.params` (which must be the kernel's), and
+    /// every buffer must be as large as the kernel reads and writes.
+    unsafe fn launch_raw(
         &self,
-        kernel: &str,
+        kernel: &Sig,
         grid: [u32; 3],
         block: [u32; 3],
         args: &[Arg],
     ) -> Result<()>;
-    /// Launch `kernel` over `blocks` x `threads` (a 1-D grid).
-    ///
-    /// # Safety
-    /// As [`Exec::launch_dims`].
-    unsafe fn launch(&self, kernel: &str, blocks: u32, threads: u32, args: &[Arg]) -> Result<()> {
-        // SAFETY: the caller's.
-        unsafe { self.launch_dims(kernel, [blocks, 1, 1], [threads, 1, 1], args) }
-    }
     /// Wait until the work issued so far has finished (the host shim runs
     /// each operation to completion: nothing to wait for).
     fn sync(&self) -> Result<()> {
@@ -91,16 +89,31 @@ pub trait Exec {
 ///
 /// # Safety
 /// Only for types without padding or invalid bit patterns.
-pub unsafe trait Plain: Copy + Default + 'static {}
-// SAFETY: primitive numbers.
-unsafe impl Plain for u8 {}
-unsafe impl Plain for u16 {}
-unsafe impl Plain for u32 {}
-unsafe impl Plain for i32 {}
-unsafe impl Plain for i64 {}
-unsafe impl Plain for u64 {}
-unsafe impl Plain for f32 {}
-unsafe impl Plain for f64 {}
+pub unsafe trait Plain: Copy + Default + 'static {
+    /// What a kernel's pointer to it points to (its C++ type, for the shim's
+    /// signature check).
+    const ELEM: Elem;
+}
+
+macro_rules! plain_numbers {
+    ($($t:ty => $elem:ident;)*) => {
+        // SAFETY: primitive numbers.
+        $(unsafe impl Plain for $t {
+            const ELEM: Elem = Elem::$elem;
+        })*
+    };
+}
+
+plain_numbers! {
+    u8 => U8;
+    u16 => U16;
+    u32 => U32;
+    i32 => I32;
+    i64 => I64;
+    u64 => U64;
+    f32 => F32;
+    f64 => F64;
+}
 
 fn as_bytes<T: Plain>(v: &[T]) -> &[u8] {
     // SAFETY: Plain types have no padding; u8 has no alignment.
@@ -158,8 +171,23 @@ impl<T: Plain> View<T> {
         self.len == 0
     }
 
-    pub fn arg(&self) -> Arg {
-        Arg::U64(self.addr)
+    /// The address kernels see.
+    pub(crate) fn addr(&self) -> u64 {
+        self.addr
+    }
+
+    /// The same elements as U, of T's size and alignment (a bit copy: e.g.
+    /// f32 values a kernel moves as 32-bit words).
+    pub fn cast<U: Plain>(self) -> View<U> {
+        const {
+            assert!(std::mem::size_of::<T>() == std::mem::size_of::<U>());
+            assert!(std::mem::align_of::<T>() == std::mem::align_of::<U>());
+        }
+        View {
+            addr: self.addr,
+            len: self.len,
+            _t: PhantomData,
+        }
     }
 
     /// Elements from `at` on (`at <= len`).
@@ -250,10 +278,6 @@ impl<E: Exec, T: Plain> Buf<E, T> {
         self.view
     }
 
-    pub fn arg(&self) -> Arg {
-        self.view.arg()
-    }
-
     pub fn len(&self) -> usize {
         self.view.len
     }
@@ -268,63 +292,13 @@ impl<E: Exec, T: Plain> Buf<E, T> {
     }
 }
 
-/// Launch one thread per item in blocks of `threads`; nothing for no items
-/// (a GPU rejects an empty grid).
-///
-/// # Safety
-/// As [`Exec::launch`].
-pub unsafe fn launch_items<E: Exec>(
-    e: &E,
-    kernel: &str,
-    items: usize,
-    threads: u32,
-    args: &[Arg],
-) -> Result<()> {
-    if items == 0 {
-        return Ok(());
-    }
-    let blocks = u32::try_from(items.div_ceil(threads as usize))
-        .map_err(|_| Error::unsupported(format!("{items} items are too many for one launch")))?;
-    // SAFETY: the caller's.
-    unsafe { e.launch(kernel, blocks, threads, args) }
-}
-
-/// Most thread blocks along a row of [`launch_rows`] (grid-stride), and most
-/// rows of a grid (CUDA's gridDim.y limit).
-const ROW_BLOCKS: usize = 64;
-const MAX_GRID_Y: usize = 65_535;
-
-/// Launch a grid row per item (blockIdx.y) for `items` items of up to
-/// `longest` elements each, the row's blocks striding along them. More than
-/// a grid's rows go in several launches: `args(first)` gives a launch's
-/// arguments seen from item `first` (blockIdx.y is then relative to it).
-///
-/// # Safety
-/// As [`Exec::launch_dims`] for each launch.
-pub unsafe fn launch_rows<E: Exec>(
-    e: &E,
-    kernel: &str,
-    items: usize,
-    longest: usize,
-    threads: u32,
-    args: impl Fn(usize) -> Vec<Arg>,
-) -> Result<()> {
-    let across = longest.div_ceil(threads as usize).clamp(1, ROW_BLOCKS) as u32;
-    for first in (0..items).step_by(MAX_GRID_Y) {
-        let rows = (items - first).min(MAX_GRID_Y) as u32;
-        // SAFETY: the caller's.
-        unsafe { e.launch_dims(kernel, [across, rows, 1], [threads, 1, 1], &args(first))? };
-    }
-    Ok(())
-}
-
 /// Every `kernels/*.cu` source as NVRTC compiles it ([`crate::kernels::source`]:
 /// the prelude generated from the Rust constants and `kernels/common.cuh`,
 /// then the file), with its name for NVRTC's messages.
 pub fn sources() -> Vec<(String, &'static str)> {
     [
         (super::field_reduce::SOURCE, "field_reduce.cu"),
-        (super::mode_b::SOURCE, "mode_b_bounds.cu"),
+        (super::mode_b_bounds::SOURCE, "mode_b_bounds.cu"),
         (super::mode_b_codec::SOURCE, "mode_b_codec.cu"),
         (super::mode_s::SOURCE, "mode_s.cu"),
         (super::huffman::SOURCE, "huffman.cu"),
@@ -599,20 +573,23 @@ impl Exec for Cuda {
             .map_err(|e| self.fail("a copy on the device", e))
     }
 
-    unsafe fn launch_dims(
+    unsafe fn launch_raw(
         &self,
-        kernel: &str,
+        kernel: &Sig,
         grid: [u32; 3],
         block: [u32; 3],
         args: &[Arg],
     ) -> Result<()> {
         self.ready()?;
+        kernel.check(args)?;
+        let kernel = kernel.name;
         let f = self.function(kernel)?;
         let what = format!("kernel {kernel} grid {grid:?} block {block:?}");
         let mut l = self.stream.launch_builder(&f);
         for a in args {
             match a {
                 Arg::U64(x) => l.arg(x),
+                Arg::I64(x) => l.arg(x),
                 Arg::U32(x) => l.arg(x),
                 Arg::I32(x) => l.arg(x),
                 Arg::F64(x) => l.arg(x),

@@ -1,11 +1,9 @@
-//! The whole field compressor with the kernels on a GPU (issue 6): the input
-//! stays on the device, the kernels produce `Parts`, and the CPU's own stream
-//! writer codes them, so the stream is `field::compress`'s byte for byte.
-//!
-//! The pipeline ([`compress_on`], [`decompress_on`]) is generic over
-//! [`Kernels`]; [`OnExec`] gives it the kernels on any executor (`gpu::exec`):
-//! a device through cudarc, or in tests the host build of the same `.cu`
-//! files, so CI runs this whole file's logic.
+//! The field pipeline's stages on the GPU (issue 6): [`OnExec`] gives
+//! `field::pipeline` the kernels on any executor (`gpu::exec`): a device
+//! through cudarc, or in tests the host build of the same `.cu` files, so CI
+//! runs this whole file's logic. The pipeline around them (checks, bound,
+//! header, fallback, verify) is the CPU's own, so the stream is
+//! `field::compress`'s byte for byte.
 //!
 //! The kernels leave [`DevParts`] on the device. The four sections are coded
 //! and decoded there with either coder (`gpu::huffman`, `gpu::rans`; bytes
@@ -21,175 +19,15 @@ use super::mode_b_codec::CodecKernels;
 use super::mode_s::ModeSKernels;
 use super::parts::DevParts;
 use super::rans::RansKernels;
-use crate::backend::Resolved;
 use crate::codec::Coder;
 use crate::error::{Error, Result};
+use crate::field::pipeline::{compress_on, decompress_on, Stages};
 use crate::field::stream::{self, Coded};
-use crate::field::{self, Bound, Compressed, FieldConfig, FieldInfo, FieldReport, Mode};
-use crate::format::{self, Parsed};
+use crate::field::{self, Compressed, FieldConfig, FieldInfo, Mode};
+use crate::format::Parsed;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use std::borrow::Cow;
 use std::sync::Arc;
-
-/// What the pipeline needs from a backend: the kernels' two directions and
-/// the few host copies the pipeline still makes.
-pub trait Kernels {
-    /// A read-only field (u, v) in the backend's memory.
-    type Field<'a>: Copy;
-    /// A writable field (u, v) in the backend's memory.
-    type Out<'a>;
-    /// Values held by each component.
-    fn field_len(&self, f: Self::Field<'_>) -> [usize; 2];
-    fn out_len(&self, out: &Self::Out<'_>) -> [usize; 2];
-    /// The first `n` values of each component on the host.
-    fn to_host(&self, f: Self::Field<'_>, n: usize) -> Result<(Vec<f32>, Vec<f32>)>;
-    /// `field::finite_range` of the first `n` values of both components.
-    fn finite_range(&self, f: Self::Field<'_>, n: usize) -> Result<(f32, f32)>;
-    /// `blockwise::encode` / `speculative::encode` (no caps), coded as
-    /// `stream::write` codes them; also returns the exact vertices' count.
-    #[allow(clippy::too_many_arguments)]
-    fn encode(
-        &self,
-        mode: Mode,
-        f: Self::Field<'_>,
-        ny: usize,
-        nx: usize,
-        xi: f64,
-        chunk_of_larger: bool,
-        coder: Coder,
-    ) -> Result<(Coded, usize)>;
-    /// `stream::read` then `blockwise::decode` / `speculative::decode` of a
-    /// checked stream of that mode into `out`, with their checks.
-    #[allow(clippy::too_many_arguments)]
-    fn decode(
-        &self,
-        mode: Mode,
-        p: &Parsed,
-        coder: Coder,
-        ny: usize,
-        nx: usize,
-        xi: f64,
-        out: &mut Self::Out<'_>,
-    ) -> Result<()>;
-    /// Copy host values into `out` (a lossless stream, decoded on the host).
-    fn put(&self, u: &[f32], v: &[f32], out: &mut Self::Out<'_>) -> Result<()>;
-}
-
-/// `field::compress` with the kernels of `k`: the same checks, bound, Parts,
-/// stream, fallback and report (bound caps are not supported).
-pub fn compress_on<K: Kernels>(
-    k: &K,
-    f: K::Field<'_>,
-    ny: usize,
-    nx: usize,
-    cfg: &FieldConfig,
-) -> Result<Compressed> {
-    let n = field::vertex_count(ny, nx)?;
-    let [lu, lv] = k.field_len(f);
-    if lu != n || lv != n {
-        return Err(Error::invalid(format!(
-            "field shape {ny}x{nx} needs {n} values per component, got {lu} and {lv}"
-        )));
-    }
-    field::check_config(cfg)?;
-    let xi = match cfg.bound {
-        Bound::Abs(x) => x,
-        // The formula is field::bound_for_range, as on the CPU.
-        Bound::Rel(_) => {
-            let (lo, hi) = k.finite_range(f, n)?;
-            field::bound_for_range(cfg.bound, lo, hi)
-        }
-    };
-    let (coded, exact) = k.encode(cfg.mode, f, ny, nx, xi, cfg.chunk_of_larger, cfg.coder)?;
-    finish(coded, exact, ny, nx, xi, cfg, || k.to_host(f, n))
-}
-
-/// From coded sections to the stream: `field::compress_with`'s tail (header,
-/// stream writer, the lossless fallback when coding does not pay, the verify
-/// pass), with the field fetched from `host` only when the fallback or verify
-/// needs it.
-pub fn finish(
-    coded: Coded,
-    exact_vertices: usize,
-    ny: usize,
-    nx: usize,
-    xi: f64,
-    cfg: &FieldConfig,
-    host: impl FnOnce() -> Result<(Vec<f32>, Vec<f32>)>,
-) -> Result<Compressed> {
-    let n = field::vertex_count(ny, nx)?;
-    let flags = if cfg.chunk_of_larger {
-        format::FLAG_CHUNK_OF_LARGER
-    } else {
-        0
-    };
-    let verify_flag = if cfg.verify { format::FLAG_VERIFIED } else { 0 };
-    let mut report = FieldReport {
-        abs_bound: xi,
-        exact_vertices,
-        lossless_fallback: false,
-        verified: false,
-        fallback_reason: None,
-    };
-    let mut bytes = stream::write_coded(
-        &field::header(ny, nx, xi, cfg.mode as u8, cfg, flags | verify_flag),
-        coded,
-        cfg.zstd_level,
-    )?;
-    let mut host = Some(host);
-    let mut field = None;
-    let mut fetch = || -> Result<(Vec<f32>, Vec<f32>)> {
-        if field.is_none() {
-            field = Some(host.take().expect("fetched once")()?);
-        }
-        Ok(field.clone().expect("fetched"))
-    };
-    if bytes.len() > field::max_compressed_size(ny, nx)? {
-        let (u, v) = fetch()?;
-        bytes = field::lossless(&u, &v, ny, nx, xi, cfg, flags | verify_flag)?;
-        report.exact_vertices = n;
-    }
-    if cfg.verify {
-        report.verified = true;
-        let (u, v) = fetch()?;
-        if let Err(why) = field::verify(&u, &v, xi, &bytes) {
-            let all = flags | verify_flag | format::FLAG_LOSSLESS_FALLBACK;
-            bytes = field::lossless(&u, &v, ny, nx, xi, cfg, all)?;
-            report.lossless_fallback = true;
-            report.fallback_reason = Some(why);
-            report.exact_vertices = n;
-        }
-    }
-    Ok(Compressed { bytes, report })
-}
-
-/// `field::decompress_into` with the kernels of `k`, into `out` (each
-/// component of the stream's ny * nx values); returns what the stream says.
-pub fn decompress_on<K: Kernels>(k: &K, bytes: &[u8], out: &mut K::Out<'_>) -> Result<FieldInfo> {
-    let p = format::parse(bytes)?;
-    let info = field::info_of(&p.header)?;
-    let (ny, nx, xi) = (info.ny, info.nx, info.abs_bound);
-    let n = ny * nx;
-    let [lu, lv] = k.out_len(out);
-    if lu != n || lv != n {
-        return Err(Error::invalid(format!(
-            "stream holds a {ny}x{nx} field ({n} values per component); buffers hold {lu} and {lv}"
-        )));
-    }
-    match info.mode {
-        None => {
-            // Plain words: decoded on the host and copied up.
-            let parts = stream::read(&p, n, info.coder, |_| 0)?;
-            let (u, v): (Vec<f32>, Vec<f32>) = parts
-                .raw
-                .chunks_exact(2)
-                .map(|w| (f32::from_bits(w[0]), f32::from_bits(w[1])))
-                .unzip();
-            k.put(&u, &v, out)?;
-        }
-        Some(mode) => k.decode(mode, &p, info.coder, ny, nx, xi, out)?,
-    }
-    Ok(info)
-}
 
 /// The pipeline's kernels on an executor, the field as views of its memory.
 pub struct OnExec<'e, E: Exec> {
@@ -247,7 +85,7 @@ impl<E: Exec> OnExec<'_, E> {
     }
 }
 
-impl<E: Exec> Kernels for OnExec<'_, E> {
+impl<E: Exec> Stages for OnExec<'_, E> {
     type Field<'a> = [View<f32>; 2];
     type Out<'a> = [View<f32>; 2];
 
@@ -259,8 +97,9 @@ impl<E: Exec> Kernels for OnExec<'_, E> {
         [u.len(), v.len()]
     }
 
-    fn to_host(&self, [u, v]: Self::Field<'_>, n: usize) -> Result<(Vec<f32>, Vec<f32>)> {
-        Ok((u.read(self.exec, 0..n)?, v.read(self.exec, 0..n)?))
+    fn to_host<'a>(&self, [u, v]: Self::Field<'a>, n: usize) -> Result<[Cow<'a, [f32]>; 2]> {
+        let host = |f: View<f32>| f.read(self.exec, 0..n).map(Cow::Owned);
+        Ok([host(u)?, host(v)?])
     }
 
     fn finite_range(&self, [u, v]: Self::Field<'_>, n: usize) -> Result<(f32, f32)> {
@@ -406,41 +245,16 @@ pub fn decompress(
     Ok(info)
 }
 
-pub use crate::backend::{Backend, BackendUsed};
-
-/// `field::compress` of host data on the chosen backend. `Cuda` fails
-/// (Unsupported, with the reason) without a usable device; `Auto` then runs
-/// the CPU and says why. Both give the same bytes.
+/// `field::compress` of host data with the kernels on `exec` (the field is
+/// uploaded first): what `backend::compress_field` runs for CUDA.
 pub fn compress_host(
-    backend: Backend,
+    exec: &Cuda,
     u: &[f32],
     v: &[f32],
     ny: usize,
     nx: usize,
     cfg: &FieldConfig,
-) -> Result<(Compressed, BackendUsed)> {
-    let cpu = |reason: Option<String>| {
-        field::compress(u, v, ny, nx, cfg).map(|c| {
-            (
-                c,
-                BackendUsed {
-                    backend: Backend::Cpu,
-                    fallback_reason: reason,
-                },
-            )
-        })
-    };
-    let exec = match crate::backend::resolve(backend, exec::shared)? {
-        Resolved::Cpu(reason) => return cpu(reason),
-        Resolved::Gpu(d) => d,
-    };
+) -> Result<Compressed> {
     let (du, dv) = super::upload_field(exec, u, v, ny, nx)?;
-    let c = compress_on(&OnExec { exec }, [du.view(), dv.view()], ny, nx, cfg)?;
-    Ok((
-        c,
-        BackendUsed {
-            backend: Backend::Cuda,
-            fallback_reason: None,
-        },
-    ))
+    compress_on(&OnExec { exec }, [du.view(), dv.view()], ny, nx, cfg)
 }

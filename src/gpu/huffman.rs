@@ -1,21 +1,52 @@
 //! Huffman coding on an [`Exec`] (a device, or the host build of the kernels in
 //! tests) in the CPU's stream format: `kernels/huffman.cu` counts the symbols
 //! and packs / decodes the 2^16-symbol blocks, the host builds the code and the
-//! header with the CPU's code (`codec::gpu_ref`), so the bytes equal
+//! header with the CPU's code (`codec::gpu_host::huffman`), so the bytes equal
 //! `codec::encode_u32(Coder::Huffman, ..)`'s.
 
-use super::exec::{launch_items, launch_rows, Arg, Buf, Exec, View};
-use crate::codec::gpu_ref::{self, Parsed};
+use super::exec::{Buf, Exec, View};
+use super::launch::kernels;
+use crate::codec::gpu_host::huffman::{self as host, Parsed};
 use crate::error::{Error, Result};
 
 pub const SOURCE: &str = include_str!("../../kernels/huffman.cu");
-/// FZH_THREADS and FZH_SHARED_BINS in the source.
-const THREADS: u32 = 256;
-const SHARED_BINS: u32 = 4096;
+use crate::kernels::{HUFFMAN_BLOCK as THREADS, HUFFMAN_SHARED_BINS as SHARED_BINS};
 /// Most blocks of the counting kernels (grid-stride loops).
 const COUNT_BLOCKS: usize = 1024;
 /// Threads per block of the decoder (one thread per Huffman block).
 const DECODE_THREADS: u32 = 32;
+
+kernels! {
+    H_MAX = factz_h_max(symbols: View<u32>, n: u64, max: View<u32>);
+    H_HISTOGRAM = factz_h_histogram(
+        symbols: View<u32>, n: u64, bins: u32, partial: View<u32>, bad: View<u32>,
+    );
+    /// Also rans.rs's (per-block plane histograms).
+    H_MERGE = factz_h_merge(partial: View<u32>, blocks: u32, bins: u32, counts: View<u64>);
+    H_HISTOGRAM_GLOBAL = factz_h_histogram_global(
+        symbols: View<u32>, n: u64, bins: u32, counts: View<u32>, bad: View<u32>,
+    );
+    H_BLOCK_BITS = factz_h_block_bits(
+        symbols: View<u32>, n: u64, block_log2: u32, lut: View<u64>, lut_size: u64,
+        bits: View<u64>, bad: View<u32>,
+    );
+    H_OFFSETS = factz_h_offsets(
+        bits: View<u64>, blocks: u64, word_off: View<u64>, byte_off: View<u64>,
+    );
+    H_PACK = factz_h_pack(
+        symbols: View<u32>, n: u64, block_log2: u32, lut: View<u64>, lut_size: u64,
+        word_off: View<u64>, words: View<u32>, bad: View<u32>,
+    );
+    H_GATHER = factz_h_gather(
+        words: View<u32>, word_off: View<u64>, byte_off: View<u64>, out: View<u8>,
+    );
+    H_DECODE = factz_h_decode(
+        payload: View<u8>, byte_off: View<u64>, blocks: u64, count: u64, block_log2: u32,
+        limit: View<u64>, first: View<u64>, offset: View<u64>, sorted: View<u32>,
+        n_sorted: u64, max_len: u32, out: View<u32>, status: View<u32>,
+    );
+    H_FILL = factz_h_fill(out: View<u32>, n: u64, symbol: u32);
+}
 
 /// A grid dimension, or why it is too large.
 fn dim(blocks: u64) -> Result<u32> {
@@ -41,21 +72,20 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
         let e = self.exec;
         let n = symbols.len();
         let max = Buf::<E, u32>::zeros(e, 1)?;
-        // SAFETY: (const u32* symbols, u64 n, u32* max): n symbols, one word.
+        // SAFETY: n symbols, one word.
         unsafe {
-            launch_items(
+            H_MAX.launch_items(
                 e,
-                "factz_h_max",
                 n.min(COUNT_BLOCKS * THREADS as usize),
                 THREADS,
-                &[symbols.arg(), Arg::U64(n as u64), max.arg()],
+                (symbols, n as u64, max.view()),
             )?
         };
         Ok(max.read(e, 0..1)?[0])
     }
 
     /// Per-symbol counts (largest symbol + 1 entries; none for no symbols);
-    /// None past `gpu_ref::MAX_DENSE_SYMBOL`.
+    /// None past `host::MAX_DENSE_SYMBOL`.
     pub fn histogram(&self, symbols: View<u32>) -> Result<Option<Vec<u64>>> {
         let e = self.exec;
         let n = symbols.len();
@@ -63,7 +93,7 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
             return Ok(Some(Vec::new()));
         }
         let max = self.max(symbols)?;
-        if max > gpu_ref::MAX_DENSE_SYMBOL {
+        if max > host::MAX_DENSE_SYMBOL {
             return Ok(None);
         }
         let (n64, bins) = (n as u64, max + 1);
@@ -72,35 +102,22 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
         let counts = if bins <= SHARED_BINS {
             let partial = Buf::<E, u32>::zeros(e, blocks * bins as usize)?;
             let counts = Buf::<E, u64>::zeros(e, bins as usize)?;
-            // SAFETY: (symbols, u64 n, u32 bins, u32* partial, u32* bad):
-            // partial holds blocks * bins.
+            // SAFETY: partial holds blocks * bins.
             unsafe {
-                e.launch(
-                    "factz_h_histogram",
+                H_HISTOGRAM.launch(
+                    e,
                     blocks as u32,
                     THREADS,
-                    &[
-                        symbols.arg(),
-                        Arg::U64(n64),
-                        Arg::U32(bins),
-                        partial.arg(),
-                        bad.arg(),
-                    ],
+                    (symbols, n64, bins, partial.view(), bad.view()),
                 )?
             };
-            // SAFETY: (const u32* partial, u32 blocks, u32 bins, u64* counts): counts holds bins.
+            // SAFETY: counts holds bins.
             unsafe {
-                launch_items(
+                H_MERGE.launch_items(
                     e,
-                    "factz_h_merge",
                     bins as usize,
                     THREADS,
-                    &[
-                        partial.arg(),
-                        Arg::U32(blocks as u32),
-                        Arg::U32(bins),
-                        counts.arg(),
-                    ],
+                    (partial.view(), blocks as u32, bins, counts.view()),
                 )?
             };
             counts.read(e, 0..bins as usize)?
@@ -112,19 +129,13 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
                 ));
             }
             let counts = Buf::<E, u32>::zeros(e, bins as usize)?;
-            // SAFETY: (symbols, u64 n, u32 bins, u32* counts, u32* bad): counts holds bins.
+            // SAFETY: counts holds bins.
             unsafe {
-                e.launch(
-                    "factz_h_histogram_global",
+                H_HISTOGRAM_GLOBAL.launch(
+                    e,
                     blocks as u32,
                     THREADS,
-                    &[
-                        symbols.arg(),
-                        Arg::U64(n64),
-                        Arg::U32(bins),
-                        counts.arg(),
-                        bad.arg(),
-                    ],
+                    (symbols, n64, bins, counts.view(), bad.view()),
                 )?
             };
             counts
@@ -148,96 +159,87 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
     }
 
     /// `codec::encode_u32(Coder::Huffman, symbols)` computed on the executor;
-    /// `Unsupported` for symbols past `gpu_ref::MAX_DENSE_SYMBOL` (use the CPU).
+    /// `Unsupported` for symbols past `host::MAX_DENSE_SYMBOL` (use the CPU).
     pub fn encode(&self, symbols: View<u32>) -> Result<Vec<u8>> {
         let e = self.exec;
         let n = symbols.len();
         let dense = self
             .histogram(symbols)?
             .ok_or_else(|| Error::unsupported("huffman on the GPU: symbols past 2^24"))?;
-        let (syms, counts) = gpu_ref::sparse_counts(&dense);
-        let code = gpu_ref::code(&syms, &counts);
-        let Some(lut) = gpu_ref::lookup(&code) else {
-            return Ok(gpu_ref::assemble(&code, &[], &[])); // none or one distinct symbol
+        let (syms, counts) = host::sparse_counts(&dense);
+        let code = host::code(&syms, &counts);
+        let Some(lut) = host::lookup(&code) else {
+            return Ok(host::assemble(&code, &[], &[])); // none or one distinct symbol
         };
-        let (n64, log2) = (n as u64, gpu_ref::BLOCK_LOG2);
+        let (n64, log2) = (n as u64, host::BLOCK_LOG2);
         let blocks = n.div_ceil(1 << log2);
         let grid = dim(blocks as u64)?;
         let lut_size = lut.len() as u64;
         let lut = Buf::from(e, &lut)?;
         let bad = Buf::<E, u32>::zeros(e, 1)?;
         let bits = Buf::<E, u64>::zeros(e, blocks)?;
-        // SAFETY: (symbols, u64 n, u32 block_log2, const u64* lut, u64 lut_size,
-        // u64* bits, u32* bad): one thread block and one bits entry per Huffman block.
+        // SAFETY: one thread block and one bits entry per Huffman block.
         unsafe {
-            e.launch(
-                "factz_h_block_bits",
+            H_BLOCK_BITS.launch(
+                e,
                 grid,
                 THREADS,
-                &[
-                    symbols.arg(),
-                    Arg::U64(n64),
-                    Arg::U32(log2),
-                    lut.arg(),
-                    Arg::U64(lut_size),
-                    bits.arg(),
-                    bad.arg(),
-                ],
+                (
+                    symbols,
+                    n64,
+                    log2,
+                    lut.view(),
+                    lut_size,
+                    bits.view(),
+                    bad.view(),
+                ),
             )?
         };
         let word_off = Buf::<E, u64>::zeros(e, blocks + 1)?;
         let byte_off = Buf::<E, u64>::zeros(e, blocks + 1)?;
-        // SAFETY: (const u64* bits, u64 blocks, u64* word_off, u64* byte_off):
-        // both offsets hold blocks + 1 entries.
+        // SAFETY: both offsets hold blocks + 1 entries.
         unsafe {
-            e.launch(
-                "factz_h_offsets",
+            H_OFFSETS.launch(
+                e,
                 1,
                 32,
-                &[
-                    bits.arg(),
-                    Arg::U64(blocks as u64),
-                    word_off.arg(),
-                    byte_off.arg(),
-                ],
+                (bits.view(), blocks as u64, word_off.view(), byte_off.view()),
             )?
         };
         let offs = byte_off.read(e, 0..blocks + 1)?;
         let total_words = word_off.read(e, blocks..blocks + 1)?[0] as usize;
         let words = Buf::<E, u32>::zeros(e, total_words)?;
-        // SAFETY: (symbols, u64 n, u32 block_log2, lut, u64 lut_size,
-        // const u64* word_off, u32* words, u32* bad): words holds the scanned total.
+        // SAFETY: words holds the scanned total.
         unsafe {
-            e.launch(
-                "factz_h_pack",
+            H_PACK.launch(
+                e,
                 grid,
                 THREADS,
-                &[
-                    symbols.arg(),
-                    Arg::U64(n64),
-                    Arg::U32(log2),
-                    lut.arg(),
-                    Arg::U64(lut_size),
-                    word_off.arg(),
-                    words.arg(),
-                    bad.arg(),
-                ],
+                (
+                    symbols,
+                    n64,
+                    log2,
+                    lut.view(),
+                    lut_size,
+                    word_off.view(),
+                    words.view(),
+                    bad.view(),
+                ),
             )?
         };
         let total = offs[blocks] as usize;
         let out = Buf::<E, u8>::zeros(e, total)?;
         let longest = offs.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0) as usize;
-        // SAFETY: (const u32* words, const u64* word_off, const u64* byte_off,
-        // u8* out), Huffman block b = blockIdx.y seen from block `first`:
-        // the offsets index words and out within their totals.
+        // SAFETY: Huffman block b = blockIdx.y seen from block `first`: the
+        // offsets index words and out within their totals.
         unsafe {
-            launch_rows(e, "factz_h_gather", blocks, longest, THREADS, |first| {
-                vec![
-                    words.arg(),
-                    word_off.view().offset(first).arg(),
-                    byte_off.view().offset(first).arg(),
-                    out.arg(),
-                ]
+            H_GATHER.launch_rows(e, blocks, longest, THREADS, |first| {
+                (
+                    words.view(),
+                    word_off.view().offset(first),
+                    byte_off.view().offset(first),
+                    out.view(),
+                )
             })?
         };
         if bad.read(e, 0..1)?[0] != 0 {
@@ -245,7 +247,7 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
         }
         let payload = out.read(e, 0..total)?;
         let block_bytes: Vec<u64> = offs.windows(2).map(|w| w[1] - w[0]).collect();
-        Ok(gpu_ref::assemble(&code, &block_bytes, &payload))
+        Ok(host::assemble(&code, &block_bytes, &payload))
     }
 
     /// [`Self::encode`] of host symbols (copied to the executor first).
@@ -271,17 +273,16 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
     fn decode_limited(&self, data: &[u8], out: View<u32>, max_symbol: u32) -> Result<()> {
         let e = self.exec;
         let count = out.len();
-        let b = match gpu_ref::parse(data, count, max_symbol)? {
+        let b = match host::parse(data, count, max_symbol)? {
             Parsed::Empty => return Ok(()),
             Parsed::Constant(s) => {
-                // SAFETY: (u32* out, u64 n, u32 symbol): out holds count.
+                // SAFETY: out holds count.
                 return unsafe {
-                    launch_items(
+                    H_FILL.launch_items(
                         e,
-                        "factz_h_fill",
                         count.min(COUNT_BLOCKS * THREADS as usize),
                         THREADS,
-                        &[out.arg(), Arg::U64(count as u64), Arg::U32(s)],
+                        (out, count as u64, s),
                     )
                 };
             }
@@ -296,36 +297,32 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
         let sorted = Buf::from(e, &b.sorted)?;
         // A value no block ends with, so a block the kernel skipped shows.
         let status = Buf::from(e, &vec![u32::MAX; blocks])?;
-        // SAFETY: (const u8* payload, const u64* byte_off, u64 blocks, u64 count,
-        // u32 block_log2, const u64* limit, first, offset, const u32* sorted,
-        // u64 n_sorted, u32 max_len, u32* out, u32* status): byte_off has
-        // blocks + 1 entries within payload, the tables gpu_ref::LENGTHS, out
-        // count symbols, status one per block.
+        // SAFETY: byte_off has blocks + 1 entries within payload, the tables
+        // host::LENGTHS, out count symbols, status one per block.
         unsafe {
-            launch_items(
+            H_DECODE.launch_items(
                 e,
-                "factz_h_decode",
                 blocks,
                 DECODE_THREADS,
-                &[
-                    payload.arg(),
-                    byte_off.arg(),
-                    Arg::U64(blocks as u64),
-                    Arg::U64(count as u64),
-                    Arg::U32(b.block_log2),
-                    limit.arg(),
-                    first.arg(),
-                    offset.arg(),
-                    sorted.arg(),
-                    Arg::U64(b.sorted.len() as u64),
-                    Arg::U32(b.max_len),
-                    out.arg(),
-                    status.arg(),
-                ],
+                (
+                    payload.view(),
+                    byte_off.view(),
+                    blocks as u64,
+                    count as u64,
+                    b.block_log2,
+                    limit.view(),
+                    first.view(),
+                    offset.view(),
+                    sorted.view(),
+                    b.sorted.len() as u64,
+                    b.max_len,
+                    out,
+                    status.view(),
+                ),
             )?
         };
         for s in status.read(e, 0..blocks)? {
-            gpu_ref::block_status(s)?;
+            host::block_status(s)?;
         }
         Ok(())
     }

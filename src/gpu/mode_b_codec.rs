@@ -3,8 +3,9 @@
 //! then `kernels/mode_b_codec.cu`, whose `Parts` and decoded values equal
 //! `field::blockwise::encode` / `decode`'s bit for bit.
 
-use super::exec::{launch_items, Arg, Buf, Exec, View};
-use super::mode_b::{self, BoundKernels, BoundOut};
+use super::exec::{Buf, Exec, View};
+use super::launch::kernels;
+use super::mode_b_bounds::{self, BoundKernels, BoundOut};
 use super::parts::DevParts;
 use crate::error::{Error, Result};
 use crate::field::parts::Parts;
@@ -13,15 +14,36 @@ use crate::field::quantize::NUM_IDS;
 pub const SOURCE: &str = include_str!("../../kernels/mode_b_codec.cu");
 const TILE: usize = crate::field::blockwise::TILE;
 /// Tiles (warps) per block of the per-tile kernels (FZC_WARPS in the source).
-const TILES_PER_BLOCK: usize = 4;
+const TILES_PER_BLOCK: usize = crate::kernels::MODE_B_CODEC_TILES as usize;
 /// One warp per tile, `TILES_PER_BLOCK` tiles per block.
 const PER_TILE_BLOCK: [u32; 3] = [TILE as u32, TILES_PER_BLOCK as u32, 1];
 /// Threads per block of the mask layout kernels (one thread per byte or word).
 const SHAPE_THREADS: u32 = 256;
 
+kernels! {
+    B_ENCODE = factz_b_encode(
+        u: View<f32>, v: View<f32>, ny: i64, nx: i64, xi: f64, vertex_ids: View<u8>,
+        tile_ids: View<u8>, ids: View<u32>, exact_mask: View<u32>, vertex_codes: View<u32>,
+        tile_exact: View<u32>,
+    );
+    B_MASK_COUNTS = factz_b_mask_counts(
+        exact_mask: View<u32>, ny: i64, nx: i64, tile_exact: View<u32>,
+    );
+    B_COMPACT = factz_b_compact(
+        u: View<f32>, v: View<f32>, ny: i64, nx: i64, exact_mask: View<u32>,
+        vertex_codes: View<u32>, tile_offsets: View<u64>, raw: View<u32>, codes: View<u32>,
+    );
+    B_DECODE = factz_b_decode(
+        ny: i64, nx: i64, xi: f64, ids: View<u32>, exact_mask: View<u32>, raw: View<u32>,
+        codes: View<u32>, tile_offsets: View<u64>, u: View<f32>, v: View<f32>,
+    );
+    B_MASK_BYTES = factz_b_mask_bytes(exact_mask: View<u32>, ny: i64, nx: i64, bytes: View<u8>);
+    B_MASK_WORDS = factz_b_mask_words(bytes: View<u8>, ny: i64, nx: i64, exact_mask: View<u32>);
+}
+
 /// The tile grid of a field: (tiles across, tiles in all).
 fn tiles(ny: usize, nx: usize) -> (usize, usize) {
-    let (tx, ty) = mode_b::tiles(ny, nx);
+    let (tx, ty) = mode_b_bounds::tiles(ny, nx);
     (tx, tx * ty)
 }
 
@@ -92,60 +114,59 @@ impl<E: Exec> CodecKernels<'_, E> {
         let mask = Buf::<E, u32>::zeros(e, ny * tx)?;
         let vertex_codes = Buf::<E, u32>::zeros(e, 2 * n)?;
         let tile_exact = Buf::<E, u32>::zeros(e, nt)?;
-        let (ny64, nx64) = (Arg::U64(ny as u64), Arg::U64(nx as u64));
-        // SAFETY (every launch here): the arguments match the kernel's
-        // parameters in order and type (a long long as U64: the same 8
-        // bytes), and every buffer has the length the kernel reads or writes
-        // for this ny, nx.
+        let (ny64, nx64) = (ny as i64, nx as i64);
+        // SAFETY: every buffer has the length the kernel reads or writes for
+        // this ny, nx.
         unsafe {
-            e.launch_dims(
-                "factz_b_encode",
+            B_ENCODE.launch_dims(
+                e,
                 grid,
                 PER_TILE_BLOCK,
-                &[
-                    u.arg(),
-                    v.arg(),
+                (
+                    u,
+                    v,
                     ny64,
                     nx64,
-                    Arg::F64(xi),
-                    vertex_ids.arg(),
-                    tile_ids.arg(),
-                    ids.arg(),
-                    mask.arg(),
-                    vertex_codes.arg(),
-                    tile_exact.arg(),
-                ],
+                    xi,
+                    vertex_ids.view(),
+                    tile_ids.view(),
+                    ids.view(),
+                    mask.view(),
+                    vertex_codes.view(),
+                    tile_exact.view(),
+                ),
             )?
         };
         let (offsets, exact) = self.scan(&tile_exact, nt)?;
         let raw = Buf::<E, u32>::zeros(e, 2 * exact)?;
         let codes = Buf::<E, u32>::zeros(e, 2 * (n - exact))?;
+        // SAFETY: as above; raw and codes hold the counts the scan found.
         unsafe {
-            e.launch_dims(
-                "factz_b_compact",
+            B_COMPACT.launch_dims(
+                e,
                 grid,
                 PER_TILE_BLOCK,
-                &[
-                    u.arg(),
-                    v.arg(),
+                (
+                    u,
+                    v,
                     ny64,
                     nx64,
-                    mask.arg(),
-                    vertex_codes.arg(),
-                    offsets.arg(),
-                    raw.arg(),
-                    codes.arg(),
-                ],
+                    mask.view(),
+                    vertex_codes.view(),
+                    offsets.view(),
+                    raw.view(),
+                    codes.view(),
+                ),
             )?
         };
         let bytes = Buf::<E, u8>::zeros(e, n.div_ceil(8))?;
+        // SAFETY: as above; bytes holds one bit per vertex.
         unsafe {
-            launch_items(
+            B_MASK_BYTES.launch_items(
                 e,
-                "factz_b_mask_bytes",
                 n.div_ceil(8),
                 SHAPE_THREADS,
-                &[mask.arg(), ny64, nx64, bytes.arg()],
+                (mask.view(), ny64, nx64, bytes.view()),
             )?
         };
         Ok(DevParts {
@@ -215,26 +236,24 @@ impl<E: Exec> CodecKernels<'_, E> {
         }
         let mask = Buf::<E, u32>::zeros(e, ny * tx)?;
         let tile_exact = Buf::<E, u32>::zeros(e, nt)?;
-        let (ny64, nx64) = (Arg::U64(ny as u64), Arg::U64(nx as u64));
-        // SAFETY (every launch here): as in `encode_device`; raw and codes
-        // are read only at the positions the mask implies, checked against
-        // their lengths before the decode launch.
+        let (ny64, nx64) = (ny as i64, nx as i64);
+        // SAFETY: the bitmap holds a bit per vertex (checked), mask a word
+        // per row and tile column.
         unsafe {
-            launch_items(
+            B_MASK_WORDS.launch_items(
                 e,
-                "factz_b_mask_words",
                 ny * tx,
                 SHAPE_THREADS,
-                &[parts.mask.arg(), ny64, nx64, mask.arg()],
+                (parts.mask.view(), ny64, nx64, mask.view()),
             )?
         };
+        // SAFETY: as above, tile_exact one count per tile.
         unsafe {
-            launch_items(
+            B_MASK_COUNTS.launch_items(
                 e,
-                "factz_b_mask_counts",
                 nt,
                 (TILE * TILES_PER_BLOCK) as u32,
-                &[mask.arg(), ny64, nx64, tile_exact.arg()],
+                (mask.view(), ny64, nx64, tile_exact.view()),
             )?
         };
         let (offsets, exact) = self.scan(&tile_exact, nt)?;
@@ -244,23 +263,26 @@ impl<E: Exec> CodecKernels<'_, E> {
             ));
         }
         let (raw, codes, ids) = (&parts.raw, &parts.codes, &parts.ids);
+        // SAFETY: raw and codes are read only at the positions the mask
+        // implies, checked against their lengths above; ids hold two per
+        // tile, u and v the field.
         unsafe {
-            e.launch_dims(
-                "factz_b_decode",
+            B_DECODE.launch_dims(
+                e,
                 per_tile(nt)?,
                 PER_TILE_BLOCK,
-                &[
+                (
                     ny64,
                     nx64,
-                    Arg::F64(xi),
-                    ids.arg(),
-                    mask.arg(),
-                    raw.arg(),
-                    codes.arg(),
-                    offsets.arg(),
-                    u.arg(),
-                    v.arg(),
-                ],
+                    xi,
+                    ids.view(),
+                    mask.view(),
+                    raw.view(),
+                    codes.view(),
+                    offsets.view(),
+                    u,
+                    v,
+                ),
             )?
         };
         Ok(())

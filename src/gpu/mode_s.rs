@@ -7,24 +7,58 @@
 //! the grid scan, `factz_s_assemble`), and the decoder finds each vertex's
 //! stream entries the same way (`factz_s_slots`).
 
-use super::exec::{Arg, Buf, Exec, View};
+use super::exec::{Buf, Exec, View};
 use super::field_reduce::{pack_flags, unpack_flags};
+use super::launch::{kernels, Kernel, Params};
 use super::parts::DevParts;
 use super::scan;
 use crate::error::{Error, Result};
-use crate::field::gpu_ref_s::{self, PHASES};
 use crate::field::parts::Parts;
 use crate::field::quantize::NUM_IDS;
+use crate::field::speculative::{schedule, Targets};
 
 pub const SOURCE: &str = include_str!("../../kernels/mode_s.cu");
 const BLOCK: u32 = 128;
 /// Grid cap: the kernels loop over their items with a grid stride.
 const MAX_BLOCKS: usize = 1 << 20;
 
-/// Targets of (step, phase) in an ny x nx field.
-fn targets(ny: usize, nx: usize, s: usize, phase: u32) -> usize {
-    let (r0, rs, c0, cs) = gpu_ref_s::axes(s, phase);
-    (r0..ny).step_by(rs).len() * (c0..nx).step_by(cs).len()
+kernels! {
+    S_CLASSIFY = factz_s_classify(
+        u: View<f32>, v: View<f32>, ny: i64, nx: i64, sigs: View<u8>, degenerate: View<u8>,
+    );
+    S_FORCED = factz_s_forced(
+        u: View<f32>, v: View<f32>, ny: i64, nx: i64, chunk_of_larger: i32,
+        degenerate: View<u8>, exact: View<u8>,
+    );
+    S_ANCHORS = factz_s_anchors(
+        u: View<f32>, v: View<f32>, ru: View<f32>, rv: View<f32>, sigs: View<u8>,
+        exact: View<u8>, ids: View<u8>, codes: View<i32>, ny: i64, nx: i64, xi: f64,
+    );
+    S_PHASE = factz_s_phase(
+        u: View<f32>, v: View<f32>, ru: View<f32>, rv: View<f32>, sigs: View<u8>,
+        exact: View<u8>, ids: View<u8>, codes: View<i32>, nu: View<f32>, nv: View<f32>,
+        ny: i64, nx: i64, xi: f64, s: i64, phase: i32,
+    );
+    S_APPLY = factz_s_apply(
+        ru: View<f32>, rv: View<f32>, nu: View<f32>, nv: View<f32>, ny: i64, nx: i64, s: i64,
+        phase: i32,
+    );
+    S_DECODE_ANCHORS = factz_s_decode_anchors(
+        exact: View<u8>, raw: View<f32>, ids: View<u32>, codes: View<u32>, slot: View<i64>,
+        u: View<f32>, v: View<f32>, ny: i64, nx: i64, xi: f64,
+    );
+    S_DECODE_PHASE = factz_s_decode_phase(
+        exact: View<u8>, raw: View<f32>, ids: View<u32>, codes: View<u32>, slot: View<i64>,
+        u: View<f32>, v: View<f32>, nu: View<f32>, nv: View<f32>, ny: i64, nx: i64, xi: f64,
+        s: i64, phase: i32,
+    );
+    S_ORDER_EXACT = factz_s_order_exact(exact: View<u8>, ny: i64, nx: i64, flags: View<u32>);
+    S_ASSEMBLE = factz_s_assemble(
+        u: View<u32>, v: View<u32>, exact: View<u8>, ids: View<u8>, codes: View<i32>,
+        before: View<u64>, ny: i64, nx: i64, raw: View<u32>, out_ids: View<u32>,
+        out_codes: View<u32>,
+    );
+    S_SLOTS = factz_s_slots(exact: View<u8>, before: View<u64>, ny: i64, nx: i64, slot: View<i64>);
 }
 
 /// What the encoder leaves: the stream parts, every triangle's signature byte
@@ -38,7 +72,7 @@ pub struct Encoded {
 }
 
 /// The per-vertex decisions of the encode kernels, on the executor: `exact`
-/// (0/1), bound `ids` and `codes` (2 per vertex) as `gpu_ref_s::assemble`
+/// (0/1), bound `ids` and `codes` (2 per vertex) as `factz_s_assemble`
 /// takes them, the triangle signatures and the reconstructed field.
 pub struct Decisions<E: Exec> {
     pub exact: Buf<E, u8>,
@@ -59,23 +93,23 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
     /// grid-stride beyond MAX_BLOCKS).
     ///
     /// # Safety
-    /// As [`Exec::launch`].
-    unsafe fn grid(&self, kernel: &str, items: usize, args: &[Arg]) -> Result<()> {
+    /// As [`Kernel::launch`].
+    unsafe fn grid<P: Params>(&self, kernel: Kernel<P>, items: usize, args: P) -> Result<()> {
         if items == 0 {
             return Ok(());
         }
         let blocks = items.div_ceil(BLOCK as usize).min(MAX_BLOCKS) as u32;
         // SAFETY: the caller's.
-        unsafe { self.exec.launch(kernel, blocks, BLOCK, args) }
+        unsafe { kernel.launch(self.exec, blocks, BLOCK, args) }
     }
 
     /// One warp whose first thread does the work (the anchor passes are sequential).
     ///
     /// # Safety
-    /// As [`Exec::launch`].
-    unsafe fn one(&self, kernel: &str, args: &[Arg]) -> Result<()> {
+    /// As [`Kernel::launch`].
+    unsafe fn one<P: Params>(&self, kernel: Kernel<P>, args: P) -> Result<()> {
         // SAFETY: the caller's.
-        unsafe { self.exec.launch(kernel, 1, 32, args) }
+        unsafe { kernel.launch(self.exec, 1, 32, args) }
     }
 
     /// `speculative::encode(u, v, ny, nx, xi, chunk_of_larger)` from host memory.
@@ -122,17 +156,12 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
         let e = self.exec;
         let n = ny * nx;
         let flags = Buf::<E, u32>::zeros(e, n)?;
-        // SAFETY: (const u8* exact, ny, nx, u32* flags): n each.
+        // SAFETY: n each.
         unsafe {
             self.grid(
-                "factz_s_order_exact",
+                S_ORDER_EXACT,
                 n,
-                &[
-                    exact.arg(),
-                    Arg::U64(ny as u64),
-                    Arg::U64(nx as u64),
-                    flags.arg(),
-                ],
+                (exact.view(), ny as i64, nx as i64, flags.view()),
             )?
         };
         let (before, n_exact) = scan::exclusive(e, flags.view(), n)?;
@@ -155,26 +184,26 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
         let raw = Buf::<E, u32>::zeros(e, 2 * n_exact)?;
         let ids = Buf::<E, u32>::zeros(e, n - n_exact)?;
         let codes = Buf::<E, u32>::zeros(e, 2 * (n - n_exact))?;
-        // SAFETY: the kernel's parameters in order (u, v read as 32-bit
-        // words); before holds n + 1, raw two words per exact vertex, ids and
-        // codes one and two per coded vertex, as the scan counted.
+        // SAFETY: u, v (read as 32-bit words) hold n; before n + 1, raw two
+        // words per exact vertex, ids and codes one and two per coded vertex,
+        // as the scan counted.
         unsafe {
             self.grid(
-                "factz_s_assemble",
+                S_ASSEMBLE,
                 n,
-                &[
-                    u.arg(),
-                    v.arg(),
-                    d.exact.arg(),
-                    d.ids.arg(),
-                    d.codes.arg(),
-                    before.arg(),
-                    Arg::U64(ny as u64),
-                    Arg::U64(nx as u64),
-                    raw.arg(),
-                    ids.arg(),
-                    codes.arg(),
-                ],
+                (
+                    u.cast(),
+                    v.cast(),
+                    d.exact.view(),
+                    d.ids.view(),
+                    d.codes.view(),
+                    before.view(),
+                    ny as i64,
+                    nx as i64,
+                    raw.view(),
+                    ids.view(),
+                    codes.view(),
+                ),
             )?
         };
         Ok(DevParts {
@@ -215,95 +244,60 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
         let exact = Buf::<E, u8>::zeros(e, n)?;
         let ids = Buf::<E, u8>::zeros(e, n)?;
         let codes = Buf::<E, i32>::zeros(e, 2 * n)?;
-        let (ny_a, nx_a) = (Arg::U64(ny as u64), Arg::U64(nx as u64));
-        // SAFETY: (u, v, ny, nx, sigs, degenerate): fields of n, outputs of ntri.
+        let (ny_a, nx_a) = (ny as i64, nx as i64);
+        let (ru_d, rv_d, nu_d, nv_d) = (ru.view(), rv.view(), nu.view(), nv.view());
+        let (sigs_d, exact_d, ids_d, codes_d) =
+            (sigs.view(), exact.view(), ids.view(), codes.view());
+        // SAFETY: fields of n, outputs of ntri.
         unsafe {
             self.grid(
-                "factz_s_classify",
+                S_CLASSIFY,
                 ntri,
-                &[u.arg(), v.arg(), ny_a, nx_a, sigs.arg(), degenerate.arg()],
+                (u, v, ny_a, nx_a, sigs_d, degenerate.view()),
             )?
         };
-        // SAFETY: (u, v, ny, nx, chunk, degenerate, exact): ntri flags, n outputs.
+        // SAFETY: ntri flags, n outputs.
         unsafe {
             self.grid(
-                "factz_s_forced",
+                S_FORCED,
                 n,
-                &[
-                    u.arg(),
-                    v.arg(),
+                (
+                    u,
+                    v,
                     ny_a,
                     nx_a,
-                    Arg::I32(chunk_of_larger as i32),
-                    degenerate.arg(),
-                    exact.arg(),
-                ],
+                    chunk_of_larger as i32,
+                    degenerate.view(),
+                    exact_d,
+                ),
             )?
         };
-        // SAFETY: the kernel's signature in order; per-vertex buffers of n (codes 2n).
+        // SAFETY: per-vertex buffers of n (codes 2n).
         unsafe {
             self.one(
-                "factz_s_anchors",
-                &[
-                    u.arg(),
-                    v.arg(),
-                    ru.arg(),
-                    rv.arg(),
-                    sigs.arg(),
-                    exact.arg(),
-                    ids.arg(),
-                    codes.arg(),
-                    ny_a,
-                    nx_a,
-                    Arg::F64(xi),
-                ],
+                S_ANCHORS,
+                (
+                    u, v, ru_d, rv_d, sigs_d, exact_d, ids_d, codes_d, ny_a, nx_a, xi,
+                ),
             )?
         };
-        for s in gpu_ref_s::steps() {
-            for phase in PHASES {
-                let t = targets(ny, nx, s, phase);
-                let (s_a, ph_a) = (Arg::U64(s as u64), Arg::I32(phase as i32));
+        for (s, phase) in schedule() {
+            {
+                let t = Targets::of(s, phase).count(ny, nx);
+                let (s_a, ph_a) = (s as i64, phase as i32);
                 // SAFETY: as the anchors, plus the staging buffers nu, nv of n.
                 unsafe {
                     self.grid(
-                        "factz_s_phase",
+                        S_PHASE,
                         t,
-                        &[
-                            u.arg(),
-                            v.arg(),
-                            ru.arg(),
-                            rv.arg(),
-                            sigs.arg(),
-                            exact.arg(),
-                            ids.arg(),
-                            codes.arg(),
-                            nu.arg(),
-                            nv.arg(),
-                            ny_a,
-                            nx_a,
-                            Arg::F64(xi),
-                            s_a,
-                            ph_a,
-                        ],
+                        (
+                            u, v, ru_d, rv_d, sigs_d, exact_d, ids_d, codes_d, nu_d, nv_d, ny_a,
+                            nx_a, xi, s_a, ph_a,
+                        ),
                     )?
                 };
-                // SAFETY: (ru, rv, nu, nv, ny, nx, s, phase), buffers of n.
-                unsafe {
-                    self.grid(
-                        "factz_s_apply",
-                        t,
-                        &[
-                            ru.arg(),
-                            rv.arg(),
-                            nu.arg(),
-                            nv.arg(),
-                            ny_a,
-                            nx_a,
-                            s_a,
-                            ph_a,
-                        ],
-                    )?
-                };
+                // SAFETY: buffers of n.
+                unsafe { self.grid(S_APPLY, t, (ru_d, rv_d, nu_d, nv_d, ny_a, nx_a, s_a, ph_a))? };
             }
         }
         Ok(Decisions {
@@ -375,19 +369,18 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
             return Err(Error::corrupt("mode S stream has an out-of-range bound id"));
         }
         let dslot = Buf::<E, i64>::zeros(e, n)?;
-        // SAFETY: (const u8* exact, const u64* before, ny, nx, i64* slot): n
-        // each (before n + 1).
+        // SAFETY: n each (before n + 1).
         unsafe {
             self.grid(
-                "factz_s_slots",
+                S_SLOTS,
                 n,
-                &[
-                    dexact.arg(),
-                    before.arg(),
-                    Arg::U64(ny as u64),
-                    Arg::U64(nx as u64),
-                    dslot.arg(),
-                ],
+                (
+                    dexact.view(),
+                    before.view(),
+                    ny as i64,
+                    nx as i64,
+                    dslot.view(),
+                ),
             )?
         };
         let nu = Buf::<E, f32>::zeros(e, n)?;
@@ -396,46 +389,40 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
         // staging buffers) keeps the output defined even if one were skipped.
         u.copy_from(e, nu.view(), n)?;
         v.copy_from(e, nv.view(), n)?;
-        let (ny_a, nx_a) = (Arg::U64(ny as u64), Arg::U64(nx as u64));
+        let (ny_a, nx_a) = (ny as i64, nx as i64);
         // Raw words are u32; the kernel reads them as floats (a bit copy).
-        let stream = [
-            dexact.arg(),
-            parts.raw.arg(),
-            parts.ids.arg(),
-            parts.codes.arg(),
-            dslot.arg(),
-        ];
-        let mut args = stream.to_vec();
-        args.extend([u.arg(), v.arg(), ny_a, nx_a, Arg::F64(xi)]);
-        // SAFETY: the kernel's signature in order (raw: 32-bit words read as
-        // float); slot indexes raw pairs and coded entries in range (checked).
-        unsafe { self.one("factz_s_decode_anchors", &args)? };
-        for s in gpu_ref_s::steps() {
-            for phase in PHASES {
-                let t = targets(ny, nx, s, phase);
-                let (s_a, ph_a) = (Arg::U64(s as u64), Arg::I32(phase as i32));
-                let mut args = stream.to_vec();
-                args.extend([
-                    u.arg(),
-                    v.arg(),
-                    nu.arg(),
-                    nv.arg(),
-                    ny_a,
-                    nx_a,
-                    Arg::F64(xi),
-                    s_a,
-                    ph_a,
-                ]);
+        let (exact_d, raw, ids, codes, slot) = (
+            dexact.view(),
+            parts.raw.view().cast(),
+            parts.ids.view(),
+            parts.codes.view(),
+            dslot.view(),
+        );
+        let (nu_d, nv_d) = (nu.view(), nv.view());
+        // SAFETY: slot indexes raw pairs and coded entries in range (checked).
+        unsafe {
+            self.one(
+                S_DECODE_ANCHORS,
+                (exact_d, raw, ids, codes, slot, u, v, ny_a, nx_a, xi),
+            )?
+        };
+        for (s, phase) in schedule() {
+            {
+                let t = Targets::of(s, phase).count(ny, nx);
+                let (s_a, ph_a) = (s as i64, phase as i32);
                 // SAFETY: as the anchors, plus the staging buffers nu, nv of n.
-                unsafe { self.grid("factz_s_decode_phase", t, &args)? };
-                // SAFETY: (u, v, nu, nv, ny, nx, s, phase), arrays of n.
                 unsafe {
                     self.grid(
-                        "factz_s_apply",
+                        S_DECODE_PHASE,
                         t,
-                        &[u.arg(), v.arg(), nu.arg(), nv.arg(), ny_a, nx_a, s_a, ph_a],
+                        (
+                            exact_d, raw, ids, codes, slot, u, v, nu_d, nv_d, ny_a, nx_a, xi, s_a,
+                            ph_a,
+                        ),
                     )?
                 };
+                // SAFETY: arrays of n.
+                unsafe { self.grid(S_APPLY, t, (u, v, nu_d, nv_d, ny_a, nx_a, s_a, ph_a))? };
             }
         }
         Ok(())

@@ -6,24 +6,71 @@
 //! into `particles::compress`.
 
 use super::descent;
-use super::exec::{launch_items, Arg, Buf, Exec, Plain};
+use super::exec::{Buf, Exec, Plain, View};
+use super::launch::{kernels, Elem};
 use crate::error::{Error, Result};
+use crate::kernels::{MAX_NEIGHBOURS, RADIX_BITS};
 use crate::particles::correct::{Corrector, Descended, Options, Problem};
 use crate::particles::geometry::Space;
-use crate::particles::gpu_ref::{self, Bins, GridGeometry};
+use crate::particles::gpu_host::{self, Bins, GridGeometry};
 use crate::particles::vulnerable::Pair;
 
 pub const SOURCE: &str = include_str!("../../kernels/particles.cu");
-/// Threads per block (FZP_BLOCK in the kernel: the shared arrays hold a block).
+/// Threads per block (the kernels take any multiple of 32 up to 1024).
 const BLOCK: u32 = 256;
-/// Radix digits per pass (FZP_DIGITS).
-const DIGITS: usize = 256;
-/// Forward-neighbour slots per cell (FZP_MAX_NB).
-const MAX_NB: usize = 26;
+/// Radix digits per pass (FZK_RADIX_DIGITS).
+const DIGITS: usize = 1 << RADIX_BITS;
+/// Forward-neighbour slots per cell (FZK_MAX_NEIGHBOURS).
+const MAX_NB: usize = MAX_NEIGHBOURS as usize;
 
 // SAFETY: GridGeometry is #[repr(C)], three u64 then seven f64 (no padding),
 // the kernel's `FzpGrid` field for field; every bit pattern is valid.
-unsafe impl Plain for GridGeometry {}
+unsafe impl Plain for GridGeometry {
+    const ELEM: Elem = Elem::Struct(std::mem::size_of::<GridGeometry>());
+}
+
+kernels! {
+    P_BBOX = factz_p_bbox(pos: View<f32>, n: u64, part: View<f32>);
+    P_CELL_KEYS = factz_p_cell_keys(
+        pos: View<f32>, n: u64, grid: View<GridGeometry>, key: View<u64>, finite: View<u64>,
+    );
+    P_COMPACT_FINITE = factz_p_compact_finite(
+        key: View<u64>, finite: View<u64>, slot: View<u64>, n: u64, key_out: View<u64>,
+        idx_out: View<u32>,
+    );
+    P_RADIX_COUNT = factz_p_radix_count(key: View<u64>, m: u64, shift: u32, counts: View<u64>);
+    P_RADIX_SCATTER = factz_p_radix_scatter(
+        key: View<u64>, idx: View<u32>, m: u64, shift: u32, offsets: View<u64>,
+        key_out: View<u64>, idx_out: View<u32>,
+    );
+    P_CELL_HEADS = factz_p_cell_heads(key: View<u64>, m: u64, head: View<u64>);
+    P_CELLS = factz_p_cells(
+        key: View<u64>, head: View<u64>, slot: View<u64>, m: u64, cell_key: View<u64>,
+        cell_start: View<u64>,
+    );
+    P_CELL_UNITS = factz_p_cell_units(
+        cell_key: View<u64>, cell_start: View<u64>, ncell: u64, grid: View<GridGeometry>,
+        nb: View<u32>, nb_count: View<u32>, units: View<u64>,
+    );
+    P_PAIR_COUNT = factz_p_pair_count(
+        pos: View<f32>, order: View<u32>, cell_start: View<u64>, ncell: u64, nb: View<u32>,
+        nb_count: View<u32>, unit_start: View<u64>, nunits: u64, period: f64, lo2: f64,
+        hi2: f64, count: View<u64>,
+    );
+    P_PAIR_FILL = factz_p_pair_fill(
+        pos: View<f32>, order: View<u32>, cell_start: View<u64>, ncell: u64, nb: View<u32>,
+        nb_count: View<u32>, unit_start: View<u64>, nunits: u64, period: f64, lo2: f64,
+        hi2: f64, b2: f64, pair_start: View<u64>, pi: View<u32>, pj: View<u32>,
+        plinked: View<u8>,
+    );
+    P_EDIT_FLAGS = factz_p_edit_flags(
+        codes: View<i32>, exact: View<u8>, ncoord: u64, flag: View<u64>, mask: View<u32>,
+    );
+    P_EDIT_SCATTER = factz_p_edit_scatter(
+        codes: View<i32>, flag: View<u64>, slot: View<u64>, ncoord: u64, coord_out: View<u64>,
+        zz_out: View<u32>,
+    );
+}
 
 /// Compacted edits: (coordinate `3 * particle + axis`, zig-zag code) in
 /// coordinate order, and the edit mask's bytes (`codec::planes::pack_bits`).
@@ -56,12 +103,11 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
         let finite = Buf::<E, u64>::zeros(e, n)?;
         // SAFETY: pos holds 3n floats, key and finite n entries, g one grid.
         unsafe {
-            launch_items(
+            P_CELL_KEYS.launch_items(
                 e,
-                "factz_p_cell_keys",
                 n,
                 BLOCK,
-                &[pos.arg(), Arg::U64(n64), g.arg(), key.arg(), finite.arg()],
+                (pos.view(), n64, g.view(), key.view(), finite.view()),
             )?
         };
         let (slot, m) = self.scan(&finite, n)?;
@@ -71,19 +117,18 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
         let mut i0 = Buf::<E, u32>::zeros(e, m)?;
         // SAFETY: inputs of n (slot n + 1), outputs of m = the finite count.
         unsafe {
-            launch_items(
+            P_COMPACT_FINITE.launch_items(
                 e,
-                "factz_p_compact_finite",
                 n,
                 BLOCK,
-                &[
-                    key.arg(),
-                    finite.arg(),
-                    slot.arg(),
-                    Arg::U64(n64),
-                    k0.arg(),
-                    i0.arg(),
-                ],
+                (
+                    key.view(),
+                    finite.view(),
+                    slot.view(),
+                    n64,
+                    k0.view(),
+                    i0.view(),
+                ),
             )?
         };
         // Digit passes over the bits of the largest key, nx * ny * nz - 1 < 2^62.
@@ -98,67 +143,51 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
         while shift < bits && m > 0 {
             // SAFETY: keys of m, counts of 256 per block.
             unsafe {
-                launch_items(
-                    e,
-                    "factz_p_radix_count",
-                    m,
-                    BLOCK,
-                    &[k0.arg(), Arg::U64(m64), Arg::U32(shift), counts.arg()],
-                )?
+                P_RADIX_COUNT.launch_items(e, m, BLOCK, (k0.view(), m64, shift, counts.view()))?
             };
             let (offsets, _) = self.scan(&counts, blocks * DIGITS)?;
             // SAFETY: same grid as the count; outputs of m.
             unsafe {
-                launch_items(
+                P_RADIX_SCATTER.launch_items(
                     e,
-                    "factz_p_radix_scatter",
                     m,
                     BLOCK,
-                    &[
-                        k0.arg(),
-                        i0.arg(),
-                        Arg::U64(m64),
-                        Arg::U32(shift),
-                        offsets.arg(),
-                        k1.arg(),
-                        i1.arg(),
-                    ],
+                    (
+                        k0.view(),
+                        i0.view(),
+                        m64,
+                        shift,
+                        offsets.view(),
+                        k1.view(),
+                        i1.view(),
+                    ),
                 )?
             };
             std::mem::swap(&mut k0, &mut k1);
             std::mem::swap(&mut i0, &mut i1);
-            shift += 8;
+            shift += RADIX_BITS;
         }
         let head = Buf::<E, u64>::zeros(e, m)?;
         // SAFETY: keys and heads of m.
-        unsafe {
-            launch_items(
-                e,
-                "factz_p_cell_heads",
-                m,
-                BLOCK,
-                &[k0.arg(), Arg::U64(m64), head.arg()],
-            )?
-        };
+        unsafe { P_CELL_HEADS.launch_items(e, m, BLOCK, (k0.view(), m64, head.view()))? };
         let (hslot, ncell) = self.scan(&head, m)?;
         let ncell = ncell as usize;
         let cell_key = Buf::<E, u64>::zeros(e, ncell)?;
         let cell_start = Buf::<E, u64>::zeros(e, ncell + 1)?;
         // SAFETY: inputs of m (hslot m + 1), outputs of ncell and ncell + 1.
         unsafe {
-            launch_items(
+            P_CELLS.launch_items(
                 e,
-                "factz_p_cells",
                 m,
                 BLOCK,
-                &[
-                    k0.arg(),
-                    head.arg(),
-                    hslot.arg(),
-                    Arg::U64(m64),
-                    cell_key.arg(),
-                    cell_start.arg(),
-                ],
+                (
+                    k0.view(),
+                    head.view(),
+                    hslot.view(),
+                    m64,
+                    cell_key.view(),
+                    cell_start.view(),
+                ),
             )?
         };
         Ok(DeviceBins {
@@ -180,15 +209,7 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
         let blocks = n.div_ceil(BLOCK as usize);
         let part = Buf::<E, f32>::zeros(e, 6 * blocks)?;
         // SAFETY: pos holds 3n floats, part six per block.
-        unsafe {
-            launch_items(
-                e,
-                "factz_p_bbox",
-                n,
-                BLOCK,
-                &[pos.arg(), Arg::U64(n as u64), part.arg()],
-            )?
-        };
+        unsafe { P_BBOX.launch_items(e, n, BLOCK, (pos.view(), n as u64, part.view()))? };
         let part = part.read(e, 0..6 * blocks)?;
         let mut out: Option<([f32; 3], [f32; 3])> = None;
         // A block without a finite particle has lo = +inf > hi = -inf.
@@ -207,7 +228,7 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
         self.bbox(&Buf::from(self.exec, pos)?, pos.len() / 3)
     }
 
-    /// The grid of `pos` on geometry `g` (see [`gpu_ref::bins`]), from host memory.
+    /// The grid of `pos` on geometry `g` (see [`gpu_host::bins`]), from host memory.
     pub fn bins(&self, pos: &[f32], g: &GridGeometry) -> Result<Bins> {
         let e = self.exec;
         let dpos = Buf::from(e, pos)?;
@@ -229,9 +250,9 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
     ) -> Result<Vec<Pair>> {
         let e = self.exec;
         let n = pos.len() / 3;
-        let (r, lo2, hi2, b2) = gpu_ref::vulnerable_search(b, xi);
+        let (r, lo2, hi2, b2) = gpu_host::vulnerable_search(b, xi);
         let dpos = Buf::from(e, pos)?;
-        let g = gpu_ref::grid_geometry(self.bbox(&dpos, n)?, space, r);
+        let g = gpu_host::grid_geometry(self.bbox(&dpos, n)?, space, r);
         let dg = Buf::from(e, &[g])?;
         let bins = self.bin(&dpos, n, &dg)?;
         let ncell = bins.ncell;
@@ -244,52 +265,81 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
         let units = Buf::<E, u64>::zeros(e, ncell)?;
         // SAFETY: cells of ncell (starts ncell + 1), nb of 26 per cell.
         unsafe {
-            launch_items(
+            P_CELL_UNITS.launch_items(
                 e,
-                "factz_p_cell_units",
                 ncell,
                 BLOCK,
-                &[
-                    bins.cell_key.arg(),
-                    bins.cell_start.arg(),
-                    Arg::U64(nc64),
-                    dg.arg(),
-                    nb.arg(),
-                    nb_count.arg(),
-                    units.arg(),
-                ],
+                (
+                    bins.cell_key.view(),
+                    bins.cell_start.view(),
+                    nc64,
+                    dg.view(),
+                    nb.view(),
+                    nb_count.view(),
+                    units.view(),
+                ),
             )?
         };
         let (unit_start, nunits) = self.scan(&units, ncell)?;
         let nunits_us =
             usize::try_from(nunits).map_err(|_| Error::unsupported("too many units"))?;
         let count = Buf::<E, u64>::zeros(e, nunits_us)?;
-        let search = [
-            dpos.arg(),
-            bins.order.arg(),
-            bins.cell_start.arg(),
-            Arg::U64(nc64),
-            nb.arg(),
-            nb_count.arg(),
-            unit_start.arg(),
-            Arg::U64(nunits),
-            Arg::F64(g.period),
-            Arg::F64(lo2),
-            Arg::F64(hi2),
-        ];
-        let mut args = search.to_vec();
-        args.push(count.arg());
-        // SAFETY: the signature of factz_p_pair_count; count of nunits.
-        unsafe { launch_items(e, "factz_p_pair_count", nunits_us, BLOCK, &args)? };
+        // The search's inputs, the first parameters of both pair kernels.
+        let (pos, order, cell_start) = (dpos.view(), bins.order.view(), bins.cell_start.view());
+        let (nb_d, nb_count_d, unit_start_d) = (nb.view(), nb_count.view(), unit_start.view());
+        // SAFETY: the cells' and units' arrays as built above; count of nunits.
+        unsafe {
+            P_PAIR_COUNT.launch_items(
+                e,
+                nunits_us,
+                BLOCK,
+                (
+                    pos,
+                    order,
+                    cell_start,
+                    nc64,
+                    nb_d,
+                    nb_count_d,
+                    unit_start_d,
+                    nunits,
+                    g.period,
+                    lo2,
+                    hi2,
+                    count.view(),
+                ),
+            )?
+        };
         let (pair_start, total) = self.scan(&count, nunits_us)?;
         let total = usize::try_from(total).map_err(|_| Error::unsupported("too many pairs"))?;
         let pi = Buf::<E, u32>::zeros(e, total)?;
         let pj = Buf::<E, u32>::zeros(e, total)?;
         let pl = Buf::<E, u8>::zeros(e, total)?;
-        let mut args = search.to_vec();
-        args.extend([Arg::F64(b2), pair_start.arg(), pi.arg(), pj.arg(), pl.arg()]);
-        // SAFETY: the signature of factz_p_pair_fill; outputs of `total`.
-        unsafe { launch_items(e, "factz_p_pair_fill", nunits_us, BLOCK, &args)? };
+        // SAFETY: as the count; pair_start holds nunits + 1, the outputs `total`.
+        unsafe {
+            P_PAIR_FILL.launch_items(
+                e,
+                nunits_us,
+                BLOCK,
+                (
+                    pos,
+                    order,
+                    cell_start,
+                    nc64,
+                    nb_d,
+                    nb_count_d,
+                    unit_start_d,
+                    nunits,
+                    g.period,
+                    lo2,
+                    hi2,
+                    b2,
+                    pair_start.view(),
+                    pi.view(),
+                    pj.view(),
+                    pl.view(),
+                ),
+            )?
+        };
         let (pi, pj, pl) = (
             pi.read(e, 0..total)?,
             pj.read(e, 0..total)?,
@@ -323,18 +373,11 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
         let mask = Buf::<E, u32>::zeros(e, words)?;
         // SAFETY: whole warps over every mask word; flags of 3n.
         unsafe {
-            launch_items(
+            P_EDIT_FLAGS.launch_items(
                 e,
-                "factz_p_edit_flags",
                 words * 32,
                 BLOCK,
-                &[
-                    dcodes.arg(),
-                    dex.arg(),
-                    Arg::U64(nc64),
-                    flag.arg(),
-                    mask.arg(),
-                ],
+                (dcodes.view(), dex.view(), nc64, flag.view(), mask.view()),
             )?
         };
         let (slot, kept) = self.scan(&flag, nc)?;
@@ -343,19 +386,18 @@ impl<'e, E: Exec> ParticleKernels<'e, E> {
         let zz = Buf::<E, u32>::zeros(e, kept)?;
         // SAFETY: inputs of 3n (slot 3n + 1), outputs of `kept`.
         unsafe {
-            launch_items(
+            P_EDIT_SCATTER.launch_items(
                 e,
-                "factz_p_edit_scatter",
                 nc,
                 BLOCK,
-                &[
-                    dcodes.arg(),
-                    flag.arg(),
-                    slot.arg(),
-                    Arg::U64(nc64),
-                    coord.arg(),
-                    zz.arg(),
-                ],
+                (
+                    dcodes.view(),
+                    flag.view(),
+                    slot.view(),
+                    nc64,
+                    coord.view(),
+                    zz.view(),
+                ),
             )?
         };
         let (coord, zz) = (coord.read(e, 0..kept)?, zz.read(e, 0..kept)?);

@@ -4,6 +4,7 @@
 //! the stream, so the totals are a profile, not the pipeline's throughput.
 
 use super::exec::{Arg, Exec};
+use super::launch::Sig;
 use crate::error::Result;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -91,16 +92,16 @@ impl<E: Exec> Exec for Timed<'_, E> {
         })
     }
 
-    unsafe fn launch_dims(
+    unsafe fn launch_raw(
         &self,
-        kernel: &str,
+        kernel: &Sig,
         grid: [u32; 3],
         block: [u32; 3],
         args: &[Arg],
     ) -> Result<()> {
         // SAFETY: the caller's.
-        self.time(kernel, || unsafe {
-            self.inner.launch_dims(kernel, grid, block, args)
+        self.time(kernel.name, || unsafe {
+            self.inner.launch_raw(kernel, grid, block, args)
         })
     }
 

@@ -1,5 +1,5 @@
 //! rANS coding on an [`Exec`] (`kernels/rans.cu`) in the CPU's format, the
-//! headers on the host by the CPU's code (`codec::rans_gpu_ref`), the
+//! headers on the host by the CPU's code (`codec::gpu_host::rans`), the
 //! symbols never crossing to the host:
 //! - `encode`: plane histograms, sparse planes' entries and every block's
 //!   payload on the executor; only the histograms (8 KiB), sparse entries
@@ -8,9 +8,11 @@
 //! - `decode_into`: every block decoded on the executor, with
 //!   `codec::decode_u32`'s symbols and errors.
 
-use super::exec::{launch_items, launch_rows, Arg, Buf, Exec, View};
+use super::exec::{Buf, Exec, View};
+use super::huffman::H_MERGE;
+use super::launch::kernels;
 use super::scan;
-use crate::codec::rans_gpu_ref::{
+use crate::codec::gpu_host::rans::{
     block_status, device_assemble, device_encoding, device_layout, sparse_body, ENCODE_BLOCK_LOG2,
 };
 use crate::error::{Error, Result};
@@ -27,6 +29,27 @@ const HIST_BINS: usize = 4 * 256;
 const ENCODE_THREADS: u32 = 32;
 /// FZR_NO_CODE: a block met a symbol without a frequency.
 const NO_CODE: u64 = u64::MAX;
+
+kernels! {
+    R_HISTOGRAM = factz_r_histogram(symbols: View<u32>, n: u64, partial: View<u32>);
+    R_NONZERO = factz_r_nonzero(symbols: View<u32>, n: u64, shift: u32, flags: View<u32>);
+    R_ENTRIES = factz_r_entries(
+        symbols: View<u32>, n: u64, shift: u32, slot: View<u64>, entries: View<u64>,
+    );
+    R_ENCODE = factz_r_encode(
+        symbols: View<u32>, n: u64, block_log2: u32, table: View<u64>, shift: u32,
+        scratch: View<u8>, region: u64, n_blocks: u64, lens: View<u64>,
+    );
+    R_GATHER = factz_r_gather(
+        scratch: View<u8>, region: u64, lens: View<u64>, dst: View<u64>, out: View<u8>,
+    );
+    R_FILL = factz_r_fill(out: View<u32>, n: u64, base: u32);
+    R_DECODE = factz_r_decode(
+        data: View<u8>, blocks: View<u64>, n_blocks: u64, count: u64, block_log2: u32,
+        slots: View<u32>, syms: View<u8>, shift: u32, out: View<u32>, status: View<u32>,
+    );
+    R_SPARSE = factz_r_sparse(entries: View<u64>, n: u64, shift: u32, out: View<u32>);
+}
 
 /// The rANS kernels on one executor.
 pub struct RansKernels<'e, E: Exec> {
@@ -75,27 +98,25 @@ impl<E: Exec> RansKernels<'_, E> {
         let blocks = n.div_ceil(THREADS as usize).min(FILL_BLOCKS);
         let partial = Buf::<E, u32>::zeros(e, blocks * HIST_BINS)?;
         let counts = Buf::<E, u64>::zeros(e, HIST_BINS)?;
-        // SAFETY: (const u32* symbols, u64 n, u32* partial): partial holds
-        // blocks x HIST_BINS; then huffman.cu's (const u32* partial, u32
-        // blocks, u32 bins, u64* counts), counts holding bins.
+        // SAFETY: partial holds blocks x HIST_BINS; then huffman.cu's merge,
+        // counts holding bins.
         unsafe {
-            e.launch(
-                "factz_r_histogram",
+            R_HISTOGRAM.launch(
+                e,
                 blocks as u32,
                 THREADS,
-                &[symbols.arg(), Arg::U64(n as u64), partial.arg()],
+                (symbols, n as u64, partial.view()),
             )?;
-            launch_items(
+            H_MERGE.launch_items(
                 e,
-                "factz_h_merge",
                 HIST_BINS,
                 THREADS,
-                &[
-                    partial.arg(),
-                    Arg::U32(blocks as u32),
-                    Arg::U32(HIST_BINS as u32),
-                    counts.arg(),
-                ],
+                (
+                    partial.view(),
+                    blocks as u32,
+                    HIST_BINS as u32,
+                    counts.view(),
+                ),
             )?;
         }
         let counts = counts.read(e, 0..HIST_BINS)?;
@@ -123,17 +144,9 @@ impl<E: Exec> RansKernels<'_, E> {
         let e = self.exec;
         let n = symbols.len();
         let flags = Buf::<E, u32>::zeros(e, n)?;
-        let args = [symbols.arg(), Arg::U64(n as u64), Arg::U32(shift)];
-        // SAFETY: (symbols, u64 n, u32 shift, u32* flags): flags holds n.
-        unsafe {
-            launch_items(
-                e,
-                "factz_r_nonzero",
-                n,
-                THREADS,
-                &[&args[..], &[flags.arg()]].concat(),
-            )?
-        };
+        let n64 = n as u64;
+        // SAFETY: flags holds n.
+        unsafe { R_NONZERO.launch_items(e, n, THREADS, (symbols, n64, shift, flags.view()))? };
         let (slot, total) = scan::exclusive(e, flags.view(), n)?;
         if total != nnz {
             return Err(Error::internal(format!(
@@ -141,15 +154,13 @@ impl<E: Exec> RansKernels<'_, E> {
             )));
         }
         let entries = Buf::<E, u64>::zeros(e, nnz as usize)?;
-        // SAFETY: (symbols, u64 n, u32 shift, const u64* slot, u64* entries):
-        // the slots of the nonzero symbols are below their count, nnz.
+        // SAFETY: the slots of the nonzero symbols are below their count, nnz.
         unsafe {
-            launch_items(
+            R_ENTRIES.launch_items(
                 e,
-                "factz_r_entries",
                 n,
                 THREADS,
-                &[&args[..], &[slot.arg(), entries.arg()]].concat(),
+                (symbols, n64, shift, slot.view(), entries.view()),
             )?
         };
         let entries = entries.read(e, 0..nnz as usize)?;
@@ -177,26 +188,24 @@ impl<E: Exec> RansKernels<'_, E> {
         let scratch = Buf::<E, u8>::zeros(e, n_blocks * region)?;
         let table = Buf::from(e, table)?;
         let lens = Buf::<E, u64>::zeros(e, n_blocks)?;
-        // SAFETY: (symbols, u64 n, u32 block_log2, const u64* table, u32
-        // shift, u8* scratch, u64 region, u64 n_blocks, u64* lens): table
-        // holds 3 x 256, scratch a region per block, lens one per block.
+        // SAFETY: table holds 3 x 256, scratch a region per block, lens one
+        // per block.
         unsafe {
-            launch_items(
+            R_ENCODE.launch_items(
                 e,
-                "factz_r_encode",
                 n_blocks,
                 ENCODE_THREADS,
-                &[
-                    symbols.arg(),
-                    Arg::U64(n as u64),
-                    Arg::U32(log2),
-                    table.arg(),
-                    Arg::U32(shift),
-                    scratch.arg(),
-                    Arg::U64(region as u64),
-                    Arg::U64(n_blocks as u64),
-                    lens.arg(),
-                ],
+                (
+                    symbols,
+                    n as u64,
+                    log2,
+                    table.view(),
+                    shift,
+                    scratch.view(),
+                    region as u64,
+                    n_blocks as u64,
+                    lens.view(),
+                ),
             )?
         };
         let lens_host = lens.read(e, 0..n_blocks)?;
@@ -217,18 +226,17 @@ impl<E: Exec> RansKernels<'_, E> {
         let dst = Buf::from(e, &dst)?;
         let out = Buf::<E, u8>::zeros(e, total as usize)?;
         let longest = lens_host.iter().copied().max().unwrap_or(0) as usize;
-        // SAFETY: (const u8* scratch, u64 region, const u64* lens, const u64*
-        // dst, u8* out), seen from block `first`: each payload lies within
-        // its region and, at dst, within out (the lengths' sum).
+        // SAFETY: seen from block `first`, each payload lies within its
+        // region and, at dst, within out (the lengths' sum).
         unsafe {
-            launch_rows(e, "factz_r_gather", n_blocks, longest, THREADS, |first| {
-                vec![
-                    scratch.view().offset(first * region).arg(),
-                    Arg::U64(region as u64),
-                    lens.view().offset(first).arg(),
-                    dst.view().offset(first).arg(),
-                    out.arg(),
-                ]
+            R_GATHER.launch_rows(e, n_blocks, longest, THREADS, |first| {
+                (
+                    scratch.view().offset(first * region),
+                    region as u64,
+                    lens.view().offset(first),
+                    dst.view().offset(first),
+                    out.view(),
+                )
             })?
         };
         Ok((lens_host, out.read(e, 0..total as usize)?))
@@ -251,16 +259,13 @@ impl<E: Exec> RansKernels<'_, E> {
         let count = out.len();
         let layout = device_layout(data, count, max_planes)?;
         let n64 = count as u64;
-        // SAFETY (every launch): the kernels' parameter lists in order; out
-        // holds count symbols, the blocks' ranges lie in data (the host
-        // parsed them from it), tables hold 4096 slots, status one per block.
+        // SAFETY: out holds count symbols.
         unsafe {
-            launch_items(
+            R_FILL.launch_items(
                 e,
-                "factz_r_fill",
                 count.min(FILL_BLOCKS * THREADS as usize),
                 THREADS,
-                &[out.arg(), Arg::U64(n64), Arg::U32(layout.base)],
+                (out, n64, layout.base),
             )?
         };
         if !layout.rans.is_empty() {
@@ -273,24 +278,26 @@ impl<E: Exec> RansKernels<'_, E> {
                 let syms = Buf::from(e, &plane.syms)?;
                 // A value no block ends with, so a block the kernel skipped shows.
                 let status = Buf::from(e, &vec![u32::MAX; n_blocks])?;
+                // SAFETY: out holds count symbols, the blocks' ranges lie in
+                // data (the host parsed them from it), tables hold 4096
+                // slots, status one per block.
                 unsafe {
-                    launch_items(
+                    R_DECODE.launch_items(
                         e,
-                        "factz_r_decode",
                         n_blocks,
                         DECODE_THREADS,
-                        &[
-                            stream.arg(),
-                            blocks.arg(),
-                            Arg::U64(n_blocks as u64),
-                            Arg::U64(n64),
-                            Arg::U32(layout.block_log2),
-                            slots.arg(),
-                            syms.arg(),
-                            Arg::U32(plane.shift),
-                            out.arg(),
-                            status.arg(),
-                        ],
+                        (
+                            stream.view(),
+                            blocks.view(),
+                            n_blocks as u64,
+                            n64,
+                            layout.block_log2,
+                            slots.view(),
+                            syms.view(),
+                            plane.shift,
+                            out,
+                            status.view(),
+                        ),
                     )?
                 };
                 for s in status.read(e, 0..n_blocks)? {
@@ -304,18 +311,13 @@ impl<E: Exec> RansKernels<'_, E> {
                 .flat_map(|&(i, b)| [i, u64::from(b)])
                 .collect();
             let flat = Buf::from(e, &flat)?;
+            // SAFETY: the entries' indices are below count (device_layout checked).
             unsafe {
-                launch_items(
+                R_SPARSE.launch_items(
                     e,
-                    "factz_r_sparse",
                     entries.len(),
                     THREADS,
-                    &[
-                        flat.arg(),
-                        Arg::U64(entries.len() as u64),
-                        Arg::U32(*shift),
-                        out.arg(),
-                    ],
+                    (flat.view(), entries.len() as u64, *shift, out),
                 )?
             };
         }

@@ -2,26 +2,42 @@
 //! scan every GPU stage that compacts or places variable-length output uses
 //! (mode B's exact values, mode S's stream order, the particle passes).
 
-use super::exec::{Arg, Buf, Exec, Plain, View};
+use super::exec::{Buf, Exec, Plain, View};
+use super::launch::{kernels, Kernel};
 use crate::error::{Error, Result};
 
 pub const SOURCE: &str = include_str!("../../kernels/scan.cu");
-/// FZSCAN_THREADS and FZSCAN_ITEMS in the source.
-const THREADS: u32 = 256;
-const ITEMS: usize = 1024;
+use crate::kernels::{SCAN_BLOCK as THREADS, SCAN_PER_THREAD};
+/// Inputs one block scans (FZSCAN_ITEMS in the source).
+const ITEMS: usize = (THREADS * SCAN_PER_THREAD) as usize;
 
-/// An input element type of the scan kernels.
+kernels! {
+    SCAN_SUMS_U32 = factz_scan_sums_u32(input: View<u32>, n: u64, sums: View<u64>);
+    SCAN_APPLY_U32 = factz_scan_apply_u32(input: View<u32>, n: u64, sums: View<u64>, out: View<u64>);
+    SCAN_SUMS_U64 = factz_scan_sums_u64(input: View<u64>, n: u64, sums: View<u64>);
+    SCAN_APPLY_U64 = factz_scan_apply_u64(input: View<u64>, n: u64, sums: View<u64>, out: View<u64>);
+    SCAN_CARRY = factz_scan_carry(sums: View<u64>, blocks: u64);
+}
+
+/// A scan's block sums kernel for T inputs.
+type Sums<T> = Kernel<(View<T>, u64, View<u64>)>;
+/// A scan's kernel for T inputs from the blocks' offsets.
+type Apply<T> = Kernel<(View<T>, u64, View<u64>, View<u64>)>;
+
+/// An input element type of the scan kernels: the kernels for it.
 pub trait Counts: Plain {
-    /// The kernels' name suffix.
-    const SUFFIX: &'static str;
+    const SUMS: Sums<Self>;
+    const APPLY: Apply<Self>;
 }
 
 impl Counts for u32 {
-    const SUFFIX: &'static str = "u32";
+    const SUMS: Sums<u32> = SCAN_SUMS_U32;
+    const APPLY: Apply<u32> = SCAN_APPLY_U32;
 }
 
 impl Counts for u64 {
-    const SUFFIX: &'static str = "u64";
+    const SUMS: Sums<u64> = SCAN_SUMS_U64;
+    const APPLY: Apply<u64> = SCAN_APPLY_U64;
 }
 
 /// `out[k] = input[0] + .. + input[k-1]` for k in 0..=n (`out[n]` the total);
@@ -50,28 +66,13 @@ pub fn exclusive_into<E: Exec, T: Counts>(
         .filter(|&b| b < i32::MAX as u32)
         .ok_or_else(|| Error::unsupported(format!("{n} items are too many to scan")))?;
     let sums = Buf::<E, u64>::zeros(e, blocks)?;
-    let n64 = Arg::U64(n as u64);
-    // SAFETY (every launch): the kernels' parameter lists in order; input
-    // holds n, sums one entry per block, out n + 1 (checked above).
+    let n64 = n as u64;
+    // SAFETY (every launch): types by the declarations; input holds n, sums
+    // one entry per block, out n + 1 (checked above).
     unsafe {
-        e.launch(
-            &format!("factz_scan_sums_{}", T::SUFFIX),
-            grid,
-            THREADS,
-            &[input.arg(), n64, sums.arg()],
-        )?;
-        e.launch(
-            "factz_scan_carry",
-            1,
-            THREADS,
-            &[sums.arg(), Arg::U64(blocks as u64)],
-        )?;
-        e.launch(
-            &format!("factz_scan_apply_{}", T::SUFFIX),
-            grid,
-            THREADS,
-            &[input.arg(), n64, sums.arg(), out.arg()],
-        )?;
+        T::SUMS.launch(e, grid, THREADS, (input, n64, sums.view()))?;
+        SCAN_CARRY.launch(e, 1, THREADS, (sums.view(), blocks as u64))?;
+        T::APPLY.launch(e, grid, THREADS, (input, n64, sums.view(), out))?;
     }
     Ok(out.read(e, n..n + 1)?[0])
 }

@@ -23,7 +23,7 @@
 
 use super::geometry::{linked, Space};
 use super::vulnerable::{self, Pair};
-use crate::field::quantize::within;
+use crate::bound::within;
 use rayon::prelude::*;
 use std::time::Instant;
 

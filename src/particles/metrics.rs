@@ -5,8 +5,8 @@
 use super::fof::{self, halos, mass_function, HMF_BINS};
 use super::geometry::{linked, Space};
 use super::vulnerable;
+use crate::bound::within;
 use crate::error::Result;
-use crate::field::quantize::within;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParticleMetrics {

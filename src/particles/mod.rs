@@ -16,7 +16,7 @@ pub mod correct;
 pub mod eager;
 pub mod fof;
 pub mod geometry;
-pub mod gpu_ref;
+pub mod gpu_host;
 pub mod grid;
 pub mod method;
 pub mod metrics;
@@ -27,13 +27,14 @@ pub mod vulnerable;
 pub use self::base::Base;
 pub use self::geometry::Space;
 pub use self::stream::Source;
-pub use crate::field::{Bound, Layout};
+pub use crate::bound::Bound;
+pub use crate::format::Layout;
 
 use self::correct::{edit_step, Options};
 use self::stream::Correction;
+use crate::bound::within;
 use crate::codec::Coder;
 use crate::error::{Error, Result};
-use crate::field::quantize::within;
 use crate::format::{self, Header, Kind, Parsed};
 
 /// How the linking length is given.
@@ -197,13 +198,7 @@ pub fn check_config(cfg: &ParticleConfig) -> Result<()> {
 /// The absolute bound a configuration means for these positions: `Abs(x)` is x,
 /// `Rel(t)` is `t * (max - min)` over every finite coordinate (0 if none).
 pub fn absolute_bound(pos: &[f32], bound: Bound) -> f64 {
-    match bound {
-        Bound::Abs(x) => x,
-        Bound::Rel(_) => {
-            let (lo, hi) = crate::field::finite_range(pos);
-            crate::field::bound_for_range(bound, lo, hi)
-        }
-    }
+    crate::bound::absolute_bound(pos, bound)
 }
 
 /// The linking length for these positions. With eta, V is the periodic box's
@@ -672,14 +667,14 @@ fn info_of(h: &Header) -> Result<ParticleInfo> {
 
 /// `decompress` allocates at most this many decoded bytes per stream byte (or
 /// `DECODE_FLOOR` bytes); larger claims decode only into caller-owned buffers.
-pub use crate::field::{DECODE_FLOOR, MAX_EXPANSION};
+pub use crate::format::{DECODE_FLOOR, MAX_EXPANSION};
 
 /// Decompress a particle stream into a new AoS array.
 pub fn decompress(bytes: &[u8]) -> Result<Decoded> {
     let p = format::parse(bytes)?;
     let info = info_of(&p.header)?;
     let need = 12 * info.n;
-    if need > DECODE_FLOOR.max(bytes.len().saturating_mul(MAX_EXPANSION)) {
+    if !format::may_allocate(need, bytes.len()) {
         return Err(Error::corrupt(format!(
             "stream claims {} particles from only {} bytes; if that is right, decode into a \
              caller-owned buffer (decompress_into)",

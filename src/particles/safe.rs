@@ -33,7 +33,7 @@ use super::correct::{
 use super::geometry::{self, linked, Space};
 use super::grid::{self, Grid};
 use super::vulnerable::{self, Pair, PairList};
-use crate::field::quantize::within;
+use crate::bound::within;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;

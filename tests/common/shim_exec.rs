@@ -2,22 +2,27 @@
 //! (tests/common/kernels_host.rs): memory is host memory (an address is a
 //! host pointer, so `View::from_raw` of a host slice works too), a launch calls the
 //! kernel's `fzshim_k_<name>` entry point (kernels/shim/cuda_host.hpp), so host
-//! code written for the GPU runs here unchanged. Include it after
-//! `kernels_host` with `#[path = "common/shim_exec.rs"] mod shim_exec;`.
+//! code written for the GPU runs here unchanged; first it checks the launch's
+//! declaration (factz::gpu::launch) against the kernel's real parameter types
+//! (`fzshim_sig_<name>`). Include it after `kernels_host` with
+//! `#[path = "common/shim_exec.rs"] mod shim_exec;`.
 #![allow(dead_code)]
 
 use crate::kernels_host::{library, Threads};
 use factz::error::{Error, Result};
 use factz::gpu::exec::{Arg, Exec, Plain, View};
-use std::ffi::c_void;
+use factz::gpu::launch::Sig;
+use std::ffi::{c_char, c_void, CStr};
 
 type LaunchDimsFn = unsafe extern "C" fn(i32, *const u32, *const u32, *const *const c_void) -> i32;
+type SigFn = unsafe extern "C" fn() -> *const c_char;
 
 /// cuLaunchKernel's convention: a pointer to each parameter's value.
 fn params(args: &[Arg]) -> Vec<*const c_void> {
     args.iter()
         .map(|a| match a {
             Arg::U64(x) => x as *const u64 as *const c_void,
+            Arg::I64(x) => x as *const i64 as *const c_void,
             Arg::U32(x) => x as *const u32 as *const c_void,
             Arg::I32(x) => x as *const i32 as *const c_void,
             Arg::F64(x) => x as *const f64 as *const c_void,
@@ -33,6 +38,29 @@ unsafe fn entry<T>(prefix: &str, kernel: &str) -> Result<libloading::Symbol<'sta
     // SAFETY: the caller's.
     unsafe { library().get(name.as_bytes()) }
         .map_err(|e| Error::internal(format!("{kernel} in the host kernel library: {e}")))
+}
+
+/// The parameter types of `kernel` as the host build compiled them
+/// ([`Sig::text`]'s format).
+pub fn kernel_signature(kernel: &str) -> Result<String> {
+    // SAFETY: every fzshim_sig_ entry point has this signature.
+    let f = unsafe { entry::<SigFn>("fzshim_sig_", kernel)? };
+    // SAFETY: it returns a NUL-terminated string that lives as long as the library.
+    Ok(unsafe { CStr::from_ptr(f()) }
+        .to_string_lossy()
+        .into_owned())
+}
+
+/// Err unless `kernel`'s declaration has the kernel's parameter types.
+pub fn check_signature(kernel: &Sig) -> Result<()> {
+    let (declared, real) = (kernel.text(), kernel_signature(kernel.name)?);
+    if declared != real {
+        return Err(Error::internal(format!(
+            "{} is declared ({declared}) but the kernel takes ({real})",
+            kernel.name
+        )));
+    }
+    Ok(())
 }
 
 /// A host array as the shim's memory, for the kernels to read.
@@ -101,18 +129,22 @@ impl Exec for Shim {
         Ok(())
     }
 
-    unsafe fn launch_dims(
+    unsafe fn launch_raw(
         &self,
-        kernel: &str,
+        kernel: &Sig,
         grid: [u32; 3],
         block: [u32; 3],
         args: &[Arg],
     ) -> Result<()> {
+        check_signature(kernel)?;
+        kernel.check(args)?;
+        let kernel = kernel.name;
         // SAFETY: every fzshim_k_ entry point has this signature.
         let f = unsafe { entry::<LaunchDimsFn>("fzshim_k_", kernel)? };
         let params = params(args);
-        // SAFETY: the caller's (arguments match the kernel); params outlive the
-        // call; grid and block are three values each.
+        // SAFETY: the declaration matches the kernel (checked above) and the
+        // caller's arguments match it; params outlive the call; grid and
+        // block are three values each.
         let rc = unsafe {
             f(
                 (self.threads == Threads::Os) as i32,

@@ -852,7 +852,7 @@ mod tests {
     use super::super::tests::{check_base, clustered, lattice, mutations, round_trip, uniform};
     use super::super::{encode as base_encode, Base};
     use super::*;
-    use crate::field::quantize::within;
+    use crate::bound::within;
 
     #[test]
     fn round_trips_and_bounds() {

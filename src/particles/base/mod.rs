@@ -3,7 +3,7 @@
 //! coordinate by coordinate and repairs.
 //!
 //! Positions are AoS `[N][3]` f32; the bound `xi` is absolute per coordinate.
-//! A base aims at `|decoded - original| <= xi` (decided by `quantize::within`) for
+//! A base aims at `|decoded - original| <= xi` (decided by `bound::within`) for
 //! every finite coordinate but need not guarantee it: the caller stores exactly
 //! every particle with a coordinate that is non-finite or out of bound. What a base
 //! must guarantee is that `encode` returns the positions `decode` reproduces, bit
@@ -173,8 +173,8 @@ pub(super) mod tests {
     //! non-finite input, and damaged sections.
 
     use super::*;
+    use crate::bound::within;
     use crate::error::ErrorKind;
-    use crate::field::quantize::within;
     use crate::format;
 
     pub(crate) struct Rng(pub u64);

@@ -3,14 +3,15 @@
 //! counts, packed blocks and decoded blocks, so a GPU stream is the CPU's
 //! stream byte for byte. Tests compare the kernels (on a device, or on the host
 //! through `kernels/shim`) with `huffman.rs` through these.
-#![doc(hidden)]
 
-use super::huffman::{
+use crate::codec::huffman::{
     canonical_codes, code_lengths, histogram, read_header, write_header, Header,
-    BLOCK_LOG2 as BLOCK_LOG2_U8, MAX_LEN,
+    BLOCK_LOG2 as BLOCK_LOG2_U8,
 };
-use super::varint::put_uvarint;
+use crate::codec::varint::put_uvarint;
 use crate::error::{Error, Result};
+
+pub use crate::codec::huffman::MAX_LEN;
 
 /// log2 of the symbols per block the CPU encoder writes.
 pub const BLOCK_LOG2: u32 = BLOCK_LOG2_U8 as u32;
@@ -146,14 +147,25 @@ pub fn parse(data: &[u8], count: usize, max_symbol: u32) -> Result<Parsed> {
     })
 }
 
+/// The status the GPU decoder (kernels/huffman.cu) leaves per block, as
+/// `BitReader::finish` and the slow table fail; kernel twins: generated
+/// `FZK_HUFF_<NAME>`.
+pub mod status {
+    pub const OK: u32 = 0;
+    pub const OVERRUN: u32 = 1;
+    pub const TRAILING: u32 = 2;
+    pub const PADDING: u32 = 3;
+    pub const INVALID: u32 = 4;
+}
+
 /// The error a kernel's per-block status stands for (`kernels/huffman.cu`'s FZH_*), as
 /// `BitReader::finish` and `DecodeTable::slow` report it.
 pub fn block_status(status: u32) -> Result<()> {
     match status {
-        0 => Ok(()),
-        1 => Err(Error::corrupt("bit stream overrun")),
-        2 => Err(Error::corrupt("bit stream has trailing bytes")),
-        3 => Err(Error::corrupt("bit stream padding is not zero")),
+        status::OK => Ok(()),
+        status::OVERRUN => Err(Error::corrupt("bit stream overrun")),
+        status::TRAILING => Err(Error::corrupt("bit stream has trailing bytes")),
+        status::PADDING => Err(Error::corrupt("bit stream padding is not zero")),
         _ => Err(Error::corrupt("huffman: invalid code")),
     }
 }

@@ -1,15 +1,25 @@
 //! Mode B's bound derivation on an [`Exec`] (a device, or the host build of
 //! the kernels in tests): `kernels/mode_b_bounds.cu`, whose outputs equal the
-//! CPU's (`field::gpu_ref::mode_b_ids`) bit for bit.
+//! CPU's (`field::blockwise::vertex_ids` and the tile ids of `blockwise::encode`) bit for bit.
 
-use super::exec::{Arg, Buf, Exec, View};
+use super::exec::{Buf, Exec, View};
+use super::launch::kernels;
 use crate::error::{Error, Result};
+use crate::kernels::MODE_B_BOUNDS_BLOCK;
 
 pub const SOURCE: &str = include_str!("../../kernels/mode_b_bounds.cu");
 const TILE: usize = crate::field::blockwise::TILE;
 /// One block per tile: a warp per tile row, 8 rows at a time (the kernel's
 /// intended shape).
-const BLOCK: [u32; 3] = [32, 8, 1];
+const BLOCK: [u32; 3] = [MODE_B_BOUNDS_BLOCK[0], MODE_B_BOUNDS_BLOCK[1], 1];
+
+kernels! {
+    B_BOUND_IDS = factz_b_bound_ids(
+        u: View<f32>, v: View<f32>, ny: i64, nx: i64, xi: f64, chunk_of_larger: i32,
+        vertex_ids: View<u8>, tile_ids: View<u8>, forced_mask: View<u32>,
+        exact_mask: View<u32>,
+    );
+}
 
 /// What the kernel computes for one field (see the kernel's comments).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,27 +85,25 @@ impl<E: Exec> BoundKernels<'_, E> {
             1,
         ];
         let e = self.exec;
-        // SAFETY: (const float* u, v, long long ny, nx, double xi, int chunk,
-        // u8* vertex_ids, u8* tile_ids, u32* forced, u32* exact), a long long
-        // as U64 (the same 8 bytes; ny, nx > 0); every array has the length
-        // the kernel reads or writes for this ny, nx (checked above).
+        // SAFETY: every array has the length the kernel reads or writes for
+        // this ny, nx (checked above).
         unsafe {
-            e.launch_dims(
-                "factz_b_bound_ids",
+            B_BOUND_IDS.launch_dims(
+                e,
                 grid,
                 BLOCK,
-                &[
-                    u.arg(),
-                    v.arg(),
-                    Arg::U64(ny as u64),
-                    Arg::U64(nx as u64),
-                    Arg::F64(xi),
-                    Arg::I32(chunk_of_larger as i32),
-                    out.vertex.arg(),
-                    out.tile.arg(),
-                    out.forced_mask.arg(),
-                    out.exact_mask.arg(),
-                ],
+                (
+                    u,
+                    v,
+                    ny as i64,
+                    nx as i64,
+                    xi,
+                    chunk_of_larger as i32,
+                    out.vertex,
+                    out.tile,
+                    out.forced_mask,
+                    out.exact_mask,
+                ),
             )
         }
     }

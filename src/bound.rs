@@ -1,0 +1,88 @@
+//! The error bound, as fields and particles alike take it: the user's
+//! [`Bound`], what it means for some data ([`absolute_bound`]), and the one
+//! test of a decoded value against it ([`within`]).
+
+/// The user's error bound.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bound {
+    /// Absolute: every finite value within this distance (strict `<=`).
+    Abs(f64),
+    /// Value-range relative: `tau * (max - min)` over the finite values (both
+    /// components of a field, every coordinate of a particle set).
+    Rel(f64),
+}
+
+/// Is `r` within `eb` of `x`, decided exactly (the f64 difference of two f32 may round).
+///
+/// Kernel twin: kernels/common.cuh `fzk_within`.
+#[inline]
+pub fn within(r: f32, x: f32, eb: f64) -> bool {
+    let (a, b) = (r as f64, x as f64);
+    let s = a - b;
+    let bb = s - a;
+    let err = (a - (s - bb)) + (-b - bb); // two-sum: a - b == s + err exactly
+    let abs = s.abs();
+    abs < eb || (abs == eb && (err == 0.0 || (err < 0.0) == (s > 0.0)))
+}
+
+/// The smallest and largest finite value, `(INF, -INF)` when there is none.
+pub fn finite_range<'a>(values: impl IntoIterator<Item = &'a f32>) -> (f32, f32) {
+    values
+        .into_iter()
+        .filter(|x| x.is_finite())
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| {
+            (lo.min(x), hi.max(x))
+        })
+}
+
+/// The absolute bound `bound` means for data whose finite values span
+/// `[lo, hi]` (from [`finite_range`]; 0 for a relative bound when `lo > hi`).
+/// The one formula of relative bounds, for fields, particles, ranks and the GPU
+/// (which reduces the range on the device).
+pub fn bound_for_range(bound: Bound, lo: f32, hi: f32) -> f64 {
+    match bound {
+        Bound::Abs(x) => x,
+        Bound::Rel(_) if lo > hi => 0.0,
+        // + 0.0: a range of zeros is +0 whichever signed zero min and max
+        // picked (f32::min leaves that open, and a GPU reduces in another order).
+        Bound::Rel(t) => (t * (hi as f64 - lo as f64 + 0.0)).min(f64::MAX),
+    }
+}
+
+/// The absolute bound `bound` means for these values: `Abs(x)` is x, `Rel(t)`
+/// is `t * (max - min)` over the finite ones (0 if none).
+pub fn absolute_bound<'a>(values: impl IntoIterator<Item = &'a f32>, bound: Bound) -> f64 {
+    match bound {
+        Bound::Abs(x) => x,
+        Bound::Rel(_) => {
+            let (lo, hi) = finite_range(values);
+            bound_for_range(bound, lo, hi)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A range of zeros gives +0 whichever signed zeros min and max kept (the
+    /// GPU's reduction order differs from the CPU's).
+    #[test]
+    fn within_is_exact_at_the_edge() {
+        // 1 - 1e-30 and 1 + 1e-30 both round to 1.0 in f64; only one is within 1.
+        assert_eq!(1.0f64 - 1e-30f32 as f64, 1.0);
+        assert!(within(1.0, 1e-30, 1.0));
+        assert!(!within(1.0, -1e-30, 1.0));
+        assert!(!within(-1.0, 1e-30, 1.0));
+        assert!(within(-1.0, -1e-30, 1.0));
+        assert!(within(0.5, 0.25, 0.25) && !within(0.5, 0.25, 0.2499));
+    }
+
+    #[test]
+    fn zero_range_is_positive_zero_whatever_the_signs() {
+        for (lo, hi) in [(0.0, 0.0), (-0.0, 0.0), (0.0, -0.0), (-0.0, -0.0)] {
+            let xi = bound_for_range(Bound::Rel(1e-3), lo, hi);
+            assert_eq!(xi.to_bits(), 0.0f64.to_bits(), "{lo:?} {hi:?}");
+        }
+    }
+}
