@@ -312,15 +312,31 @@ static __device__ bool fzs_decide(const float* u, const float* v, const float* r
     return false;
 }
 
-// The targets of (step, phase): axes(); their count and the i-th target.
-static __device__ __forceinline__ void fzs_axes(long long s, int phase, long long* r0,
-                                                long long* c0) {
-    *r0 = phase == FZS_HORIZONTAL ? 0 : s;
-    *c0 = phase == FZS_VERTICAL ? 0 : s;
-}
 static __device__ __forceinline__ long long fzs_count(long long start, long long len,
                                                       long long step) {
     return start < len ? (len - start + step - 1) / step : 0;
+}
+
+// The targets of (step, phase) in an ny x nx field (speculative::Targets):
+// rows r0, r0 + step, ..., columns c0, c0 + step, ...; `count` of them.
+struct FzsTargets {
+    long long r0, c0, step, cols, count;
+};
+static __device__ __forceinline__ FzsTargets fzs_targets(long long s, int phase, long long ny,
+                                                         long long nx) {
+    FzsTargets t;
+    t.r0 = phase == FZS_HORIZONTAL ? 0 : s;
+    t.c0 = phase == FZS_VERTICAL ? 0 : s;
+    t.step = 2 * s;
+    t.cols = fzs_count(t.c0, nx, t.step);
+    t.count = fzs_count(t.r0, ny, t.step) * t.cols;
+    return t;
+}
+// Target k of `t` (row by row): its column i and row j.
+static __device__ __forceinline__ void fzs_target(const FzsTargets* t, long long k, long long* i,
+                                                  long long* j) {
+    *j = t->r0 + (k / t->cols) * t->step;
+    *i = t->c0 + (k % t->cols) * t->step;
 }
 
 // Decides one vertex and records it: exact flag, id, codes, and the
@@ -412,11 +428,10 @@ extern "C" __global__ void factz_s_phase(const float* u, const float* v, const f
                                          unsigned char* exact, unsigned char* ids, int* codes,
                                          float* nu, float* nv, long long ny, long long nx,
                                          double xi, long long s, int phase) {
-    long long r0, c0;
-    fzs_axes(s, phase, &r0, &c0);
-    long long rows = fzs_count(r0, ny, 2 * s), cols = fzs_count(c0, nx, 2 * s);
-    for (long long t = fzs_thread(); t < rows * cols; t += fzs_threads()) {
-        long long j = r0 + (t / cols) * 2 * s, i = c0 + (t % cols) * 2 * s;
+    FzsTargets tg = fzs_targets(s, phase, ny, nx);
+    for (long long t = fzs_thread(); t < tg.count; t += fzs_threads()) {
+        long long i, j;
+        fzs_target(&tg, t, &i, &j);
         FzsPred pred = fzs_pred_new(ny, nx, i, j, s, phase);
         fzs_decide_and_record(u, v, ru, rv, sigs, exact, ids, codes, nu, nv, ny, nx, xi, i, j,
                               &pred);
@@ -426,11 +441,11 @@ extern "C" __global__ void factz_s_phase(const float* u, const float* v, const f
 // Commits a phase: its targets' values from (nu, nv) into (ru, rv).
 extern "C" __global__ void factz_s_apply(float* ru, float* rv, const float* nu, const float* nv,
                                          long long ny, long long nx, long long s, int phase) {
-    long long r0, c0;
-    fzs_axes(s, phase, &r0, &c0);
-    long long rows = fzs_count(r0, ny, 2 * s), cols = fzs_count(c0, nx, 2 * s);
-    for (long long t = fzs_thread(); t < rows * cols; t += fzs_threads()) {
-        long long k = (r0 + (t / cols) * 2 * s) * nx + c0 + (t % cols) * 2 * s;
+    FzsTargets tg = fzs_targets(s, phase, ny, nx);
+    for (long long t = fzs_thread(); t < tg.count; t += fzs_threads()) {
+        long long i, j;
+        fzs_target(&tg, t, &i, &j);
+        long long k = j * nx + i;
         ru[k] = nu[k];
         rv[k] = nv[k];
     }
@@ -484,11 +499,10 @@ extern "C" __global__ void factz_s_decode_phase(const unsigned char* exact,
                                                 const float* u, const float* v, float* nu,
                                                 float* nv, long long ny, long long nx, double xi,
                                                 long long s, int phase) {
-    long long r0, c0;
-    fzs_axes(s, phase, &r0, &c0);
-    long long rows = fzs_count(r0, ny, 2 * s), cols = fzs_count(c0, nx, 2 * s);
-    for (long long t = fzs_thread(); t < rows * cols; t += fzs_threads()) {
-        long long j = r0 + (t / cols) * 2 * s, i = c0 + (t % cols) * 2 * s;
+    FzsTargets tg = fzs_targets(s, phase, ny, nx);
+    for (long long t = fzs_thread(); t < tg.count; t += fzs_threads()) {
+        long long i, j;
+        fzs_target(&tg, t, &i, &j);
         FzsPred pred = fzs_pred_new(ny, nx, i, j, s, phase);
         float val[2];
         fzs_decode_one(exact, raw, ids, codes, slot, u, v, xi, &pred, val);
@@ -508,12 +522,13 @@ static __device__ long long fzs_scheduled(long long p, long long ny, long long n
     p -= rows * cols;
     for (long long s = FZK_STRIDE / 2; s >= 1; s /= 2)
         for (int phase = FZS_HORIZONTAL; phase <= FZS_CENTER; phase++) {
-            long long r0, c0;
-            fzs_axes(s, phase, &r0, &c0);
-            rows = fzs_count(r0, ny, 2 * s);
-            cols = fzs_count(c0, nx, 2 * s);
-            if (p < rows * cols) return (r0 + (p / cols) * 2 * s) * nx + c0 + (p % cols) * 2 * s;
-            p -= rows * cols;
+            FzsTargets tg = fzs_targets(s, phase, ny, nx);
+            if (p < tg.count) {
+                long long i, j;
+                fzs_target(&tg, p, &i, &j);
+                return j * nx + i;
+            }
+            p -= tg.count;
         }
     return -1;
 }
