@@ -1,6 +1,6 @@
 //! `factz bench`: ratio, accuracy, topology and speed of both modes and both coders
 //! at several bounds, against baselines at the same absolute bound (zstd lossless;
-//! SZ3 when built with the `sz3` feature).
+//! SZ3 and ZFP when built with the `sz3` and `zfp` features).
 
 use crate::args::{self, switch, val, Args, FlagSpec};
 use crate::fileio::{self, Progress};
@@ -141,6 +141,138 @@ pub fn zstd_baseline(raw: &[u8], repeat: usize) -> CliResult<(usize, Duration, D
     Ok((c.len(), tc, td))
 }
 
+/// ZFP (fixed-accuracy mode, tolerance = the absolute bound) on u and v apart
+/// (concurrently with two threads), each as a 2D array: the throughput baseline topology-agnostic users pick.
+/// Its accuracy mode bounds the error only approximately; the table shows
+/// what it kept.
+#[cfg(feature = "zfp")]
+mod zfp_baseline {
+    use super::*;
+    use zfp_sys as zs;
+
+    /// The ZFP objects of one call, freed on drop.
+    struct Zfp {
+        field: *mut zs::zfp_field,
+        stream: *mut zs::zfp_stream,
+        bits: *mut zs::bitstream,
+    }
+
+    impl Drop for Zfp {
+        fn drop(&mut self) {
+            // SAFETY: each pointer is null or came from its ZFP constructor in
+            // `Zfp::new`, and is freed once, here.
+            unsafe {
+                if !self.bits.is_null() {
+                    zs::stream_close(self.bits);
+                }
+                if !self.stream.is_null() {
+                    zs::zfp_stream_close(self.stream);
+                }
+                if !self.field.is_null() {
+                    zs::zfp_field_free(self.field);
+                }
+            }
+        }
+    }
+
+    impl Zfp {
+        /// An ny x nx float field over `values` (x fastest) and an accuracy-mode
+        /// stream over `buf` (empty: only for the size).
+        fn new(
+            values: &mut [f32],
+            ny: usize,
+            nx: usize,
+            tol: f64,
+            buf: &mut [u64],
+        ) -> CliResult<Zfp> {
+            // SAFETY: ZFP records the pointers and sizes; `values` holds ny * nx
+            // floats and `buf` 8 * buf.len() bytes, both outliving the object.
+            let z = unsafe {
+                Zfp {
+                    field: zs::zfp_field_2d(
+                        values.as_mut_ptr().cast(),
+                        zs::zfp_type_zfp_type_float,
+                        nx,
+                        ny,
+                    ),
+                    stream: zs::zfp_stream_open(std::ptr::null_mut()),
+                    bits: zs::stream_open(buf.as_mut_ptr().cast(), 8 * buf.len()),
+                }
+            };
+            if z.field.is_null() || z.stream.is_null() || z.bits.is_null() {
+                return Err(CliError::fail("bench: ZFP: cannot allocate its objects"));
+            }
+            // SAFETY: both pointers were checked non-null and belong to `z`.
+            unsafe {
+                zs::zfp_stream_set_accuracy(z.stream, tol);
+                zs::zfp_stream_set_bit_stream(z.stream, z.bits);
+                zs::zfp_stream_rewind(z.stream);
+            }
+            Ok(z)
+        }
+    }
+
+    fn one(data: &[f32], ny: usize, nx: usize, tol: f64) -> CliResult<Vec<u64>> {
+        let mut values = data.to_vec();
+        let mut none = [0u64; 1];
+        let max = {
+            let z = Zfp::new(&mut values, ny, nx, tol, &mut none)?;
+            // SAFETY: `z` is valid; the size query reads no data.
+            unsafe { zs::zfp_stream_maximum_size(z.stream, z.field) }
+        };
+        let mut buf = vec![0u64; max.div_ceil(8) + 1];
+        let words = {
+            let z = Zfp::new(&mut values, ny, nx, tol, &mut buf)?;
+            // SAFETY: the field and buffer are as `Zfp::new` describes them;
+            // `buf` holds ZFP's worst case for this field.
+            let bytes = unsafe { zs::zfp_compress(z.stream, z.field) };
+            if bytes == 0 {
+                return Err(CliError::fail("bench: ZFP: compression failed"));
+            }
+            bytes.div_ceil(8)
+        };
+        buf.truncate(words);
+        Ok(buf)
+    }
+
+    fn back(c: &[u64], ny: usize, nx: usize, tol: f64) -> CliResult<Vec<f32>> {
+        let mut out = vec![0f32; ny * nx];
+        let mut buf = c.to_vec();
+        buf.resize(c.len() + 64, 0);
+        let z = Zfp::new(&mut out, ny, nx, tol, &mut buf)?;
+        // SAFETY: as in `one`; the stream is ZFP's own output, zero-padded.
+        if unsafe { zs::zfp_decompress(z.stream, z.field) } == 0 {
+            return Err(CliError::fail("bench: ZFP: decompression failed"));
+        }
+        drop(z);
+        Ok(out)
+    }
+
+    pub fn run(inp: &Input, rel: f64, abs: f64, repeat: usize) -> CliResult<Row> {
+        let (ny, nx) = (inp.ny, inp.nx);
+        let (tc, (cu, cv)) = best_of(repeat, || {
+            let (a, b) = rayon::join(|| one(&inp.u, ny, nx, abs), || one(&inp.v, ny, nx, abs));
+            Ok((a?, b?))
+        })?;
+        let (td, (u, v)) = best_of(repeat, || {
+            let (a, b) = rayon::join(|| back(&cu, ny, nx, abs), || back(&cv, ny, nx, abs));
+            Ok((a?, b?))
+        })?;
+        Ok(measure(
+            inp,
+            rel,
+            abs,
+            "zfp",
+            "-",
+            "-",
+            8 * (cu.len() + cv.len()),
+            (&u, &v),
+            tc,
+            td,
+        ))
+    }
+}
+
 #[cfg(feature = "sz3")]
 mod sz3_baseline {
     use super::*;
@@ -164,15 +296,20 @@ mod sz3_baseline {
         Ok(d.into_data())
     }
 
-    /// SZ3 (default interpolation predictor) in absolute-bound mode, u and v apart.
+    /// SZ3 (default interpolation predictor) in absolute-bound mode, u and v apart
+    /// (concurrently when the pool has two threads, as factz's components are).
     pub fn run(inp: &Input, rel: f64, abs: f64, repeat: usize) -> CliResult<Row> {
         let (tc, (cu, cv)) = best_of(repeat, || {
-            Ok((
-                one(&inp.u, inp.ny, inp.nx, abs)?,
-                one(&inp.v, inp.ny, inp.nx, abs)?,
-            ))
+            let (a, b) = rayon::join(
+                || one(&inp.u, inp.ny, inp.nx, abs),
+                || one(&inp.v, inp.ny, inp.nx, abs),
+            );
+            Ok((a?, b?))
         })?;
-        let (td, (u, v)) = best_of(repeat, || Ok((back(&cu)?, back(&cv)?)))?;
+        let (td, (u, v)) = best_of(repeat, || {
+            let (a, b) = rayon::join(|| back(&cu), || back(&cv));
+            Ok((a?, b?))
+        })?;
         if u.len() != inp.u.len() || v.len() != inp.v.len() {
             return Err(CliError::fail(
                 "bench: SZ3 decoded the wrong number of values",
@@ -357,6 +494,11 @@ impl Plan {
                 progress.phase(&format!("{}: rel {rel:e}, SZ3", inp.name));
                 rows.push(sz3_baseline::run(inp, rel, abs, self.repeat)?);
             }
+            #[cfg(feature = "zfp")]
+            {
+                progress.phase(&format!("{}: rel {rel:e}, ZFP", inp.name));
+                rows.push(zfp_baseline::run(inp, rel, abs, self.repeat)?);
+            }
         }
         Ok(rows)
     }
@@ -408,6 +550,7 @@ impl Plan {
             .put("repeat", self.repeat)
             .put("zstd_level", self.zstd_level)
             .put("sz3", cfg!(feature = "sz3"))
+            .put("zfp", cfg!(feature = "zfp"))
             .put("fields", Json::Arr(fields))
             .put("results", Json::Arr(results))
             .build()
@@ -477,6 +620,9 @@ fn text(preamble: String, rows: &[Row]) -> String {
     if !cfg!(feature = "sz3") {
         s.push_str("SZ3 baseline: not built (rebuild with `--features sz3`)\n");
     }
+    if !cfg!(feature = "zfp") {
+        s.push_str("ZFP baseline: not built (rebuild with `--features zfp`)\n");
+    }
     s.push('\n');
     let header = [
         "field",
@@ -529,5 +675,56 @@ fn text(preamble: String, rows: &[Row]) -> String {
     s.push_str(&table::aligned(&header, &cells, |k| {
         k < 6 && k != 1 && k != 2
     }));
+    s.push_str(&against_baselines(rows));
     s
+}
+
+/// factz's rows as multiples of SZ3's and ZFP's at the same field and bound
+/// (ratio, compress and decompress speed): how the targets read.
+/// Empty when neither baseline is built.
+fn against_baselines(rows: &[Row]) -> String {
+    let base = |r: &Row, method: &str| {
+        rows.iter()
+            .find(|b| b.method == method && b.field == r.field && b.rel == r.rel)
+    };
+    let x = |a: f64, b: Option<f64>| b.map_or("-".to_string(), |b| format!("{:.2}", a / b));
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .filter(|r| r.method == "factz")
+        .filter(|r| base(r, "sz3").is_some() || base(r, "zfp").is_some())
+        .map(|r| {
+            let (sz3, zfp) = (base(r, "sz3"), base(r, "zfp"));
+            let mut row = vec![
+                r.field.clone(),
+                format!("{:.0e}", r.rel),
+                r.mode.to_string(),
+                r.coder.to_string(),
+            ];
+            for b in [sz3, zfp] {
+                row.push(x(r.ratio(), b.map(Row::ratio)));
+                row.push(x(r.mbs(r.compress), b.map(|b| b.mbs(b.compress))));
+                row.push(x(r.mbs(r.decompress), b.map(|b| b.mbs(b.decompress))));
+            }
+            row
+        })
+        .collect();
+    if cells.is_empty() {
+        return String::new();
+    }
+    let header = [
+        "field",
+        "rel",
+        "mode",
+        "coder",
+        "ratio/SZ3",
+        "comp/SZ3",
+        "dec/SZ3",
+        "ratio/ZFP",
+        "comp/ZFP",
+        "dec/ZFP",
+    ];
+    format!(
+        "\nfactz as a multiple of each baseline (same field, bound and threads):\n{}",
+        table::aligned(&header, &cells, |k| k == 0 || k == 2 || k == 3)
+    )
 }

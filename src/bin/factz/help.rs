@@ -184,8 +184,11 @@ Particle options:
   --method LIST         of auto, correct, safe (default auto)
   --edit-bits M, --max-iters K, --min-members M   as for compress / verify
 
-Baselines: zstd (lossless, level 3) always. Fields: SZ3 in absolute-bound mode at
-the same bound when factz was built with `--features sz3`. Particles: each base
+Baselines: zstd (lossless, level 3) always. Fields: SZ3 in absolute-bound mode and
+ZFP in fixed-accuracy mode (tolerance = the bound; ZFP holds it only roughly: see
+maxerr/eb) at the same bound, u and v concurrently, when factz was built with
+`--features sz3` / `zfp`; a second table gives factz's ratio and speeds as
+multiples of theirs. Particles: each base
 compressor alone (builtin, and SZ3 and ZFP when built with those features; x, y
 and z each as a 1D array) at each bound and at the loosest bound at which it
 changes no link (searched), with the FoF links it breaks and makes; factz rows
