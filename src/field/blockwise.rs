@@ -8,8 +8,8 @@
 use super::forced::forced_vertices;
 use super::parts::Parts;
 use super::quantize::{eb_of_id, id_for_bound, predictor_input, quantize, reconstruct, NUM_IDS};
-use super::safe_bound::triangle_constraint;
-use super::topology::{gather, incident_ids, tri_vertices, triangle_count, Half};
+use super::safe_bound::{triangle_constraint, triangle_constraint_filtered};
+use super::topology::{gather, tri_vertices, triangle_count, Half};
 use crate::codec::{unzigzag, zigzag};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -30,10 +30,22 @@ fn triangle_bounds(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<f64> {
     eps.par_chunks_mut(2 * (nx - 1))
         .enumerate()
         .for_each(|(j, row)| {
-            for i in 0..nx - 1 {
-                for half in [Half::T0, Half::T1] {
-                    let p = gather(u, v, tri_vertices(nx, i, j, half));
-                    row[2 * i + half as usize] = triangle_constraint(p);
+            // Rows j and j + 1; T0 = (i,j),(i+1,j),(i+1,j+1), T1 = (i,j),(i+1,j+1),(i,j+1)
+            // (topology::tri_vertices), branch-free so the loop vectorises.
+            let (lo, hi) = (j * nx, (j + 1) * nx);
+            let (u0, u1) = (&u[lo..lo + nx], &u[hi..hi + nx]);
+            let (v0, v1) = (&v[lo..lo + nx], &v[hi..hi + nx]);
+            for (i, pair) in row.chunks_exact_mut(2).enumerate() {
+                let a = [u0[i], v0[i]];
+                let c = [u1[i + 1], v1[i + 1]];
+                pair[0] = triangle_constraint_filtered([a, [u0[i + 1], v0[i + 1]], c]);
+                pair[1] = triangle_constraint_filtered([a, c, [u1[i], v1[i]]]);
+            }
+            // The few the float filter left open: the exact sum decides.
+            for (t, e) in row.iter_mut().enumerate() {
+                if e.is_nan() {
+                    let half = if t % 2 == 0 { Half::T0 } else { Half::T1 };
+                    *e = triangle_constraint(gather(u, v, tri_vertices(nx, t / 2, j, half)));
                 }
             }
         });
@@ -67,14 +79,15 @@ fn vertex_ids_capped(
     let eps = triangle_bounds(u, v, ny, nx);
     let mut ids = vec![[EXACT; 2]; ny * nx];
     ids.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
+        let mut least = vec![f64::INFINITY; nx];
+        incident_min(&eps, ny, nx, j, &mut least);
         for (i, out) in row.iter_mut().enumerate() {
             let k = j * nx + i;
             if forced[k] {
                 continue;
             }
-            let (tris, n) = incident_ids(ny, nx, i, j);
             let cap = caps.map_or(f64::INFINITY, |c| c[k]);
-            let e = tris[..n].iter().map(|&t| eps[t]).fold(cap, f64::min);
+            let e = cap.min(least[i]);
             if e < 0.0 {
                 continue;
             }
@@ -85,6 +98,36 @@ fn vertex_ids_capped(
         }
     });
     ids
+}
+
+/// `least[i]`: the smallest constraint of the triangles incident to vertex
+/// (i, j) (`topology::incident_ids`: T0 of quads (i, j), (i-1, j), (i-1, j-1)
+/// and T1 of quads (i, j), (i, j-1), (i-1, j-1); infinite with none). A pass
+/// per quad row and triangle, so the loops vectorise. The minimum does not
+/// depend on the order: constraints are never NaN nor -0.
+fn incident_min(eps: &[f64], ny: usize, nx: usize, j: usize, least: &mut [f64]) {
+    let w = 2 * nx.saturating_sub(1); // triangles per quad row
+    if nx < 2 {
+        return;
+    }
+    if j + 1 < ny {
+        let r = &eps[j * w..(j + 1) * w];
+        for (e, t) in least[..nx - 1].iter_mut().zip(r.chunks_exact(2)) {
+            *e = e.min(t[0]).min(t[1]); // quad (i, j): T0, T1
+        }
+        for (e, t) in least[1..].iter_mut().zip(r.chunks_exact(2)) {
+            *e = e.min(t[0]); // quad (i-1, j): T0
+        }
+    }
+    if j > 0 {
+        let r = &eps[(j - 1) * w..j * w];
+        for (e, t) in least[..nx - 1].iter_mut().zip(r.chunks_exact(2)) {
+            *e = e.min(t[1]); // quad (i, j-1): T1
+        }
+        for (e, t) in least[1..].iter_mut().zip(r.chunks_exact(2)) {
+            *e = e.min(t[0]).min(t[1]); // quad (i-1, j-1): T0, T1
+        }
+    }
 }
 
 /// The tile grid: (tiles across, tiles down).
@@ -288,4 +331,44 @@ pub fn decode(
             }
         });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::field::topology::incident_ids;
+
+    /// The row passes give, per vertex, the minimum over exactly the triangles
+    /// `incident_ids` lists, at every edge and corner and on degenerate shapes.
+    #[test]
+    fn incident_min_is_the_minimum_over_the_incident_triangles() {
+        let mut s = 3u64;
+        for (ny, nx) in [(1, 1), (1, 7), (6, 1), (2, 2), (5, 9), (33, 40)] {
+            let eps: Vec<f64> = (0..triangle_count(ny, nx))
+                .map(|_| {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    match s % 7 {
+                        0 => f64::INFINITY,
+                        1 => -1.0,
+                        2 => 0.0,
+                        _ => (s >> 11) as f64 / (1u64 << 53) as f64,
+                    }
+                })
+                .collect();
+            for j in 0..ny {
+                let mut least = vec![f64::INFINITY; nx];
+                incident_min(&eps, ny, nx, j, &mut least);
+                for (i, &got) in least.iter().enumerate() {
+                    let (tris, n) = incident_ids(ny, nx, i, j);
+                    let want = tris[..n]
+                        .iter()
+                        .map(|&t| eps[t])
+                        .fold(f64::INFINITY, f64::min);
+                    assert_eq!(got.to_bits(), want.to_bits(), "{ny}x{nx} vertex ({i}, {j})");
+                }
+            }
+        }
+    }
 }

@@ -64,10 +64,113 @@ pub fn triangle_constraint(p: [[f32; 2]; 3]) -> f64 {
     best
 }
 
+/// [`triangle_constraint`] without a branch, for loops the compiler vectorises
+/// (mode B's triangle pass): the same value, bit for bit, except NaN where the
+/// float filter cannot decide whether m == 0 (then `triangle_constraint`
+/// decides, by the exact sum). Every select below keeps the scalar version's
+/// operations and their order; only which result is kept changes.
+#[inline(always)]
+pub fn triangle_constraint_filtered(p: [[f32; 2]; 3]) -> f64 {
+    let mk = m_products(p);
+    let d = mk.map(|(t1, t2)| t1 - t2);
+    let finite = (d[0] + d[1] + d[2]).is_finite();
+    let pos = (d[0] > 0.0) | (d[1] > 0.0) | (d[2] > 0.0);
+    let neg = (d[0] < 0.0) | (d[1] < 0.0) | (d[2] < 0.0);
+    let critical = pos != neg; // one sign only: a critical point
+                               // m == m0 + m1 + m2 from the six exact products: sign_of_sum's float filter.
+    let terms = [mk[0].0, -mk[0].1, mk[1].0, -mk[1].1, mk[2].0, -mk[2].1];
+    let (mut sum, mut abs) = (0.0f64, 0.0f64);
+    for t in terms {
+        sum += t;
+        abs += t.abs();
+    }
+    let bound = 6.0 * 4.0 * f64::EPSILON * abs;
+    let nonzero = (sum > bound && sum > 1e-300) || (sum < -bound && sum < -1e-300);
+    let zero = !nonzero && abs == 0.0;
+    let eps = mk.map(|(t1, t2)| det_bound_filtered(t1, t2));
+    let mut best = 0.0f64;
+    for (a, b) in [(0, 1), (0, 2), (1, 2)] {
+        let opposite = (d[a] > 0.0 && d[b] < 0.0) || (d[a] < 0.0 && d[b] > 0.0);
+        best = best.max(if opposite { eps[a].min(eps[b]) } else { 0.0 });
+    }
+    let undecided = if nonzero { best } else { f64::NAN };
+    let tail = if zero { -1.0 } else { undecided };
+    let value = if critical { -1.0 } else { tail };
+    if finite {
+        value
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// [`det_bound`] without a branch: the same operations in the same order.
+#[inline(always)]
+fn det_bound_filtered(t1: f64, t2: f64) -> f64 {
+    let n2 = -t2;
+    let pos = (0.0 + if t1 > 0.0 { t1 } else { 0.0 }) + if n2 > 0.0 { n2 } else { 0.0 };
+    let neg = (0.0 - if t1 > 0.0 { 0.0 } else { t1 }) - if n2 > 0.0 { 0.0 } else { n2 };
+    let lower = (t1 - t2).abs() * (1.0 - f64::EPSILON);
+    let root = pos.sqrt() + neg.sqrt();
+    lower / (root * root) * MARGIN
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::field::topology::{cp_orientation, is_degenerate};
+
+    /// The branch-free version gives the scalar one's bits, or NaN where the
+    /// exact sum must decide, on random, degenerate, tiny, huge and non-finite
+    /// triangles.
+    #[test]
+    fn the_filtered_constraint_is_the_scalar_one_bit_for_bit() {
+        let mut s = 7u64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let specials = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            3.0,
+            1e-30,
+            -1e-30,
+            1e30,
+            f32::MIN_POSITIVE,
+            1e-45,
+            f32::MAX,
+            f32::NAN,
+            f32::INFINITY,
+        ];
+        let mut undecided = 0;
+        for round in 0..200_000 {
+            let mut c = |_: usize| -> f32 {
+                let r = next();
+                match (round % 4, r % 8) {
+                    (0, _) | (_, 0) => specials[(r >> 8) as usize % specials.len()],
+                    (1, _) => ((r >> 8) % 5) as f32 - 2.0, // small integers: many m == 0
+                    _ => {
+                        f32::from_bits((r >> 16) as u32 % 0x7f80_0000)
+                            * if r & 8 == 0 { 1.0 } else { -1.0 }
+                    }
+                }
+            };
+            let p = [[c(0), c(1)], [c(2), c(3)], [c(4), c(5)]];
+            let want = triangle_constraint(p);
+            let got = triangle_constraint_filtered(p);
+            if got.is_nan() {
+                undecided += 1;
+            } else {
+                assert_eq!(got.to_bits(), want.to_bits(), "{p:?}: {got} != {want}");
+            }
+        }
+        assert!(undecided > 0, "the exact fallback was never exercised");
+    }
 
     #[test]
     fn perturbations_inside_the_bound_create_no_critical_point() {
