@@ -8,7 +8,7 @@
 use super::forced::forced_vertices;
 use super::parts::Parts;
 use super::quantize::{eb_of_id, id_for_bound, predictor_input, quantize, reconstruct, NUM_IDS};
-use super::safe_bound::{triangle_constraint, triangle_constraint_filtered};
+use super::safe_bound::{constraints_into, triangle_constraint};
 use super::topology::{gather, tri_vertices, triangle_count, Half};
 use crate::codec::{unzigzag, zigzag};
 use crate::error::{Error, Result};
@@ -31,15 +31,18 @@ fn triangle_bounds(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<f64> {
         .enumerate()
         .for_each(|(j, row)| {
             // Rows j and j + 1; T0 = (i,j),(i+1,j),(i+1,j+1), T1 = (i,j),(i+1,j+1),(i,j+1)
-            // (topology::tri_vertices), branch-free so the loop vectorises.
+            // (topology::tri_vertices), as columns so the passes vectorise.
             let (lo, hi) = (j * nx, (j + 1) * nx);
             let (u0, u1) = (&u[lo..lo + nx], &u[hi..hi + nx]);
             let (v0, v1) = (&v[lo..lo + nx], &v[hi..hi + nx]);
-            for (i, pair) in row.chunks_exact_mut(2).enumerate() {
-                let a = [u0[i], v0[i]];
-                let c = [u1[i + 1], v1[i + 1]];
-                pair[0] = triangle_constraint_filtered([a, [u0[i + 1], v0[i + 1]], c]);
-                pair[1] = triangle_constraint_filtered([a, c, [u1[i], v1[i]]]);
+            let q = nx - 1;
+            let (mut t0, mut t1) = (vec![0.0f64; q], vec![0.0f64; q]);
+            let (a, c) = ([&u0[..q], &v0[..q]], [&u1[1..], &v1[1..]]);
+            constraints_into([a[0], a[1], &u0[1..], &v0[1..], c[0], c[1]], &mut t0);
+            constraints_into([a[0], a[1], c[0], c[1], &u1[..q], &v1[..q]], &mut t1);
+            for ((pair, &e0), &e1) in row.chunks_exact_mut(2).zip(&t0).zip(&t1) {
+                pair[0] = e0;
+                pair[1] = e1;
             }
             // The few the float filter left open: the exact sum decides.
             for (t, e) in row.iter_mut().enumerate() {
