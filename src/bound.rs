@@ -25,14 +25,37 @@ pub fn within(r: f32, x: f32, eb: f64) -> bool {
     abs < eb || (abs == eb && (err == 0.0 || (err < 0.0) == (s > 0.0)))
 }
 
-/// The smallest and largest finite value, `(INF, -INF)` when there is none.
-pub fn finite_range<'a>(values: impl IntoIterator<Item = &'a f32>) -> (f32, f32) {
-    values
+/// The smallest and largest finite value of all `parts`, `(INF, -INF)` when
+/// there is none. Eight running extremes at a time, so the loop vectorises;
+/// where an end is a zero, its sign is whichever came first in its lane,
+/// which [`bound_for_range`] does not see.
+pub fn finite_range(parts: &[&[f32]]) -> (f32, f32) {
+    const LANES: usize = 8;
+    let mut lo = [f32::INFINITY; LANES];
+    let mut hi = [f32::NEG_INFINITY; LANES];
+    let mut take = |l: usize, x: f32| {
+        let finite = x.is_finite();
+        lo[l] = if finite && x < lo[l] { x } else { lo[l] };
+        hi[l] = if finite && x > hi[l] { x } else { hi[l] };
+    };
+    for part in parts {
+        let mut chunks = part.chunks_exact(LANES);
+        for c in &mut chunks {
+            for (l, &x) in c.iter().enumerate() {
+                take(l, x);
+            }
+        }
+        for &x in chunks.remainder() {
+            take(0, x);
+        }
+    }
+    let lo = lo
         .into_iter()
-        .filter(|x| x.is_finite())
-        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| {
-            (lo.min(x), hi.max(x))
-        })
+        .fold(f32::INFINITY, |a, x| if x < a { x } else { a });
+    let hi = hi
+        .into_iter()
+        .fold(f32::NEG_INFINITY, |a, x| if x > a { x } else { a });
+    (lo, hi)
 }
 
 /// The absolute bound `bound` means for data whose finite values span
@@ -51,11 +74,11 @@ pub fn bound_for_range(bound: Bound, lo: f32, hi: f32) -> f64 {
 
 /// The absolute bound `bound` means for these values: `Abs(x)` is x, `Rel(t)`
 /// is `t * (max - min)` over the finite ones (0 if none).
-pub fn absolute_bound<'a>(values: impl IntoIterator<Item = &'a f32>, bound: Bound) -> f64 {
+pub fn absolute_bound(parts: &[&[f32]], bound: Bound) -> f64 {
     match bound {
         Bound::Abs(x) => x,
         Bound::Rel(_) => {
-            let (lo, hi) = finite_range(values);
+            let (lo, hi) = finite_range(parts);
             bound_for_range(bound, lo, hi)
         }
     }
@@ -76,6 +99,39 @@ mod tests {
         assert!(!within(-1.0, 1e-30, 1.0));
         assert!(within(-1.0, -1e-30, 1.0));
         assert!(within(0.5, 0.25, 0.25) && !within(0.5, 0.25, 0.2499));
+    }
+
+    /// The lanes find the sequential scan's extremes (up to a zero's sign),
+    /// with NaN and infinities skipped and any remainder length.
+    #[test]
+    fn finite_range_is_the_extremes_of_the_finite_values() {
+        let mut s = 5u64;
+        for n in [0usize, 1, 7, 8, 9, 100, 1001] {
+            let v: Vec<f32> = (0..n)
+                .map(|_| {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    match s % 9 {
+                        0 => f32::NAN,
+                        1 => f32::INFINITY,
+                        2 => f32::NEG_INFINITY,
+                        3 => -0.0,
+                        _ => (s >> 20) as f32 / 1e9 - 4000.0,
+                    }
+                })
+                .collect();
+            let (a, b) = v.split_at(n / 3);
+            let want = v
+                .iter()
+                .filter(|x| x.is_finite())
+                .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &x| {
+                    (lo.min(x), hi.max(x))
+                });
+            let got = finite_range(&[a, b]);
+            assert!(got.0 == want.0 && got.1 == want.1, "{n}: {got:?} {want:?}");
+        }
+        assert_eq!(finite_range(&[]), (f32::INFINITY, f32::NEG_INFINITY));
     }
 
     #[test]

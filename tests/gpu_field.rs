@@ -170,7 +170,7 @@ fn configs(f: &Field, mode: Mode) -> Vec<FieldConfig> {
         mode,
         ..FieldConfig::default()
     };
-    let (lo, hi) = factz::field::finite_range(f.u.iter().chain(&f.v));
+    let (lo, hi) = factz::field::finite_range(&[&f.u, &f.v]);
     let range = if lo > hi { 1.0 } else { hi as f64 - lo as f64 };
     let mut out = vec![];
     for (i, bound) in [

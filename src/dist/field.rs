@@ -62,7 +62,7 @@ pub fn compress_field_on<C: Communicator>(
             )));
         }
         field::check_config(cfg)?;
-        Ok(finite_range(u.iter().chain(v)))
+        Ok(finite_range(&[u, v]))
     });
     let range = agree(comm, local)?;
     let mut local_cfg = *cfg;
@@ -146,7 +146,7 @@ pub fn compress_field_at_on<C: Communicator>(
         y0.checked_add(ny)
             .zip(x0.checked_add(nx))
             .ok_or_else(|| Error::invalid("block position overflows"))?;
-        Ok((ringed, finite_range(u.iter().chain(v))))
+        Ok((ringed, finite_range(&[u, v])))
     });
     let (mut ringed, range) = agree(comm, local)?;
     let xi = global_bound(comm, range, cfg.bound);

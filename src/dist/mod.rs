@@ -211,7 +211,7 @@ fn local_summary(pos: &[f32], cfg: &ParticleConfig) -> Result<Summary> {
             cfg.base.name()
         )));
     }
-    let (lo, hi) = finite_range(pos);
+    let (lo, hi) = finite_range(&[pos]);
     let bbox = geometry::bounding_box(pos);
     Ok(Summary {
         count: n as u64,

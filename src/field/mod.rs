@@ -144,7 +144,7 @@ pub fn check_config(cfg: &FieldConfig) -> Result<()> {
 /// The absolute bound a configuration means for this field: `Rel` over the
 /// finite values of both components ([`crate::bound::absolute_bound`]).
 pub fn absolute_bound(u: &[f32], v: &[f32], bound: Bound) -> f64 {
-    crate::bound::absolute_bound(u.iter().chain(v), bound)
+    crate::bound::absolute_bound(&[u, v], bound)
 }
 
 pub(crate) fn header(

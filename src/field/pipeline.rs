@@ -214,7 +214,7 @@ impl Stages for Cpu<'_> {
     }
 
     fn finite_range(&self, [u, v]: Self::Field<'_>, n: usize) -> Result<(f32, f32)> {
-        Ok(finite_range(u[..n].iter().chain(&v[..n])))
+        Ok(finite_range(&[&u[..n], &v[..n]]))
     }
 
     fn encode(

@@ -30,7 +30,7 @@ pub fn finite_range<E: Exec>(e: &E, u: View<f32>, v: View<f32>, n: usize) -> Res
     let part = Buf::<E, f32>::zeros(e, 2 * blocks)?;
     // SAFETY: u and v hold n values, part two per block.
     unsafe { F_RANGE.launch(e, blocks as u32, BLOCK, (u, v, n as u64, part.view()))? };
-    Ok(crate::field::finite_range(&part.read(e, 0..2 * blocks)?))
+    Ok(crate::field::finite_range(&[&part.read(e, 0..2 * blocks)?]))
 }
 
 /// `kernel(const A* input, u64 n, B* out)`, one thread per item, into a new

@@ -198,7 +198,7 @@ pub fn check_config(cfg: &ParticleConfig) -> Result<()> {
 /// The absolute bound a configuration means for these positions: `Abs(x)` is x,
 /// `Rel(t)` is `t * (max - min)` over every finite coordinate (0 if none).
 pub fn absolute_bound(pos: &[f32], bound: Bound) -> f64 {
-    crate::bound::absolute_bound(pos, bound)
+    crate::bound::absolute_bound(&[pos], bound)
 }
 
 /// The linking length for these positions. With eta, V is the periodic box's
