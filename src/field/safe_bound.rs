@@ -13,25 +13,22 @@
 //! bound of |m_k| and the result is shrunk by a relative margin that covers every
 //! rounding in the formula, so the bound is safe, not just approximately so.
 
-use super::topology::{m_is_zero, m_products, orientation_of};
+use super::topology::{m_is_zero, m_products};
 
 /// Relative slack that absorbs the rounding of sqrt, sums and the final division.
 /// The kernels' generated `FZK_MARGIN` (`factz::kernels::prelude`).
 pub const MARGIN: f64 = 1.0 - 1e-6;
 
-/// Safe relative bound of `t1 - t2`, both exact f64 products.
+/// Safe relative bound of `t1 - t2`, both exact f64 products: the positive
+/// and the negative terms summed apart (selects, not branches, so batches
+/// vectorise).
 ///
 /// Kernel twin: kernels/mode_b_bounds.cu `fz_det_bound`.
-#[inline]
+#[inline(always)]
 fn det_bound(t1: f64, t2: f64) -> f64 {
-    let (mut pos, mut neg) = (0.0f64, 0.0f64);
-    for t in [t1, -t2] {
-        if t > 0.0 {
-            pos += t;
-        } else {
-            neg -= t;
-        }
-    }
+    let n2 = -t2;
+    let pos = (0.0 + if t1 > 0.0 { t1 } else { 0.0 }) + if n2 > 0.0 { n2 } else { 0.0 };
+    let neg = (0.0 - if t1 > 0.0 { 0.0 } else { t1 }) - if n2 > 0.0 { 0.0 } else { n2 };
     // t1 - t2 is correctly rounded: |t1 - t2| >= |rounded| (1 - 2^-53).
     let lower = (t1 - t2).abs() * (1.0 - f64::EPSILON);
     let root = pos.sqrt() + neg.sqrt();
@@ -48,42 +45,40 @@ fn det_bound(t1: f64, t2: f64) -> f64 {
 #[inline]
 pub fn triangle_constraint(p: [[f32; 2]; 3]) -> f64 {
     let mk = m_products(p);
-    let d = mk.map(|(t1, t2)| t1 - t2); // correctly rounded: exact signs
-    match orientation_of(d) {
-        None => return f64::INFINITY, // a component is NaN or Inf
-        Some(0) if !m_is_zero(&mk) => {}
-        Some(_) => return -1.0, // a critical point, or degenerate (m == 0)
-    }
     let eps = mk.map(|(t1, t2)| det_bound(t1, t2));
+    let value = filtered(mk, eps);
+    if !value.is_nan() {
+        return value;
+    }
+    // The float filter left m == 0 open: the exact sum decides.
+    if m_is_zero(&mk) {
+        -1.0
+    } else {
+        best_opposite(mk.map(|(t1, t2)| t1 - t2), eps)
+    }
+}
+
+/// The safe bound of the best pair of opposite m_k (0 if none is).
+#[inline(always)]
+fn best_opposite(d: [f64; 3], eps: [f64; 3]) -> f64 {
     let mut best = 0.0f64;
     for (a, b) in [(0, 1), (0, 2), (1, 2)] {
-        if (d[a] > 0.0 && d[b] < 0.0) || (d[a] < 0.0 && d[b] > 0.0) {
-            best = best.max(eps[a].min(eps[b]));
-        }
+        let opposite = (d[a] > 0.0 && d[b] < 0.0) || (d[a] < 0.0 && d[b] > 0.0);
+        best = best.max(if opposite { eps[a].min(eps[b]) } else { 0.0 });
     }
     best
 }
 
-/// [`triangle_constraint`] without a branch, for loops the compiler vectorises
-/// (mode B's triangle pass): the same value, bit for bit, except NaN where the
-/// float filter cannot decide whether m == 0 (then `triangle_constraint`
-/// decides, by the exact sum). Every select below keeps the scalar version's
-/// operations and their order; only which result is kept changes.
+/// [`triangle_constraint`] from the products and their [`det_bound`]s, with
+/// selects instead of branches, and NaN where `sign_of_sum`'s float filter
+/// cannot decide whether m == 0 (the exact sum decides those).
 #[inline(always)]
-pub fn triangle_constraint_filtered(p: [[f32; 2]; 3]) -> f64 {
-    let mk = m_products(p);
-    combine(mk, mk.map(|(t1, t2)| det_bound_filtered(t1, t2)))
-}
-
-/// The rest of [`triangle_constraint_filtered`] from the products and their
-/// [`det_bound`]s.
-#[inline(always)]
-fn combine(mk: [(f64, f64); 3], eps: [f64; 3]) -> f64 {
-    let d = mk.map(|(t1, t2)| t1 - t2);
-    let finite = (d[0] + d[1] + d[2]).is_finite();
+fn filtered(mk: [(f64, f64); 3], eps: [f64; 3]) -> f64 {
+    let d = mk.map(|(t1, t2)| t1 - t2); // correctly rounded: exact signs
+    let finite = (d[0] + d[1] + d[2]).is_finite(); // else a component is NaN or Inf
     let pos = (d[0] > 0.0) | (d[1] > 0.0) | (d[2] > 0.0);
     let neg = (d[0] < 0.0) | (d[1] < 0.0) | (d[2] < 0.0);
-    let critical = pos != neg; // one sign only: a critical point
+    let critical = pos != neg; // one sign only: the closed-triangle rule holds
                                // m == m0 + m1 + m2 from the six exact products: sign_of_sum's float filter.
     let terms = [mk[0].0, -mk[0].1, mk[1].0, -mk[1].1, mk[2].0, -mk[2].1];
     let (mut sum, mut abs) = (0.0f64, 0.0f64);
@@ -93,14 +88,10 @@ fn combine(mk: [(f64, f64); 3], eps: [f64; 3]) -> f64 {
     }
     let bound = 6.0 * 4.0 * f64::EPSILON * abs;
     let nonzero = (sum > bound && sum > 1e-300) || (sum < -bound && sum < -1e-300);
-    let zero = !nonzero && abs == 0.0;
-    let mut best = 0.0f64;
-    for (a, b) in [(0, 1), (0, 2), (1, 2)] {
-        let opposite = (d[a] > 0.0 && d[b] < 0.0) || (d[a] < 0.0 && d[b] > 0.0);
-        best = best.max(if opposite { eps[a].min(eps[b]) } else { 0.0 });
-    }
-    let undecided = if nonzero { best } else { f64::NAN };
-    let tail = if zero { -1.0 } else { undecided };
+    let degenerate = !nonzero && abs == 0.0;
+    let best = best_opposite(d, eps);
+    let open = if nonzero { best } else { f64::NAN };
+    let tail = if degenerate { -1.0 } else { open };
     let value = if critical { -1.0 } else { tail };
     if finite {
         value
@@ -112,11 +103,11 @@ fn combine(mk: [(f64, f64); 3], eps: [f64; 3]) -> f64 {
 /// Triangles per batch of [`constraints_into`] (stack arrays of this many lanes).
 const BATCH: usize = 64;
 
-/// [`triangle_constraint_filtered`] of `out.len()` triangles given in columns:
+/// [`triangle_constraint`] of `out.len()` triangles given in columns:
 /// triangle l has vertices `(au[l], av[l]), (bu[l], bv[l]), (cu[l], cv[l])`.
 /// Each step runs across a batch of triangles, so the compiler vectorises
-/// it (AVX2 where the CPU has it, chosen at run time); same bits as the
-/// scalar function, NaN where the exact sum must decide.
+/// it (AVX2 where the CPU has it, chosen at run time); the same bits, except
+/// NaN where the exact sum must decide (call `triangle_constraint` there).
 pub fn constraints_into(vertices: [&[f32]; 6], out: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
@@ -157,25 +148,14 @@ fn constraints_columns(vertices: [&[f32]; 6], out: &mut [f64]) {
         let mut eps = [[0.0f64; BATCH]; 3];
         for k in 0..3 {
             for l in 0..len {
-                eps[k][l] = det_bound_filtered(t1[k][l], t2[k][l]);
+                eps[k][l] = det_bound(t1[k][l], t2[k][l]);
             }
         }
         for (l, o) in out[start..start + len].iter_mut().enumerate() {
             let mk = [0, 1, 2].map(|k| (t1[k][l], t2[k][l]));
-            *o = combine(mk, [eps[0][l], eps[1][l], eps[2][l]]);
+            *o = filtered(mk, [eps[0][l], eps[1][l], eps[2][l]]);
         }
     }
-}
-
-/// [`det_bound`] without a branch: the same operations in the same order.
-#[inline(always)]
-fn det_bound_filtered(t1: f64, t2: f64) -> f64 {
-    let n2 = -t2;
-    let pos = (0.0 + if t1 > 0.0 { t1 } else { 0.0 }) + if n2 > 0.0 { n2 } else { 0.0 };
-    let neg = (0.0 - if t1 > 0.0 { 0.0 } else { t1 }) - if n2 > 0.0 { 0.0 } else { n2 };
-    let lower = (t1 - t2).abs() * (1.0 - f64::EPSILON);
-    let root = pos.sqrt() + neg.sqrt();
-    lower / (root * root) * MARGIN
 }
 
 #[cfg(test)]
@@ -183,11 +163,47 @@ mod tests {
     use super::*;
     use crate::field::topology::{cp_orientation, is_degenerate};
 
-    /// The branch-free version gives the scalar one's bits, or NaN where the
-    /// exact sum must decide, on random, degenerate, tiny, huge and non-finite
-    /// triangles.
+    /// The formula as first written, with branches and the exact m == 0
+    /// test up front (and as the kernel still writes it): the oracle of the
+    /// select form.
+    fn branchy(p: [[f32; 2]; 3]) -> f64 {
+        use crate::field::topology::orientation_of;
+        let mk = m_products(p);
+        let d = mk.map(|(t1, t2)| t1 - t2);
+        match orientation_of(d) {
+            None => return f64::INFINITY,
+            Some(0) if !m_is_zero(&mk) => {}
+            Some(_) => return -1.0,
+        }
+        let eps = mk.map(|(t1, t2)| {
+            let (mut pos, mut neg) = (0.0f64, 0.0f64);
+            for t in [t1, -t2] {
+                if t > 0.0 {
+                    pos += t;
+                } else {
+                    neg -= t;
+                }
+            }
+            let lower = (t1 - t2).abs() * (1.0 - f64::EPSILON);
+            let root = pos.sqrt() + neg.sqrt();
+            lower / (root * root) * MARGIN
+        });
+        let mut best = 0.0f64;
+        for (a, b) in [(0, 1), (0, 2), (1, 2)] {
+            if (d[a] > 0.0 && d[b] < 0.0) || (d[a] < 0.0 && d[b] > 0.0) {
+                best = best.max(eps[a].min(eps[b]));
+            }
+        }
+        best
+    }
+
+    /// The select form, one triangle at a time and in column passes (with
+    /// and without the run-time AVX2 choice, on a length that leaves a
+    /// partial batch), gives the branchy formula's bits on random,
+    /// degenerate, tiny, huge and non-finite triangles; the passes' NaN
+    /// (the exact sum's cases) occur and are decided as the formula does.
     #[test]
-    fn the_filtered_constraint_is_the_scalar_one_bit_for_bit() {
+    fn the_select_form_is_the_branchy_formula_bit_for_bit() {
         let mut s = 7u64;
         let mut next = || {
             s ^= s << 13;
@@ -211,9 +227,8 @@ mod tests {
             f32::NAN,
             f32::INFINITY,
         ];
-        let mut undecided = 0;
         let mut columns: [Vec<f32>; 6] = Default::default();
-        let mut want_all = vec![];
+        let mut triangles = vec![];
         for round in 0..200_000 {
             let mut c = |_: usize| -> f32 {
                 let r = next();
@@ -227,29 +242,29 @@ mod tests {
                 }
             };
             let p = [[c(0), c(1)], [c(2), c(3)], [c(4), c(5)]];
-            let want = triangle_constraint(p);
-            let got = triangle_constraint_filtered(p);
+            let (want, got) = (branchy(p), triangle_constraint(p));
+            assert_eq!(got.to_bits(), want.to_bits(), "{p:?}: {got} != {want}");
             for (k, col) in columns.iter_mut().enumerate() {
                 col.push(p[k / 2][k % 2]);
             }
-            want_all.push(got);
-            if got.is_nan() {
-                undecided += 1;
-            } else {
-                assert_eq!(got.to_bits(), want.to_bits(), "{p:?}: {got} != {want}");
-            }
+            triangles.push(p);
         }
-        assert!(undecided > 0, "the exact fallback was never exercised");
-        // The column passes, on a length that leaves a partial batch, with
-        // and without the run-time AVX2 choice.
-        let n = want_all.len() - 5;
+        let n = triangles.len() - 5;
         let cols = [0, 1, 2, 3, 4, 5].map(|k| &columns[k][..n]);
         for pass in [constraints_into, constraints_columns] {
             let mut got = vec![0.0; n];
             pass(cols, &mut got);
-            for (l, (g, w)) in got.iter().zip(&want_all).enumerate() {
-                assert_eq!(g.to_bits(), w.to_bits(), "triangle {l}");
+            let mut open = 0;
+            for (g, p) in got.iter().zip(&triangles) {
+                let g = if g.is_nan() {
+                    open += 1;
+                    triangle_constraint(*p)
+                } else {
+                    *g
+                };
+                assert_eq!(g.to_bits(), branchy(*p).to_bits(), "{p:?}");
             }
+            assert!(open > 0, "the exact sum was never needed");
         }
     }
 
