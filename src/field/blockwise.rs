@@ -9,7 +9,7 @@ use super::forced::forced_vertices;
 use super::parts::Parts;
 use super::quantize::{eb_of_id, id_for_bound, predictor_input, quantize, reconstruct, NUM_IDS};
 use super::safe_bound::{constraints_into, triangle_constraint};
-use super::topology::{gather, tri_vertices, triangle_count, Half};
+use super::topology::{gather, tri_vertices, Half};
 use crate::codec::{unzigzag, zigzag};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -21,38 +21,30 @@ pub const TILE: usize = 32;
 /// `kernels::prelude`).
 pub const EXACT: u8 = u8::MAX;
 
-/// The constraint of every triangle (see `triangle_constraint`), by triangle id.
-fn triangle_bounds(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<f64> {
-    let mut eps = vec![f64::INFINITY; triangle_count(ny, nx)];
-    if eps.is_empty() {
-        return eps;
+/// The constraints (see `triangle_constraint`) of quad row `j`'s triangles,
+/// T0 then T1 of each quad (`2 * (nx - 1)` values, triangle-id order).
+fn triangle_row(u: &[f32], v: &[f32], nx: usize, j: usize, row: &mut [f64]) {
+    // Rows j and j + 1; T0 = (i,j),(i+1,j),(i+1,j+1), T1 = (i,j),(i+1,j+1),(i,j+1)
+    // (topology::tri_vertices), as columns so the passes vectorise.
+    let (lo, hi) = (j * nx, (j + 1) * nx);
+    let (u0, u1) = (&u[lo..lo + nx], &u[hi..hi + nx]);
+    let (v0, v1) = (&v[lo..lo + nx], &v[hi..hi + nx]);
+    let q = nx - 1;
+    let (mut t0, mut t1) = (vec![0.0f64; q], vec![0.0f64; q]);
+    let (a, c) = ([&u0[..q], &v0[..q]], [&u1[1..], &v1[1..]]);
+    constraints_into([a[0], a[1], &u0[1..], &v0[1..], c[0], c[1]], &mut t0);
+    constraints_into([a[0], a[1], c[0], c[1], &u1[..q], &v1[..q]], &mut t1);
+    for ((pair, &e0), &e1) in row.chunks_exact_mut(2).zip(&t0).zip(&t1) {
+        pair[0] = e0;
+        pair[1] = e1;
     }
-    eps.par_chunks_mut(2 * (nx - 1))
-        .enumerate()
-        .for_each(|(j, row)| {
-            // Rows j and j + 1; T0 = (i,j),(i+1,j),(i+1,j+1), T1 = (i,j),(i+1,j+1),(i,j+1)
-            // (topology::tri_vertices), as columns so the passes vectorise.
-            let (lo, hi) = (j * nx, (j + 1) * nx);
-            let (u0, u1) = (&u[lo..lo + nx], &u[hi..hi + nx]);
-            let (v0, v1) = (&v[lo..lo + nx], &v[hi..hi + nx]);
-            let q = nx - 1;
-            let (mut t0, mut t1) = (vec![0.0f64; q], vec![0.0f64; q]);
-            let (a, c) = ([&u0[..q], &v0[..q]], [&u1[1..], &v1[1..]]);
-            constraints_into([a[0], a[1], &u0[1..], &v0[1..], c[0], c[1]], &mut t0);
-            constraints_into([a[0], a[1], c[0], c[1], &u1[..q], &v1[..q]], &mut t1);
-            for ((pair, &e0), &e1) in row.chunks_exact_mut(2).zip(&t0).zip(&t1) {
-                pair[0] = e0;
-                pair[1] = e1;
-            }
-            // The few the float filter left open: the exact sum decides.
-            for (t, e) in row.iter_mut().enumerate() {
-                if e.is_nan() {
-                    let half = if t % 2 == 0 { Half::T0 } else { Half::T1 };
-                    *e = triangle_constraint(gather(u, v, tri_vertices(nx, t / 2, j, half)));
-                }
-            }
-        });
-    eps
+    // The few the float filter left open: the exact sum decides.
+    for (t, e) in row.iter_mut().enumerate() {
+        if e.is_nan() {
+            let half = if t % 2 == 0 { Half::T0 } else { Half::T1 };
+            *e = triangle_constraint(gather(u, v, tri_vertices(nx, t / 2, j, half)));
+        }
+    }
 }
 
 /// Per-vertex bound ids for u and v (EXACT when the vertex must be stored
@@ -79,27 +71,43 @@ fn vertex_ids_capped(
     forced: &[bool],
     caps: Option<&[f64]>,
 ) -> Vec<[u8; 2]> {
-    let eps = triangle_bounds(u, v, ny, nx);
     let mut ids = vec![[EXACT; 2]; ny * nx];
-    ids.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
-        let mut least = vec![f64::INFINITY; nx];
-        incident_min(&eps, ny, nx, j, &mut least);
-        for (i, out) in row.iter_mut().enumerate() {
-            let k = j * nx + i;
-            if forced[k] {
-                continue;
+    let w = 2 * nx.saturating_sub(1); // triangles per quad row
+                                      // A band of TILE rows at a time, with the quad rows its vertices touch
+                                      // (one above the band, which the band above computes too): no full-field
+                                      // array of constraints.
+    ids.par_chunks_mut(TILE * nx)
+        .enumerate()
+        .for_each(|(b, band)| {
+            let j0 = b * TILE;
+            let first = j0.saturating_sub(1);
+            let end = (j0 + band.len() / nx).min(ny.saturating_sub(1));
+            let mut eps = vec![0.0f64; end.saturating_sub(first) * w];
+            for (r, row) in eps.chunks_exact_mut(w.max(1)).enumerate() {
+                triangle_row(u, v, nx, first + r, row);
             }
-            let cap = caps.map_or(f64::INFINITY, |c| c[k]);
-            let e = cap.min(least[i]);
-            if e < 0.0 {
-                continue;
+            let mut least = vec![f64::INFINITY; nx];
+            for (jb, row) in band.chunks_mut(nx).enumerate() {
+                let j = j0 + jb;
+                least.fill(f64::INFINITY);
+                incident_min(&eps, first, ny, nx, j, &mut least);
+                for (i, out) in row.iter_mut().enumerate() {
+                    let k = j * nx + i;
+                    if forced[k] {
+                        continue;
+                    }
+                    let cap = caps.map_or(f64::INFINITY, |c| c[k]);
+                    let e = cap.min(least[i]);
+                    if e < 0.0 {
+                        continue;
+                    }
+                    let id = |c: f32| id_for_bound(xi, xi.min(e * (c as f64).abs()));
+                    if let (Some(a), Some(b)) = (id(u[k]), id(v[k])) {
+                        *out = [a as u8, b as u8];
+                    }
+                }
             }
-            let id = |c: f32| id_for_bound(xi, xi.min(e * (c as f64).abs()));
-            if let (Some(a), Some(b)) = (id(u[k]), id(v[k])) {
-                *out = [a as u8, b as u8];
-            }
-        }
-    });
+        });
     ids
 }
 
@@ -107,14 +115,16 @@ fn vertex_ids_capped(
 /// (i, j) (`topology::incident_ids`: T0 of quads (i, j), (i-1, j), (i-1, j-1)
 /// and T1 of quads (i, j), (i, j-1), (i-1, j-1); infinite with none). A pass
 /// per quad row and triangle, so the loops vectorise. The minimum does not
-/// depend on the order: constraints are never NaN nor -0.
-fn incident_min(eps: &[f64], ny: usize, nx: usize, j: usize, least: &mut [f64]) {
+/// depend on the order: constraints are never NaN nor -0. `eps` holds the
+/// quad rows from `first` on (rows j - 1 and j, those that exist).
+fn incident_min(eps: &[f64], first: usize, ny: usize, nx: usize, j: usize, least: &mut [f64]) {
     let w = 2 * nx.saturating_sub(1); // triangles per quad row
     if nx < 2 {
         return;
     }
+    let quad_row = |r: usize| &eps[(r - first) * w..(r - first + 1) * w];
     if j + 1 < ny {
-        let r = &eps[j * w..(j + 1) * w];
+        let r = quad_row(j);
         for (e, t) in least[..nx - 1].iter_mut().zip(r.chunks_exact(2)) {
             *e = e.min(t[0]).min(t[1]); // quad (i, j): T0, T1
         }
@@ -123,7 +133,7 @@ fn incident_min(eps: &[f64], ny: usize, nx: usize, j: usize, least: &mut [f64]) 
         }
     }
     if j > 0 {
-        let r = &eps[(j - 1) * w..j * w];
+        let r = quad_row(j - 1);
         for (e, t) in least[..nx - 1].iter_mut().zip(r.chunks_exact(2)) {
             *e = e.min(t[1]); // quad (i, j-1): T1
         }
@@ -339,7 +349,7 @@ pub fn decode(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::field::topology::incident_ids;
+    use crate::field::topology::{incident_ids, triangle_count};
 
     /// The row passes give, per vertex, the minimum over exactly the triangles
     /// `incident_ids` lists, at every edge and corner and on degenerate shapes.
@@ -362,7 +372,7 @@ mod tests {
                 .collect();
             for j in 0..ny {
                 let mut least = vec![f64::INFINITY; nx];
-                incident_min(&eps, ny, nx, j, &mut least);
+                incident_min(&eps, 0, ny, nx, j, &mut least);
                 for (i, &got) in least.iter().enumerate() {
                     let (tris, n) = incident_ids(ny, nx, i, j);
                     let want = tris[..n]
