@@ -19,5 +19,7 @@ pub mod gpu;
 pub mod kernels;
 pub mod particles;
 pub mod synth;
+#[cfg(feature = "zfp")]
+pub mod zfp;
 
 pub use error::{Error, ErrorKind, Result};

@@ -141,122 +141,31 @@ pub fn zstd_baseline(raw: &[u8], repeat: usize) -> CliResult<(usize, Duration, D
     Ok((c.len(), tc, td))
 }
 
-/// ZFP (fixed-accuracy mode, tolerance = the absolute bound) on u and v apart
-/// (concurrently with two threads), each as a 2D array: the throughput baseline topology-agnostic users pick.
-/// Its accuracy mode bounds the error only approximately; the table shows
-/// what it kept.
+/// ZFP (fixed-accuracy mode, tolerance = the absolute bound; `factz::zfp`) on
+/// u and v apart (concurrently with two threads), each as a 2D array: the
+/// throughput baseline topology-agnostic users pick. Its accuracy mode bounds
+/// the error only approximately; the table shows what it kept.
 #[cfg(feature = "zfp")]
 mod zfp_baseline {
     use super::*;
-    use zfp_sys as zs;
-
-    /// The ZFP objects of one call, freed on drop.
-    struct Zfp {
-        field: *mut zs::zfp_field,
-        stream: *mut zs::zfp_stream,
-        bits: *mut zs::bitstream,
-    }
-
-    impl Drop for Zfp {
-        fn drop(&mut self) {
-            // SAFETY: each pointer is null or came from its ZFP constructor in
-            // `Zfp::new`, and is freed once, here.
-            unsafe {
-                if !self.bits.is_null() {
-                    zs::stream_close(self.bits);
-                }
-                if !self.stream.is_null() {
-                    zs::zfp_stream_close(self.stream);
-                }
-                if !self.field.is_null() {
-                    zs::zfp_field_free(self.field);
-                }
-            }
-        }
-    }
-
-    impl Zfp {
-        /// An ny x nx float field over `values` (x fastest) and an accuracy-mode
-        /// stream over `buf` (empty: only for the size).
-        fn new(
-            values: &mut [f32],
-            ny: usize,
-            nx: usize,
-            tol: f64,
-            buf: &mut [u64],
-        ) -> CliResult<Zfp> {
-            // SAFETY: ZFP records the pointers and sizes; `values` holds ny * nx
-            // floats and `buf` 8 * buf.len() bytes, both outliving the object.
-            let z = unsafe {
-                Zfp {
-                    field: zs::zfp_field_2d(
-                        values.as_mut_ptr().cast(),
-                        zs::zfp_type_zfp_type_float,
-                        nx,
-                        ny,
-                    ),
-                    stream: zs::zfp_stream_open(std::ptr::null_mut()),
-                    bits: zs::stream_open(buf.as_mut_ptr().cast(), 8 * buf.len()),
-                }
-            };
-            if z.field.is_null() || z.stream.is_null() || z.bits.is_null() {
-                return Err(CliError::fail("bench: ZFP: cannot allocate its objects"));
-            }
-            // SAFETY: both pointers were checked non-null and belong to `z`.
-            unsafe {
-                zs::zfp_stream_set_accuracy(z.stream, tol);
-                zs::zfp_stream_set_bit_stream(z.stream, z.bits);
-                zs::zfp_stream_rewind(z.stream);
-            }
-            Ok(z)
-        }
-    }
-
-    fn one(data: &[f32], ny: usize, nx: usize, tol: f64) -> CliResult<Vec<u64>> {
-        let mut values = data.to_vec();
-        let mut none = [0u64; 1];
-        let max = {
-            let z = Zfp::new(&mut values, ny, nx, tol, &mut none)?;
-            // SAFETY: `z` is valid; the size query reads no data.
-            unsafe { zs::zfp_stream_maximum_size(z.stream, z.field) }
-        };
-        let mut buf = vec![0u64; max.div_ceil(8) + 1];
-        let words = {
-            let z = Zfp::new(&mut values, ny, nx, tol, &mut buf)?;
-            // SAFETY: the field and buffer are as `Zfp::new` describes them;
-            // `buf` holds ZFP's worst case for this field.
-            let bytes = unsafe { zs::zfp_compress(z.stream, z.field) };
-            if bytes == 0 {
-                return Err(CliError::fail("bench: ZFP: compression failed"));
-            }
-            bytes.div_ceil(8)
-        };
-        buf.truncate(words);
-        Ok(buf)
-    }
-
-    fn back(c: &[u64], ny: usize, nx: usize, tol: f64) -> CliResult<Vec<f32>> {
-        let mut out = vec![0f32; ny * nx];
-        let mut buf = c.to_vec();
-        buf.resize(c.len() + 64, 0);
-        let z = Zfp::new(&mut out, ny, nx, tol, &mut buf)?;
-        // SAFETY: as in `one`; the stream is ZFP's own output, zero-padded.
-        if unsafe { zs::zfp_decompress(z.stream, z.field) } == 0 {
-            return Err(CliError::fail("bench: ZFP: decompression failed"));
-        }
-        drop(z);
-        Ok(out)
-    }
+    use factz::zfp::{compress, decompress};
 
     pub fn run(inp: &Input, rel: f64, abs: f64, repeat: usize) -> CliResult<Row> {
-        let (ny, nx) = (inp.ny, inp.nx);
+        let dims = [inp.ny, inp.nx];
+        let fail = |e: factz::Error| CliError::fail(format!("bench: ZFP: {e}"));
         let (tc, (cu, cv)) = best_of(repeat, || {
-            let (a, b) = rayon::join(|| one(&inp.u, ny, nx, abs), || one(&inp.v, ny, nx, abs));
-            Ok((a?, b?))
+            let (a, b) = rayon::join(
+                || compress(&inp.u, &dims, abs),
+                || compress(&inp.v, &dims, abs),
+            );
+            Ok((a.map_err(fail)?, b.map_err(fail)?))
         })?;
         let (td, (u, v)) = best_of(repeat, || {
-            let (a, b) = rayon::join(|| back(&cu, ny, nx, abs), || back(&cv, ny, nx, abs));
-            Ok((a?, b?))
+            let (a, b) = rayon::join(
+                || decompress(&cu, &dims, abs),
+                || decompress(&cv, &dims, abs),
+            );
+            Ok((a.map_err(fail)?, b.map_err(fail)?))
         })?;
         Ok(measure(
             inp,
@@ -265,7 +174,7 @@ mod zfp_baseline {
             "zfp",
             "-",
             "-",
-            8 * (cu.len() + cv.len()),
+            cu.len() + cv.len(),
             (&u, &v),
             tc,
             td,
