@@ -308,6 +308,18 @@ impl Args {
             .map(Some)
             .ok_or_else(|| self.usage_err(format!("bad --coder '{c}': expected huffman or rans")))
     }
+
+    /// `--coder LIST` (the benches): comma-separated coders, else `default`.
+    pub fn coders(&self, default: &[Coder]) -> CliResult<Vec<Coder>> {
+        match self.value("coder") {
+            None => Ok(default.to_vec()),
+            Some(s) => parse_list(s, Coder::parse).ok_or_else(|| {
+                self.usage_err(format!(
+                    "bad --coder '{s}': expected huffman, rans or huffman,rans"
+                ))
+            }),
+        }
+    }
 }
 
 /// Every base compressor a stream can name, compiled in or not.

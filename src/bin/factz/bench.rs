@@ -321,14 +321,7 @@ impl Plan {
             Some(s) => args::parse_list(s, args::parse_mode)
                 .ok_or_else(|| a.usage_err(format!("bad --mode '{s}': expected b, s or b,s")))?,
         };
-        let coders = match a.value("coder") {
-            None => vec![Coder::Huffman, Coder::Rans],
-            Some(s) => args::parse_list(s, Coder::parse).ok_or_else(|| {
-                a.usage_err(format!(
-                    "bad --coder '{s}': expected huffman, rans or huffman,rans"
-                ))
-            })?,
-        };
+        let coders = a.coders(&[Coder::Huffman, Coder::Rans])?;
         if a.positionals.iter().any(|p| p == "-") {
             return Err(a.usage_err("bench reads files, not stdin"));
         }

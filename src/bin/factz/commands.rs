@@ -61,11 +61,7 @@ pub fn compress(argv: Vec<OsString>) -> CliResult<u8> {
             .ok_or_else(|| a.usage_err(format!("bad --mode '{m}': expected b or s")))?,
     };
     let bound = a.bound()?.unwrap_or(Bound::Rel(1e-3));
-    let coder = match a.value("coder") {
-        None => Coder::Rans,
-        Some(c) => Coder::parse(c)
-            .ok_or_else(|| a.usage_err(format!("bad --coder '{c}': expected huffman or rans")))?,
-    };
+    let coder = a.coder()?.unwrap_or(Coder::Rans);
     let zstd_level = a.int_in("zstd", 0, 22)?.unwrap_or(0) as i32;
     let cfg = FieldConfig {
         mode,

@@ -250,14 +250,7 @@ impl Plan {
                 b.name()
             )));
         }
-        let coders = match a.value("coder") {
-            None => vec![Coder::Rans],
-            Some(s) => args::parse_list(s, Coder::parse).ok_or_else(|| {
-                a.usage_err(format!(
-                    "bad --coder '{s}': expected huffman, rans or huffman,rans"
-                ))
-            })?,
-        };
+        let coders = a.coders(&[Coder::Rans])?;
         let zstd_level = a.int_in("zstd", 0, 22)?.unwrap_or(0) as i32;
         let repeat = a.int_in("repeat", 1, 1000)?.unwrap_or(1) as usize;
         let min = min_members(a)?;
