@@ -122,22 +122,18 @@ pub fn finish<'a>(
         coded,
         cfg.zstd_level,
     )?;
-    let mut host = Some(host);
-    let mut field = None;
-    let mut fetch = || -> Result<[Cow<'a, [f32]>; 2]> {
-        if field.is_none() {
-            field = Some(host.take().expect("fetched once")()?);
-        }
-        Ok(field.clone().expect("fetched"))
-    };
-    if bytes.len() > max_compressed_size(ny, nx)? {
-        let [u, v] = fetch()?;
+    let oversize = bytes.len() > max_compressed_size(ny, nx)?;
+    if !(oversize || cfg.verify) {
+        return Ok(Compressed { bytes, report });
+    }
+    // The fallback and the verify pass read the field on the host: fetched once.
+    let [u, v] = host()?;
+    if oversize {
         bytes = lossless(&u, &v, ny, nx, xi, cfg, flags)?;
         report.exact_vertices = n;
     }
     if cfg.verify {
         report.verified = true;
-        let [u, v] = fetch()?;
         if let Err(why) = verify(&u, &v, xi, &bytes) {
             // Never expected: the guarantee is built in. Keep the data anyway and say why.
             let all = flags | format::FLAG_LOSSLESS_FALLBACK;
