@@ -128,8 +128,8 @@ static __device__ __forceinline__ double fzk_eb_of_id(double xi, int k) {
 static __device__ inline int fzk_id_for_bound(double xi, double e) {
     if (e >= xi) return 0;
     if (e != e || e <= 0.0) return -1;
-    long long ratio_exp = (long long)(fzk_bits(xi / e) >> 52) - 1023;
-    long long guess = ratio_exp - 1;
+    // The exponents' difference, at most the id (see quantize.rs).
+    long long guess = (long long)(fzk_bits(xi) >> 52) - (long long)(fzk_bits(e) >> 52);
     if (guess < 0) guess = 0;
     if (guess > FZK_NUM_IDS) guess = FZK_NUM_IDS;
     for (int k = (int)guess; k < FZK_NUM_IDS; k++)

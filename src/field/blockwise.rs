@@ -22,19 +22,29 @@ pub const TILE: usize = 32;
 pub const EXACT: u8 = u8::MAX;
 
 /// The constraints (see `triangle_constraint`) of quad row `j`'s triangles,
-/// T0 then T1 of each quad (`2 * (nx - 1)` values, triangle-id order).
-fn triangle_row(u: &[f32], v: &[f32], nx: usize, j: usize, row: &mut [f64]) {
+/// T0 then T1 of each quad (`2 * (nx - 1)` values, triangle-id order);
+/// `cols` is scratch for the two triangle columns.
+fn triangle_row(
+    u: &[f32],
+    v: &[f32],
+    nx: usize,
+    j: usize,
+    row: &mut [f64],
+    cols: &mut [Vec<f64>; 2],
+) {
     // Rows j and j + 1; T0 = (i,j),(i+1,j),(i+1,j+1), T1 = (i,j),(i+1,j+1),(i,j+1)
     // (topology::tri_vertices), as columns so the passes vectorise.
     let (lo, hi) = (j * nx, (j + 1) * nx);
     let (u0, u1) = (&u[lo..lo + nx], &u[hi..hi + nx]);
     let (v0, v1) = (&v[lo..lo + nx], &v[hi..hi + nx]);
     let q = nx - 1;
-    let (mut t0, mut t1) = (vec![0.0f64; q], vec![0.0f64; q]);
+    let [t0, t1] = cols;
+    t0.resize(q, 0.0);
+    t1.resize(q, 0.0);
     let (a, c) = ([&u0[..q], &v0[..q]], [&u1[1..], &v1[1..]]);
-    constraints_into([a[0], a[1], &u0[1..], &v0[1..], c[0], c[1]], &mut t0);
-    constraints_into([a[0], a[1], c[0], c[1], &u1[..q], &v1[..q]], &mut t1);
-    for ((pair, &e0), &e1) in row.chunks_exact_mut(2).zip(&t0).zip(&t1) {
+    constraints_into([a[0], a[1], &u0[1..], &v0[1..], c[0], c[1]], t0);
+    constraints_into([a[0], a[1], c[0], c[1], &u1[..q], &v1[..q]], t1);
+    for ((pair, &e0), &e1) in row.chunks_exact_mut(2).zip(t0.iter()).zip(t1.iter()) {
         pair[0] = e0;
         pair[1] = e1;
     }
@@ -58,11 +68,19 @@ pub fn vertex_ids(
     xi: f64,
     forced: &[bool],
 ) -> Vec<[u8; 2]> {
-    vertex_ids_capped(u, v, ny, nx, xi, forced, None)
+    let mut ids = vec![[EXACT; 2]; ny * nx];
+    ids.par_chunks_mut(TILE * nx)
+        .enumerate()
+        .for_each(|(b, band)| band_ids(u, v, ny, nx, xi, forced, None, b * TILE, band));
+    ids
 }
 
-/// [`vertex_ids`] with a cap on each vertex's relative bound (`halo::BlockWithRing::caps`).
-fn vertex_ids_capped(
+/// [`vertex_ids`] of the rows from `j0` on (`out.len() / nx` of them), with a
+/// cap on each vertex's relative bound (`halo::BlockWithRing::caps`). The quad
+/// rows above and below the current vertex row are all it holds of the
+/// constraints, so a band's work stays in cache.
+#[allow(clippy::too_many_arguments)]
+fn band_ids(
     u: &[f32],
     v: &[f32],
     ny: usize,
@@ -70,61 +88,59 @@ fn vertex_ids_capped(
     xi: f64,
     forced: &[bool],
     caps: Option<&[f64]>,
-) -> Vec<[u8; 2]> {
-    let mut ids = vec![[EXACT; 2]; ny * nx];
+    j0: usize,
+    out: &mut [[u8; 2]],
+) {
+    out.fill([EXACT; 2]);
     let w = 2 * nx.saturating_sub(1); // triangles per quad row
-                                      // A band of TILE rows at a time, with the quad rows its vertices touch
-                                      // (one above the band, which the band above computes too): no full-field
-                                      // array of constraints.
-    ids.par_chunks_mut(TILE * nx)
-        .enumerate()
-        .for_each(|(b, band)| {
-            let j0 = b * TILE;
-            let first = j0.saturating_sub(1);
-            let end = (j0 + band.len() / nx).min(ny.saturating_sub(1));
-            let mut eps = vec![0.0f64; end.saturating_sub(first) * w];
-            for (r, row) in eps.chunks_exact_mut(w.max(1)).enumerate() {
-                triangle_row(u, v, nx, first + r, row);
+    let mut cols = [vec![], vec![]];
+    // Quad rows j - 1 and j of vertex row j, where they exist.
+    let (mut above, mut below) = (vec![0.0f64; w], vec![0.0f64; w]);
+    if j0 > 0 && nx > 1 {
+        triangle_row(u, v, nx, j0 - 1, &mut below, &mut cols);
+    }
+    let mut least = vec![f64::INFINITY; nx];
+    for (jb, row) in out.chunks_mut(nx).enumerate() {
+        let j = j0 + jb;
+        std::mem::swap(&mut above, &mut below);
+        if j + 1 < ny && nx > 1 {
+            triangle_row(u, v, nx, j, &mut below, &mut cols);
+        }
+        least.fill(f64::INFINITY);
+        let (up, down) = (
+            (j > 0).then_some(&above[..]),
+            (j + 1 < ny).then_some(&below[..]),
+        );
+        incident_min(up, down, nx, &mut least);
+        for (i, out) in row.iter_mut().enumerate() {
+            let k = j * nx + i;
+            if forced[k] {
+                continue;
             }
-            let mut least = vec![f64::INFINITY; nx];
-            for (jb, row) in band.chunks_mut(nx).enumerate() {
-                let j = j0 + jb;
-                least.fill(f64::INFINITY);
-                incident_min(&eps, first, ny, nx, j, &mut least);
-                for (i, out) in row.iter_mut().enumerate() {
-                    let k = j * nx + i;
-                    if forced[k] {
-                        continue;
-                    }
-                    let cap = caps.map_or(f64::INFINITY, |c| c[k]);
-                    let e = cap.min(least[i]);
-                    if e < 0.0 {
-                        continue;
-                    }
-                    let id = |c: f32| id_for_bound(xi, xi.min(e * (c as f64).abs()));
-                    if let (Some(a), Some(b)) = (id(u[k]), id(v[k])) {
-                        *out = [a as u8, b as u8];
-                    }
-                }
+            let cap = caps.map_or(f64::INFINITY, |c| c[k]);
+            let e = cap.min(least[i]);
+            if e < 0.0 {
+                continue;
             }
-        });
-    ids
+            let id = |c: f32| id_for_bound(xi, xi.min(e * (c as f64).abs()));
+            if let (Some(a), Some(b)) = (id(u[k]), id(v[k])) {
+                *out = [a as u8, b as u8];
+            }
+        }
+    }
 }
 
 /// `least[i]`: the smallest constraint of the triangles incident to vertex
 /// (i, j) (`topology::incident_ids`: T0 of quads (i, j), (i-1, j), (i-1, j-1)
-/// and T1 of quads (i, j), (i, j-1), (i-1, j-1); infinite with none). A pass
-/// per quad row and triangle, so the loops vectorise. The minimum does not
-/// depend on the order: constraints are never NaN nor -0. `eps` holds the
-/// quad rows from `first` on (rows j - 1 and j, those that exist).
-fn incident_min(eps: &[f64], first: usize, ny: usize, nx: usize, j: usize, least: &mut [f64]) {
-    let w = 2 * nx.saturating_sub(1); // triangles per quad row
+/// and T1 of quads (i, j), (i, j-1), (i-1, j-1); infinite with none), given
+/// quad rows j - 1 (`above`) and j (`below`) where they exist. A pass per quad
+/// row and triangle, so the loops vectorise. The minimum does not depend on
+/// the order: constraints are never NaN nor -0.
+fn incident_min(above: Option<&[f64]>, below: Option<&[f64]>, nx: usize, least: &mut [f64]) {
     if nx < 2 {
         return;
     }
-    let quad_row = |r: usize| &eps[(r - first) * w..(r - first + 1) * w];
-    if j + 1 < ny {
-        let r = quad_row(j);
+    if let Some(r) = below {
         for (e, t) in least[..nx - 1].iter_mut().zip(r.chunks_exact(2)) {
             *e = e.min(t[0]).min(t[1]); // quad (i, j): T0, T1
         }
@@ -132,8 +148,7 @@ fn incident_min(eps: &[f64], first: usize, ny: usize, nx: usize, j: usize, least
             *e = e.min(t[0]); // quad (i-1, j): T0
         }
     }
-    if j > 0 {
-        let r = quad_row(j - 1);
+    if let Some(r) = above {
         for (e, t) in least[..nx - 1].iter_mut().zip(r.chunks_exact(2)) {
             *e = e.min(t[1]); // quad (i, j-1): T1
         }
@@ -148,15 +163,24 @@ fn tiles(ny: usize, nx: usize) -> (usize, usize) {
     (nx.div_ceil(TILE), ny.div_ceil(TILE))
 }
 
-/// In-tile Lorenzo prediction of vertex (i, j) of a band whose rows start at `j0`.
+/// Row stride of a tile's reconstruction buffer: not a power of two, so that
+/// the wavefront's stores and loads one row apart never alias modulo 4 KiB
+/// (which stalls loads on x86 as if they depended on the stores).
+const STRIDE: usize = TILE + 1;
+
+/// A tile's reconstructions, `[jb * STRIDE + ii]` for its vertex (ti + ii, j0 + jb).
+type TileValues = [f32; TILE * STRIDE];
+
+/// In-tile Lorenzo prediction of the tile's vertex (ii, jb) from its
+/// reconstructions (the outside of the tile counts as 0).
 #[inline]
-fn lorenzo(rec: &[f32], nx: usize, i: usize, jb: usize, ti: usize) -> f64 {
-    let at = |i: usize, jb: usize| predictor_input(rec[jb * nx + i]);
-    let (west, north) = (i > ti, jb > 0);
+fn lorenzo(rec: &TileValues, ii: usize, jb: usize) -> f64 {
+    let at = |ii: usize, jb: usize| predictor_input(rec[jb * STRIDE + ii]);
+    let (west, north) = (ii > 0, jb > 0);
     match (west, north) {
-        (true, true) => (at(i - 1, jb) + at(i, jb - 1)) - at(i - 1, jb - 1),
-        (true, false) => at(i - 1, jb),
-        (false, true) => at(i, jb - 1),
+        (true, true) => (at(ii - 1, jb) + at(ii, jb - 1)) - at(ii - 1, jb - 1),
+        (true, false) => at(ii - 1, jb),
+        (false, true) => at(ii, jb - 1),
         (false, false) => 0.0,
     }
 }
@@ -191,11 +215,31 @@ struct BandOut {
     codes: Vec<u32>,
 }
 
+/// Calls `f(jb, ii)` for every vertex of a tile `w` columns wide and `rows`
+/// high, along anti-diagonals: each vertex after its west,
+/// north and north-west neighbours (all Lorenzo reads), and the vertices of
+/// one diagonal independent of each other, so the CPU overlaps their
+/// quantize / reconstruct chains instead of waiting on one at a time.
+#[inline(always)]
+fn wavefront(w: usize, rows: usize, mut f: impl FnMut(usize, usize)) {
+    for d in 0..w + rows - 1 {
+        for jb in d.saturating_sub(w - 1)..=d.min(rows - 1) {
+            f(jb, d - jb);
+        }
+    }
+}
+
+/// A tile's codes by vertex (`jb * TILE + ii`), None where the vertex is
+/// stored exactly: the wavefront fills it, row-major passes read it in stream order.
+type TileCodes = [Option<[u32; 2]>; TILE * TILE];
+
 pub fn encode(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, chunk_of_larger: bool) -> Parts {
     encode_capped(u, v, ny, nx, xi, chunk_of_larger, None)
 }
 
 /// [`encode`] with a cap on each vertex's relative bound (`halo::BlockWithRing::caps`).
+/// One pass per band of TILE rows: its vertex ids, then each tile's id,
+/// quantization and exact values; nothing field-sized but the exact mask.
 pub fn encode_capped(
     u: &[f32],
     v: &[f32],
@@ -206,7 +250,6 @@ pub fn encode_capped(
     caps: Option<&[f64]>,
 ) -> Parts {
     let forced = forced_vertices(u, v, ny, nx, chunk_of_larger);
-    let vids = vertex_ids_capped(u, v, ny, nx, xi, &forced, caps);
     let (tx, _) = tiles(ny, nx);
     let mut exact = vec![false; ny * nx];
     let bands: Vec<BandOut> = exact
@@ -215,52 +258,52 @@ pub fn encode_capped(
         .map(|(b, exact_band)| {
             let j0 = b * TILE;
             let rows = exact_band.len() / nx;
-            let mut rec_u = vec![0.0f32; rows * nx];
-            let mut rec_v = vec![0.0f32; rows * nx];
+            let mut vids = vec![[EXACT; 2]; rows * nx];
+            band_ids(u, v, ny, nx, xi, &forced, caps, j0, &mut vids);
+            let (mut rec_u, mut rec_v) = ([0.0f32; TILE * STRIDE], [0.0f32; TILE * STRIDE]);
             let mut out = BandOut {
                 ids: Vec::with_capacity(2 * tx),
                 raw: vec![],
-                codes: vec![],
+                codes: Vec::with_capacity(2 * rows * nx),
             };
+            let mut coded: TileCodes = [None; TILE * TILE];
             for t in 0..tx {
                 let ti = t * TILE;
                 let te = (ti + TILE).min(nx);
                 // The tile's id per component, from the histogram of what its vertices need.
                 let mut hist = [[0u32; NUM_IDS as usize]; 2];
-                for jb in 0..rows {
-                    for i in ti..te {
-                        let id = vids[(j0 + jb) * nx + i];
-                        if id[0] != EXACT {
-                            hist[0][id[0] as usize] += 1;
-                            hist[1][id[1] as usize] += 1;
-                        }
+                for id in (0..rows).flat_map(|jb| &vids[jb * nx + ti..jb * nx + te]) {
+                    if id[0] != EXACT {
+                        hist[0][id[0] as usize] += 1;
+                        hist[1][id[1] as usize] += 1;
                     }
                 }
                 let tile = [tile_id(&hist[0]), tile_id(&hist[1])];
                 out.ids.extend([tile[0] as u32, tile[1] as u32]);
                 let (eu, ev) = (eb_of_id(xi, tile[0] as u32), eb_of_id(xi, tile[1] as u32));
+                wavefront(te - ti, rows, |jb, ii| {
+                    let k = (j0 + jb) * nx + ti + ii;
+                    let id = vids[jb * nx + ti + ii];
+                    let q = if id[0] == EXACT || id[0] > tile[0] || id[1] > tile[1] {
+                        None
+                    } else {
+                        let qu = quantize(u[k], lorenzo(&rec_u, ii, jb), eu);
+                        let qv = quantize(v[k], lorenzo(&rec_v, ii, jb), ev);
+                        qu.zip(qv)
+                    };
+                    let ((cu, ru), (cv, rv)) = q.unwrap_or(((0, u[k]), (0, v[k])));
+                    rec_u[jb * STRIDE + ii] = ru;
+                    rec_v[jb * STRIDE + ii] = rv;
+                    coded[jb * TILE + ii] = q.map(|_| [zigzag(cu), zigzag(cv)]);
+                });
                 for jb in 0..rows {
                     for i in ti..te {
-                        let (k, kb) = ((j0 + jb) * nx + i, jb * nx + i);
-                        let id = vids[k];
-                        let coded = if id[0] == EXACT || id[0] > tile[0] || id[1] > tile[1] {
-                            None
-                        } else {
-                            let qu = quantize(u[k], lorenzo(&rec_u, nx, i, jb, ti), eu);
-                            let qv = quantize(v[k], lorenzo(&rec_v, nx, i, jb, ti), ev);
-                            qu.zip(qv)
-                        };
-                        match coded {
-                            Some(((qu, ru), (qv, rv))) => {
-                                out.codes.extend([zigzag(qu), zigzag(qv)]);
-                                rec_u[kb] = ru;
-                                rec_v[kb] = rv;
-                            }
+                        match coded[jb * TILE + i - ti] {
+                            Some(c) => out.codes.extend(c),
                             None => {
-                                exact_band[kb] = true;
+                                let k = (j0 + jb) * nx + i;
+                                exact_band[jb * nx + i] = true;
                                 out.raw.extend([u[k].to_bits(), v[k].to_bits()]);
-                                rec_u[kb] = u[k];
-                                rec_v[kb] = v[k];
                             }
                         }
                     }
@@ -320,26 +363,40 @@ pub fn decode(
         .for_each(|(b, (ub, vb))| {
             let rows = ub.len() / nx;
             let (mut r, mut c) = offsets[b];
+            let exact = &parts.exact[b * TILE * nx..][..rows * nx];
+            let mut coded: TileCodes = [None; TILE * TILE];
+            let (mut rec_u, mut rec_v) = ([0.0f32; TILE * STRIDE], [0.0f32; TILE * STRIDE]);
             for t in 0..tx {
                 let ti = t * TILE;
                 let te = (ti + TILE).min(nx);
                 let at = (b * tx + t) * 2; // the tile's (u, v) ids
                 let (eu, ev) = (eb_of_id(xi, parts.ids[at]), eb_of_id(xi, parts.ids[at + 1]));
+                // In stream order: exact values in place, codes by vertex.
                 for jb in 0..rows {
-                    for i in ti..te {
-                        let kb = jb * nx + i;
-                        if parts.exact[b * TILE * nx + kb] {
-                            ub[kb] = f32::from_bits(parts.raw[r]);
-                            vb[kb] = f32::from_bits(parts.raw[r + 1]);
+                    for ii in 0..te - ti {
+                        let (kb, at) = (jb * nx + ti + ii, jb * STRIDE + ii);
+                        coded[jb * TILE + ii] = if exact[kb] {
+                            rec_u[at] = f32::from_bits(parts.raw[r]);
+                            rec_v[at] = f32::from_bits(parts.raw[r + 1]);
                             r += 2;
+                            None
                         } else {
-                            let pred_u = lorenzo(ub, nx, i, jb, ti);
-                            let pred_v = lorenzo(vb, nx, i, jb, ti);
-                            ub[kb] = reconstruct(pred_u, eu, unzigzag(parts.codes[c]));
-                            vb[kb] = reconstruct(pred_v, ev, unzigzag(parts.codes[c + 1]));
                             c += 2;
-                        }
+                            Some([parts.codes[c - 2], parts.codes[c - 1]])
+                        };
                     }
+                }
+                wavefront(te - ti, rows, |jb, ii| {
+                    if let Some([cu, cv]) = coded[jb * TILE + ii] {
+                        let (pred_u, pred_v) = (lorenzo(&rec_u, ii, jb), lorenzo(&rec_v, ii, jb));
+                        rec_u[jb * STRIDE + ii] = reconstruct(pred_u, eu, unzigzag(cu));
+                        rec_v[jb * STRIDE + ii] = reconstruct(pred_v, ev, unzigzag(cv));
+                    }
+                });
+                for jb in 0..rows {
+                    let (kb, at) = (jb * nx + ti, jb * STRIDE);
+                    ub[kb..kb + te - ti].copy_from_slice(&rec_u[at..at + te - ti]);
+                    vb[kb..kb + te - ti].copy_from_slice(&rec_v[at..at + te - ti]);
                 }
             }
         });
@@ -370,9 +427,13 @@ mod tests {
                     }
                 })
                 .collect();
+            let w = 2 * nx.saturating_sub(1);
+            let quad_row = |r: usize| &eps[r * w..(r + 1) * w];
             for j in 0..ny {
                 let mut least = vec![f64::INFINITY; nx];
-                incident_min(&eps, 0, ny, nx, j, &mut least);
+                let above = (j > 0).then(|| quad_row(j - 1));
+                let below = (j + 1 < ny).then(|| quad_row(j));
+                incident_min(above, below, nx, &mut least);
                 for (i, &got) in least.iter().enumerate() {
                     let (tris, n) = incident_ids(ny, nx, i, j);
                     let want = tris[..n]

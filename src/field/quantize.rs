@@ -34,10 +34,12 @@ pub fn id_for_bound(xi: f64, e: f64) -> Option<u32> {
     if e.is_nan() || e <= 0.0 {
         return None;
     }
-    // floor(log2(xi / e)) from the exponent bits estimates the id (the division may
-    // round); the exact comparison decides it.
-    let ratio_exp = ((xi / e).to_bits() >> 52) as i64 - 1023;
-    let guess = (ratio_exp - 1).clamp(0, NUM_IDS as i64) as u32;
+    // The exponents' difference is at most the id (xi = a 2^p, e = c 2^q with
+    // a, c in [1, 2) need k >= p - q + log2(a / c) > p - q - 1; a subnormal e's
+    // exponent field only lowers the guess): no division, and the exact
+    // comparison decides, usually at the first or second k.
+    let exponent = |x: f64| (x.to_bits() >> 52) as i64;
+    let guess = (exponent(xi) - exponent(e)).clamp(0, NUM_IDS as i64) as u32;
     (guess..NUM_IDS).find(|&k| eb_of_id(xi, k) <= e)
 }
 
