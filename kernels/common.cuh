@@ -124,12 +124,20 @@ static __device__ __forceinline__ double fzk_eb_of_id(double xi, int k) {
     return xi * fzk_from_bits((unsigned long long)(1023 - k) << 52);
 }
 
-// id_for_bound: the smallest id whose bound is <= e, or -1 (None).
+// id_for_bound: the smallest id whose bound is <= e, or -1 (None). Exponent
+// and mantissa bits decide where every id's bound is normal; else the search
+// from the exponents' difference (see quantize.rs for both).
 static __device__ inline int fzk_id_for_bound(double xi, double e) {
     if (e >= xi) return 0;
     if (e != e || e <= 0.0) return -1;
-    // The exponents' difference, at most the id (see quantize.rs).
-    long long guess = (long long)(fzk_bits(xi) >> 52) - (long long)(fzk_bits(e) >> 52);
+    const unsigned long long mantissa = (1ull << 52) - 1;
+    unsigned long long bx = fzk_bits(xi), be = fzk_bits(e);
+    long long px = (long long)(bx >> 52), pe = (long long)(be >> 52);
+    if (pe > 0 && px > FZK_NUM_IDS && px < 0x7ff) {
+        long long k = px - pe + ((bx & mantissa) > (be & mantissa) ? 1 : 0);
+        return k < FZK_NUM_IDS ? (int)k : -1;
+    }
+    long long guess = px - pe;
     if (guess < 0) guess = 0;
     if (guess > FZK_NUM_IDS) guess = FZK_NUM_IDS;
     for (int k = (int)guess; k < FZK_NUM_IDS; k++)

@@ -25,7 +25,12 @@ pub fn eb_of_id(xi: f64, k: u32) -> f64 {
 /// The smallest id whose bound fits under `e` (the largest bound <= e), or None
 /// when even the last id's bound is larger.
 ///
-/// Kernel twin: kernels/common.cuh `fzk_id_for_bound`.
+/// With xi = a 2^p and e = c 2^q (a, c in [1, 2), both normal), `xi 2^-k <= e`
+/// first holds at k = p - q when a <= c, else at p - q + 1: the exponent and
+/// mantissa bits decide, with no division and no search, where every id's
+/// bound is normal (exact). Elsewhere (subnormal e, tiny xi) the search does.
+///
+/// Kernel twin: kernels/common.cuh `fzk_id_for_bound` (the search alone).
 #[inline]
 pub fn id_for_bound(xi: f64, e: f64) -> Option<u32> {
     if e >= xi {
@@ -34,12 +39,17 @@ pub fn id_for_bound(xi: f64, e: f64) -> Option<u32> {
     if e.is_nan() || e <= 0.0 {
         return None;
     }
-    // The exponents' difference is at most the id (xi = a 2^p, e = c 2^q with
-    // a, c in [1, 2) need k >= p - q + log2(a / c) > p - q - 1; a subnormal e's
-    // exponent field only lowers the guess): no division, and the exact
-    // comparison decides, usually at the first or second k.
-    let exponent = |x: f64| (x.to_bits() >> 52) as i64;
-    let guess = (exponent(xi) - exponent(e)).clamp(0, NUM_IDS as i64) as u32;
+    // Both positive from here, so the bits above the mantissa are the exponent.
+    const MANTISSA: u64 = (1 << 52) - 1;
+    let (bx, be) = (xi.to_bits(), e.to_bits());
+    let (px, pe) = (bx >> 52, be >> 52);
+    if pe > 0 && px > NUM_IDS as u64 && px < 0x7ff {
+        let k = px - pe + ((bx & MANTISSA) > (be & MANTISSA)) as u64;
+        return (k < NUM_IDS as u64).then_some(k as u32);
+    }
+    // The exponents' difference is at most the id (a subnormal e's exponent
+    // field only lowers the guess); the exact comparison decides.
+    let guess = (px as i64 - pe as i64).clamp(0, NUM_IDS as i64) as u32;
     (guess..NUM_IDS).find(|&k| eb_of_id(xi, k) <= e)
 }
 
@@ -87,8 +97,25 @@ mod tests {
 
     #[test]
     fn id_for_bound_is_the_largest_bound_that_fits() {
-        for xi in [1.0, 3.7e-5, 1e30] {
+        for xi in [
+            1.0,
+            3.7e-5,
+            1e30,
+            1.5,
+            1.9999999999999998,
+            3e-300,
+            1e-310,
+            f64::INFINITY,
+        ] {
             for e in [
+                xi * 0.75 * 0.5f64.powi(22),
+                xi * 0.5f64.powi(23),
+                xi * 0.5f64.powi(24),
+                xi * 1.0000000000000002 * 0.5f64.powi(3),
+                xi * 0.9999999999999999 * 0.5f64.powi(3),
+                1e-310,
+                f64::MIN_POSITIVE,
+                f64::NAN,
                 xi * 2.0,
                 xi,
                 xi * 0.75,
@@ -101,6 +128,18 @@ mod tests {
                 let slow = (0..NUM_IDS).find(|&k| eb_of_id(xi, k) <= e);
                 assert_eq!(id_for_bound(xi, e), slow, "xi {xi} e {e}");
             }
+        }
+        // Random bit patterns: every exponent, mantissas on either side.
+        let mut s = 11u64;
+        for _ in 0..200_000 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let xi = f64::from_bits(s >> 1);
+            let e = f64::from_bits((s >> 1).wrapping_sub((s >> 20) % (30 << 52)));
+            let slow = (0..NUM_IDS).find(|&k| eb_of_id(xi, k) <= e);
+            let slow = if e >= xi { Some(0) } else { slow };
+            assert_eq!(id_for_bound(xi, e), slow, "xi {xi:e} e {e:e}");
         }
     }
 
