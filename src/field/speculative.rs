@@ -114,7 +114,7 @@ impl Stencil {
     }
 
     /// The interpolated value at index k of `a`, neighbours `stride` apart.
-    #[inline]
+    #[inline(always)]
     fn apply(self, a: &[f32], k: usize, stride: usize) -> f64 {
         let at = |q: usize| predictor_input(a[q]);
         match self {
@@ -169,7 +169,7 @@ impl Predictor {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn apply(&self, a: &[f32]) -> f64 {
         if let Some(lorenzo) = self.anchor {
             return self.apply_anchor(a, lorenzo);
