@@ -8,7 +8,7 @@
 use super::forced::forced_vertices;
 use super::parts::Parts;
 use super::quantize::{eb_of_id, id_for_bound, predictor_input, quantize, reconstruct, NUM_IDS};
-use super::safe_bound::{constraints_into, triangle_constraint};
+use super::safe_bound::{quad_row_constraints, triangle_constraint};
 use super::topology::{gather, tri_vertices, Half};
 use crate::codec::{unzigzag, zigzag};
 use crate::error::{Error, Result};
@@ -22,32 +22,18 @@ pub const TILE: usize = 32;
 pub const EXACT: u8 = u8::MAX;
 
 /// The constraints (see `triangle_constraint`) of quad row `j`'s triangles,
-/// T0 then T1 of each quad (`2 * (nx - 1)` values, triangle-id order);
-/// `cols` is scratch for the two triangle columns.
-fn triangle_row(
-    u: &[f32],
-    v: &[f32],
-    nx: usize,
-    j: usize,
-    row: &mut [f64],
-    cols: &mut [Vec<f64>; 2],
-) {
-    // Rows j and j + 1; T0 = (i,j),(i+1,j),(i+1,j+1), T1 = (i,j),(i+1,j+1),(i,j+1)
-    // (topology::tri_vertices), as columns so the passes vectorise.
+/// T0 then T1 of each quad (`2 * (nx - 1)` values, triangle-id order).
+fn triangle_row(u: &[f32], v: &[f32], nx: usize, j: usize, row: &mut [f64]) {
     let (lo, hi) = (j * nx, (j + 1) * nx);
-    let (u0, u1) = (&u[lo..lo + nx], &u[hi..hi + nx]);
-    let (v0, v1) = (&v[lo..lo + nx], &v[hi..hi + nx]);
-    let q = nx - 1;
-    let [t0, t1] = cols;
-    t0.resize(q, 0.0);
-    t1.resize(q, 0.0);
-    let (a, c) = ([&u0[..q], &v0[..q]], [&u1[1..], &v1[1..]]);
-    constraints_into([a[0], a[1], &u0[1..], &v0[1..], c[0], c[1]], t0);
-    constraints_into([a[0], a[1], c[0], c[1], &u1[..q], &v1[..q]], t1);
-    for ((pair, &e0), &e1) in row.chunks_exact_mut(2).zip(t0.iter()).zip(t1.iter()) {
-        pair[0] = e0;
-        pair[1] = e1;
-    }
+    quad_row_constraints(
+        [
+            &u[lo..lo + nx],
+            &v[lo..lo + nx],
+            &u[hi..hi + nx],
+            &v[hi..hi + nx],
+        ],
+        row,
+    );
     // The few the float filter left open: the exact sum decides.
     for (t, e) in row.iter_mut().enumerate() {
         if e.is_nan() {
@@ -93,18 +79,17 @@ fn band_ids(
 ) {
     out.fill([EXACT; 2]);
     let w = 2 * nx.saturating_sub(1); // triangles per quad row
-    let mut cols = [vec![], vec![]];
-    // Quad rows j - 1 and j of vertex row j, where they exist.
+                                      // Quad rows j - 1 and j of vertex row j, where they exist.
     let (mut above, mut below) = (vec![0.0f64; w], vec![0.0f64; w]);
     if j0 > 0 && nx > 1 {
-        triangle_row(u, v, nx, j0 - 1, &mut below, &mut cols);
+        triangle_row(u, v, nx, j0 - 1, &mut below);
     }
     let mut least = vec![f64::INFINITY; nx];
     for (jb, row) in out.chunks_mut(nx).enumerate() {
         let j = j0 + jb;
         std::mem::swap(&mut above, &mut below);
         if j + 1 < ny && nx > 1 {
-            triangle_row(u, v, nx, j, &mut below, &mut cols);
+            triangle_row(u, v, nx, j, &mut below);
         }
         least.fill(f64::INFINITY);
         let (up, down) = (

@@ -100,60 +100,113 @@ fn filtered(mk: [(f64, f64); 3], eps: [f64; 3]) -> f64 {
     }
 }
 
-/// Triangles per batch of [`constraints_into`] (stack arrays of this many lanes).
+/// Quads per batch of [`quad_row_constraints`] (stack arrays of this many lanes).
 const BATCH: usize = 64;
 
-/// [`triangle_constraint`] of `out.len()` triangles given in columns:
-/// triangle l has vertices `(au[l], av[l]), (bu[l], bv[l]), (cu[l], cv[l])`.
-/// Each step runs across a batch of triangles, so the compiler vectorises
-/// it (AVX2 where the CPU has it, chosen at run time); the same bits, except
-/// NaN where the exact sum must decide (call `triangle_constraint` there).
-pub fn constraints_into(vertices: [&[f32]; 6], out: &mut [f64]) {
+/// The constraints of a row of quads between vertex rows 0 and 1 (`u0, v0`,
+/// `u1, v1`, each `q + 1` vertices; `out` holds `2 q`): [`triangle_constraint`]
+/// of T0 then T1 of each quad (`topology::tri_vertices`), the same bits,
+/// except NaN where the exact sum must decide (call `triangle_constraint`
+/// there). Each m_k is an edge's: `u_a v_b - u_b v_a` over the edge (a, b),
+/// and [`det_bound`] is symmetric in its two products (the positive and
+/// negative sums trade places, and two-term sums commute), so each edge's
+/// products and bound are computed once for the two triangles that share it:
+/// three edges per quad (horizontal at row 0 and 1, vertical, diagonal, the
+/// last two shared) instead of six m_k, half the square roots and quotients.
+/// Each step runs across a batch of quads, so the compiler vectorises it
+/// (AVX2 where the CPU has it, chosen at run time).
+pub fn quad_row_constraints(rows: [&[f32]; 4], out: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { constraints_avx2(vertices, out) };
+        return unsafe { quad_row_avx2(rows, out) };
     }
-    constraints_columns(vertices, out)
+    quad_row_columns(rows, out)
 }
 
-/// [`constraints_columns`] compiled for AVX2. No FMA: Rust never fuses a
+/// [`quad_row_columns`] compiled for AVX2. No FMA: Rust never fuses a
 /// multiply and an add, so the arithmetic stays the scalar one's.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn constraints_avx2(vertices: [&[f32]; 6], out: &mut [f64]) {
-    constraints_columns(vertices, out)
+unsafe fn quad_row_avx2(rows: [&[f32]; 4], out: &mut [f64]) {
+    quad_row_columns(rows, out)
+}
+
+/// An edge's products `(u_a v_b, u_b v_a)` and their [`det_bound`], for a
+/// batch of edges `a -> b` given in columns.
+#[derive(Clone, Copy)]
+struct Edges {
+    t1: [f64; BATCH + 1],
+    t2: [f64; BATCH + 1],
+    eps: [f64; BATCH + 1],
+}
+
+impl Edges {
+    #[inline(always)]
+    fn of([ua, va, ub, vb]: [&[f32]; 4], len: usize) -> Edges {
+        let mut e = Edges {
+            t1: [0.0; BATCH + 1],
+            t2: [0.0; BATCH + 1],
+            eps: [0.0; BATCH + 1],
+        };
+        let (ua, va, ub, vb) = (&ua[..len], &va[..len], &ub[..len], &vb[..len]);
+        for l in 0..len {
+            e.t1[l] = ua[l] as f64 * vb[l] as f64;
+            e.t2[l] = ub[l] as f64 * va[l] as f64;
+        }
+        for l in 0..len {
+            e.eps[l] = det_bound(e.t1[l], e.t2[l]);
+        }
+        e
+    }
+
+    /// Edge l's products as triangle pair `(a, b)` takes them: forward, or
+    /// reversed (`b -> a`: the products trade places).
+    #[inline(always)]
+    fn pair(&self, l: usize, forward: bool) -> (f64, f64) {
+        if forward {
+            (self.t1[l], self.t2[l])
+        } else {
+            (self.t2[l], self.t1[l])
+        }
+    }
 }
 
 #[inline(always)]
-fn constraints_columns(vertices: [&[f32]; 6], out: &mut [f64]) {
-    let n = out.len();
+fn quad_row_columns([u0, v0, u1, v1]: [&[f32]; 4], out: &mut [f64]) {
+    let q = out.len() / 2;
     assert!(
-        vertices.iter().all(|c| c.len() >= n),
-        "a column per vertex component"
+        out.len() % 2 == 0 && [u0, v0, u1, v1].iter().all(|r| r.len() > q),
+        "two rows of q + 1 vertices for 2 q triangles"
     );
-    for start in (0..n).step_by(BATCH) {
-        let len = BATCH.min(n - start);
-        let col = |c: usize, l: usize| vertices[c][start + l] as f64;
-        // m_products: pairs (1, 2), (2, 0), (0, 1) of vertices (a, b, c), as
-        // t1 = p[a].u p[b].v and t2 = p[b].u p[a].v (columns 2a, 2a + 1).
-        let mut t1 = [[0.0f64; BATCH]; 3];
-        let mut t2 = [[0.0f64; BATCH]; 3];
-        for (k, (a, b)) in [(1, 2), (2, 0), (0, 1)].into_iter().enumerate() {
-            for l in 0..len {
-                t1[k][l] = col(2 * a, l) * col(2 * b + 1, l);
-                t2[k][l] = col(2 * b, l) * col(2 * a + 1, l);
-            }
-        }
-        let mut eps = [[0.0f64; BATCH]; 3];
-        for k in 0..3 {
-            for l in 0..len {
-                eps[k][l] = det_bound(t1[k][l], t2[k][l]);
-            }
-        }
-        for (l, o) in out[start..start + len].iter_mut().enumerate() {
-            let mk = [0, 1, 2].map(|k| (t1[k][l], t2[k][l]));
-            *o = filtered(mk, [eps[0][l], eps[1][l], eps[2][l]]);
+    for start in (0..q).step_by(BATCH) {
+        let len = BATCH.min(q - start);
+        // Quad i's corners: (i, 0), (i + 1, 0), (i, 1), (i + 1, 1).
+        let (a0, b0) = (
+            [&u0[start..], &v0[start..]],
+            [&u0[start + 1..], &v0[start + 1..]],
+        );
+        let (a1, b1) = (
+            [&u1[start..], &v1[start..]],
+            [&u1[start + 1..], &v1[start + 1..]],
+        );
+        let edges = |a: [&[f32]; 2], b: [&[f32]; 2], len| Edges::of([a[0], a[1], b[0], b[1]], len);
+        let (h0, h1) = (edges(a0, b0, len), edges(a1, b1, len));
+        // The vertical edges of columns start ..= start + len.
+        let up = edges(a0, a1, len + 1);
+        let diag = edges(a0, b1, len);
+        for (l, pair) in out[2 * start..2 * (start + len)]
+            .chunks_exact_mut(2)
+            .enumerate()
+        {
+            // m_products' pairs (1, 2), (2, 0), (0, 1) of T0 = (k, k+1, k+nx+1)
+            // and T1 = (k, k+nx+1, k+nx).
+            let t0 = [up.pair(l + 1, true), diag.pair(l, false), h0.pair(l, true)];
+            let t1 = [h1.pair(l, false), up.pair(l, false), diag.pair(l, true)];
+            let e0 = [up.eps[l + 1], diag.eps[l], h0.eps[l]];
+            let e1 = [h1.eps[l], up.eps[l], diag.eps[l]];
+            pair[0] = filtered(t0, e0);
+            pair[1] = filtered(t1, e1);
         }
     }
 }
@@ -197,11 +250,12 @@ mod tests {
         best
     }
 
-    /// The select form, one triangle at a time and in column passes (with
-    /// and without the run-time AVX2 choice, on a length that leaves a
-    /// partial batch), gives the branchy formula's bits on random,
-    /// degenerate, tiny, huge and non-finite triangles; the passes' NaN
-    /// (the exact sum's cases) occur and are decided as the formula does.
+    /// The select form, one triangle at a time and in quad-row passes (with
+    /// and without the run-time AVX2 choice, on lengths that leave partial
+    /// batches), gives the branchy formula's bits on random, degenerate,
+    /// tiny, huge and non-finite triangles, each edge's products and bound
+    /// shared by its two triangles; the passes' NaN (the exact sum's cases)
+    /// occur and are decided as the formula does.
     #[test]
     fn the_select_form_is_the_branchy_formula_bit_for_bit() {
         let mut s = 7u64;
@@ -227,45 +281,57 @@ mod tests {
             f32::NAN,
             f32::INFINITY,
         ];
-        let mut columns: [Vec<f32>; 6] = Default::default();
-        let mut triangles = vec![];
-        for round in 0..200_000 {
-            let mut c = |_: usize| -> f32 {
-                let r = next();
-                match (round % 4, r % 8) {
-                    (0, _) | (_, 0) => specials[(r >> 8) as usize % specials.len()],
-                    (1, _) => ((r >> 8) % 5) as f32 - 2.0, // small integers: many m == 0
-                    _ => {
-                        f32::from_bits((r >> 16) as u32 % 0x7f80_0000)
-                            * if r & 8 == 0 { 1.0 } else { -1.0 }
-                    }
+        let mut value = |kind: u64| -> f32 {
+            let r = next();
+            match (kind, r % 8) {
+                (0, _) | (_, 0) => specials[(r >> 8) as usize % specials.len()],
+                (1, _) => ((r >> 8) % 5) as f32 - 2.0, // small integers: many m == 0
+                _ => {
+                    f32::from_bits((r >> 16) as u32 % 0x7f80_0000)
+                        * if r & 8 == 0 { 1.0 } else { -1.0 }
                 }
-            };
-            let p = [[c(0), c(1)], [c(2), c(3)], [c(4), c(5)]];
+            }
+        };
+        for round in 0..200_000u64 {
+            let p = [0, 1, 2].map(|_| [value(round % 4), value(round % 4)]);
             let (want, got) = (branchy(p), triangle_constraint(p));
             assert_eq!(got.to_bits(), want.to_bits(), "{p:?}: {got} != {want}");
-            for (k, col) in columns.iter_mut().enumerate() {
-                col.push(p[k / 2][k % 2]);
-            }
-            triangles.push(p);
         }
-        let n = triangles.len() - 5;
-        let cols = [0, 1, 2, 3, 4, 5].map(|k| &columns[k][..n]);
-        for pass in [constraints_into, constraints_columns] {
-            let mut got = vec![0.0; n];
-            pass(cols, &mut got);
-            let mut open = 0;
-            for (g, p) in got.iter().zip(&triangles) {
-                let g = if g.is_nan() {
-                    open += 1;
-                    triangle_constraint(*p)
+        let (mut open, mut tested) = (0, 0);
+        for strip in 0..1500u64 {
+            let q = 1 + (strip as usize * 37) % 150;
+            let mut row = || (0..=q).map(|_| value(strip % 4)).collect::<Vec<f32>>();
+            let (u0, v0, u1, v1) = (row(), row(), row(), row());
+            let at = |i: usize, r: usize| {
+                if r == 0 {
+                    [u0[i], v0[i]]
                 } else {
-                    *g
-                };
-                assert_eq!(g.to_bits(), branchy(*p).to_bits(), "{p:?}");
+                    [u1[i], v1[i]]
+                }
+            };
+            for pass in [quad_row_constraints, quad_row_columns] {
+                let mut got = vec![0.0; 2 * q];
+                pass([&u0, &v0, &u1, &v1], &mut got);
+                for (t, &g) in got.iter().enumerate() {
+                    let i = t / 2;
+                    let p = if t % 2 == 0 {
+                        [at(i, 0), at(i + 1, 0), at(i + 1, 1)]
+                    } else {
+                        [at(i, 0), at(i + 1, 1), at(i, 1)]
+                    };
+                    let g = if g.is_nan() {
+                        open += 1;
+                        triangle_constraint(p)
+                    } else {
+                        g
+                    };
+                    assert_eq!(g.to_bits(), branchy(p).to_bits(), "{p:?}");
+                    tested += 1;
+                }
             }
-            assert!(open > 0, "the exact sum was never needed");
         }
+        assert!(open > 0, "the exact sum was never needed");
+        assert!(tested > 200_000);
     }
 
     #[test]
