@@ -8,7 +8,7 @@
 use super::forced::forced_vertices;
 use super::parts::Parts;
 use super::quantize::{eb_of_id, id_for_bound, predictor_input, quantize, reconstruct, NUM_IDS};
-use super::safe_bound::{quad_row_constraints, triangle_constraint};
+use super::safe_bound::{quad_row_constraints, triangle_constraint, EdgeRow};
 use super::topology::{gather, tri_vertices, Half};
 use crate::codec::{unzigzag, zigzag};
 use crate::error::{Error, Result};
@@ -22,18 +22,18 @@ pub const TILE: usize = 32;
 pub const EXACT: u8 = u8::MAX;
 
 /// The constraints (see `triangle_constraint`) of quad row `j`'s triangles,
-/// T0 then T1 of each quad (`2 * (nx - 1)` values, triangle-id order).
-fn triangle_row(u: &[f32], v: &[f32], nx: usize, j: usize, row: &mut [f64]) {
+/// T0 then T1 of each quad (`2 * (nx - 1)` values, triangle-id order). `h`
+/// holds vertex row j's horizontal edges on entry and row j + 1's on return.
+fn triangle_row(u: &[f32], v: &[f32], nx: usize, j: usize, row: &mut [f64], h: &mut [EdgeRow; 2]) {
     let (lo, hi) = (j * nx, (j + 1) * nx);
-    quad_row_constraints(
-        [
-            &u[lo..lo + nx],
-            &v[lo..lo + nx],
-            &u[hi..hi + nx],
-            &v[hi..hi + nx],
-        ],
-        row,
+    let (r0, r1) = (
+        [&u[lo..lo + nx], &v[lo..lo + nx]],
+        [&u[hi..hi + nx], &v[hi..hi + nx]],
     );
+    let [top, bottom] = h;
+    bottom.horizontal(r1[0], r1[1]);
+    quad_row_constraints([r0[0], r0[1], r1[0], r1[1]], [top, bottom], row);
+    h.swap(0, 1);
     // The few the float filter left open: the exact sum decides.
     for (t, e) in row.iter_mut().enumerate() {
         if e.is_nan() {
@@ -81,15 +81,19 @@ fn band_ids(
     let w = 2 * nx.saturating_sub(1); // triangles per quad row
                                       // Quad rows j - 1 and j of vertex row j, where they exist.
     let (mut above, mut below) = (vec![0.0f64; w], vec![0.0f64; w]);
+    // The horizontal edges of the first quad row's top.
+    let mut h = [EdgeRow::default(), EdgeRow::default()];
+    let first = j0.saturating_sub(1) * nx;
+    h[0].horizontal(&u[first..first + nx], &v[first..first + nx]);
     if j0 > 0 && nx > 1 {
-        triangle_row(u, v, nx, j0 - 1, &mut below);
+        triangle_row(u, v, nx, j0 - 1, &mut below, &mut h);
     }
     let mut least = vec![f64::INFINITY; nx];
     for (jb, row) in out.chunks_mut(nx).enumerate() {
         let j = j0 + jb;
         std::mem::swap(&mut above, &mut below);
         if j + 1 < ny && nx > 1 {
-            triangle_row(u, v, nx, j, &mut below);
+            triangle_row(u, v, nx, j, &mut below, &mut h);
         }
         least.fill(f64::INFINITY);
         let (up, down) = (
@@ -125,20 +129,22 @@ fn incident_min(above: Option<&[f64]>, below: Option<&[f64]>, nx: usize, least: 
     if nx < 2 {
         return;
     }
+    // A compare and select (f64::min's NaN handling would cost a blend each).
+    let min = |a: f64, b: f64| if b < a { b } else { a };
     if let Some(r) = below {
         for (e, t) in least[..nx - 1].iter_mut().zip(r.chunks_exact(2)) {
-            *e = e.min(t[0]).min(t[1]); // quad (i, j): T0, T1
+            *e = min(min(*e, t[0]), t[1]); // quad (i, j): T0, T1
         }
         for (e, t) in least[1..].iter_mut().zip(r.chunks_exact(2)) {
-            *e = e.min(t[0]); // quad (i-1, j): T0
+            *e = min(*e, t[0]); // quad (i-1, j): T0
         }
     }
     if let Some(r) = above {
         for (e, t) in least[..nx - 1].iter_mut().zip(r.chunks_exact(2)) {
-            *e = e.min(t[1]); // quad (i, j-1): T1
+            *e = min(*e, t[1]); // quad (i, j-1): T1
         }
         for (e, t) in least[1..].iter_mut().zip(r.chunks_exact(2)) {
-            *e = e.min(t[0]).min(t[1]); // quad (i-1, j-1): T0, T1
+            *e = min(min(*e, t[0]), t[1]); // quad (i-1, j-1): T0, T1
         }
     }
 }

@@ -107,59 +107,110 @@ const BATCH: usize = 64;
 /// `u1, v1`, each `q + 1` vertices; `out` holds `2 q`): [`triangle_constraint`]
 /// of T0 then T1 of each quad (`topology::tri_vertices`), the same bits,
 /// except NaN where the exact sum must decide (call `triangle_constraint`
-/// there). Each m_k is an edge's: `u_a v_b - u_b v_a` over the edge (a, b),
-/// and [`det_bound`] is symmetric in its two products (the positive and
-/// negative sums trade places, and two-term sums commute), so each edge's
-/// products and bound are computed once for the two triangles that share it:
-/// three edges per quad (horizontal at row 0 and 1, vertical, diagonal, the
-/// last two shared) instead of six m_k, half the square roots and quotients.
-/// Each step runs across a batch of quads, so the compiler vectorises it
+/// there). `h` holds the horizontal edges of rows 0 and 1
+/// ([`EdgeRow::horizontal`]).
+///
+/// Each m_k is an edge's: `u_a v_b - u_b v_a` over the edge (a, b), and
+/// [`det_bound`] is symmetric in its two products (the positive and negative
+/// sums trade places, and two-term sums commute), so each edge's products and
+/// bound are computed once for every triangle that shares it: the vertical
+/// and diagonal edges here, the horizontal ones once per vertex row (a quad
+/// row's bottom is the next one's top): three edges per quad instead of six
+/// m_k. Each step runs across a batch of quads, so the compiler vectorises it
 /// (AVX2 where the CPU has it, chosen at run time).
-pub fn quad_row_constraints(rows: [&[f32]; 4], out: &mut [f64]) {
+pub fn quad_row_constraints(rows: [&[f32]; 4], h: [&EdgeRow; 2], out: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { quad_row_avx2(rows, out) };
+        return unsafe { quad_row_avx2(rows, h, out) };
     }
-    quad_row_columns(rows, out)
+    quad_row_columns(rows, h, out)
 }
 
 /// [`quad_row_columns`] compiled for AVX2. No FMA: Rust never fuses a
 /// multiply and an add, so the arithmetic stays the scalar one's.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn quad_row_avx2(rows: [&[f32]; 4], out: &mut [f64]) {
-    quad_row_columns(rows, out)
+unsafe fn quad_row_avx2(rows: [&[f32]; 4], h: [&EdgeRow; 2], out: &mut [f64]) {
+    quad_row_columns(rows, h, out)
 }
 
-/// An edge's products `(u_a v_b, u_b v_a)` and their [`det_bound`], for a
-/// batch of edges `a -> b` given in columns.
-#[derive(Clone, Copy)]
-struct Edges {
-    t1: [f64; BATCH + 1],
-    t2: [f64; BATCH + 1],
-    eps: [f64; BATCH + 1],
+/// Edges `a -> b` given in columns: their products `(u_a v_b, u_b v_a)` and
+/// [`det_bound`], into the three outputs (as long as the shortest).
+#[inline(always)]
+fn edges_into(
+    [ua, va]: [&[f32]; 2],
+    [ub, vb]: [&[f32]; 2],
+    t1: &mut [f64],
+    t2: &mut [f64],
+    eps: &mut [f64],
+) {
+    for ((t, &a), &b) in t1.iter_mut().zip(ua).zip(vb) {
+        *t = a as f64 * b as f64;
+    }
+    for ((t, &a), &b) in t2.iter_mut().zip(ub).zip(va) {
+        *t = a as f64 * b as f64;
+    }
+    for ((e, &a), &b) in eps.iter_mut().zip(&*t1).zip(&*t2) {
+        *e = det_bound(a, b);
+    }
 }
 
-impl Edges {
-    #[inline(always)]
-    fn of([ua, va, ub, vb]: [&[f32]; 4], len: usize) -> Edges {
-        let mut e = Edges {
-            t1: [0.0; BATCH + 1],
-            t2: [0.0; BATCH + 1],
-            eps: [0.0; BATCH + 1],
-        };
-        let (ua, va, ub, vb) = (&ua[..len], &va[..len], &ub[..len], &vb[..len]);
-        for l in 0..len {
-            e.t1[l] = ua[l] as f64 * vb[l] as f64;
-            e.t2[l] = ub[l] as f64 * va[l] as f64;
+/// The horizontal edges `(i, r) -> (i + 1, r)` of one vertex row: products
+/// and bounds, kept for the two quad rows that share them.
+#[derive(Default)]
+pub struct EdgeRow {
+    t1: Vec<f64>,
+    t2: Vec<f64>,
+    eps: Vec<f64>,
+}
+
+impl EdgeRow {
+    /// Row `(u, v)`'s edges (one fewer than its vertices), reusing the buffers.
+    pub fn horizontal(&mut self, u: &[f32], v: &[f32]) {
+        let q = u.len().min(v.len()).saturating_sub(1);
+        for b in [&mut self.t1, &mut self.t2, &mut self.eps] {
+            b.resize(q, 0.0);
         }
-        for l in 0..len {
-            e.eps[l] = det_bound(e.t1[l], e.t2[l]);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { self.horizontal_avx2(u, v) };
         }
-        e
+        self.horizontal_columns(u, v)
     }
 
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn horizontal_avx2(&mut self, u: &[f32], v: &[f32]) {
+        self.horizontal_columns(u, v)
+    }
+
+    /// Its edges from `start` on.
+    #[inline(always)]
+    fn from(&self, start: usize) -> Edges<'_> {
+        Edges {
+            t1: &self.t1[start..],
+            t2: &self.t2[start..],
+            eps: &self.eps[start..],
+        }
+    }
+
+    #[inline(always)]
+    fn horizontal_columns(&mut self, u: &[f32], v: &[f32]) {
+        let (t1, t2, eps) = (&mut self.t1, &mut self.t2, &mut self.eps);
+        edges_into([u, v], [&u[1..], &v[1..]], t1, t2, eps);
+    }
+}
+
+/// A batch of edges' products and bounds (see [`edges_into`]).
+struct Edges<'a> {
+    t1: &'a [f64],
+    t2: &'a [f64],
+    eps: &'a [f64],
+}
+
+impl Edges<'_> {
     /// Edge l's products as triangle pair `(a, b)` takes them: forward, or
     /// reversed (`b -> a`: the products trade places).
     #[inline(always)]
@@ -173,28 +224,37 @@ impl Edges {
 }
 
 #[inline(always)]
-fn quad_row_columns([u0, v0, u1, v1]: [&[f32]; 4], out: &mut [f64]) {
+fn quad_row_columns([u0, v0, u1, v1]: [&[f32]; 4], h: [&EdgeRow; 2], out: &mut [f64]) {
     let q = out.len() / 2;
     assert!(
-        out.len() % 2 == 0 && [u0, v0, u1, v1].iter().all(|r| r.len() > q),
-        "two rows of q + 1 vertices for 2 q triangles"
+        out.len() % 2 == 0
+            && [u0, v0, u1, v1].iter().all(|r| r.len() > q)
+            && h.iter().all(|h| h.eps.len() >= q),
+        "two rows of q + 1 vertices and their edges for 2 q triangles"
     );
+    let mut up = [[0.0f64; BATCH + 1]; 3];
+    let mut diag = [[0.0f64; BATCH + 1]; 3];
     for start in (0..q).step_by(BATCH) {
         let len = BATCH.min(q - start);
         // Quad i's corners: (i, 0), (i + 1, 0), (i, 1), (i + 1, 1).
-        let (a0, b0) = (
-            [&u0[start..], &v0[start..]],
-            [&u0[start + 1..], &v0[start + 1..]],
-        );
-        let (a1, b1) = (
-            [&u1[start..], &v1[start..]],
-            [&u1[start + 1..], &v1[start + 1..]],
-        );
-        let edges = |a: [&[f32]; 2], b: [&[f32]; 2], len| Edges::of([a[0], a[1], b[0], b[1]], len);
-        let (h0, h1) = (edges(a0, b0, len), edges(a1, b1, len));
-        // The vertical edges of columns start ..= start + len.
-        let up = edges(a0, a1, len + 1);
-        let diag = edges(a0, b1, len);
+        let (a0, a1) = ([&u0[start..], &v0[start..]], [&u1[start..], &v1[start..]]);
+        let b1 = [&u1[start + 1..], &v1[start + 1..]];
+        // The vertical edges of columns start ..= start + len, the diagonals.
+        let [t1, t2, eps] = &mut up;
+        edges_into(a0, a1, &mut t1[..=len], &mut t2[..=len], &mut eps[..=len]);
+        let [t1, t2, eps] = &mut diag;
+        edges_into(a0, b1, &mut t1[..len], &mut t2[..len], &mut eps[..len]);
+        let (h0, h1) = (h[0].from(start), h[1].from(start));
+        let up = Edges {
+            t1: &up[0],
+            t2: &up[1],
+            eps: &up[2],
+        };
+        let diag = Edges {
+            t1: &diag[0],
+            t2: &diag[1],
+            eps: &diag[2],
+        };
         for (l, pair) in out[2 * start..2 * (start + len)]
             .chunks_exact_mut(2)
             .enumerate()
@@ -309,9 +369,12 @@ mod tests {
                     [u1[i], v1[i]]
                 }
             };
+            let (mut h0, mut h1) = (EdgeRow::default(), EdgeRow::default());
+            h0.horizontal(&u0, &v0);
+            h1.horizontal(&u1, &v1);
             for pass in [quad_row_constraints, quad_row_columns] {
                 let mut got = vec![0.0; 2 * q];
-                pass([&u0, &v0, &u1, &v1], &mut got);
+                pass([&u0, &v0, &u1, &v1], [&h0, &h1], &mut got);
                 for (t, &g) in got.iter().enumerate() {
                     let i = t / 2;
                     let p = if t % 2 == 0 {
