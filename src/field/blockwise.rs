@@ -154,25 +154,39 @@ fn tiles(ny: usize, nx: usize) -> (usize, usize) {
     (nx.div_ceil(TILE), ny.div_ceil(TILE))
 }
 
-/// Row stride of a tile's reconstruction buffer: not a power of two, so that
-/// the wavefront's stores and loads one row apart never alias modulo 4 KiB
-/// (which stalls loads on x86 as if they depended on the stores).
+/// Row stride of a tile's buffers: not a power of two, so that the
+/// wavefront's stores and loads one row apart never alias modulo 4 KiB (which
+/// stalls loads on x86 as if they depended on the stores); the f64 inputs'
+/// first column is the zero border.
 const STRIDE: usize = TILE + 1;
 
 /// A tile's reconstructions, `[jb * STRIDE + ii]` for its vertex (ti + ii, j0 + jb).
 type TileValues = [f32; TILE * STRIDE];
 
-/// In-tile Lorenzo prediction of the tile's vertex (ii, jb) from its
-/// reconstructions (the outside of the tile counts as 0).
-#[inline]
-fn lorenzo(rec: &TileValues, ii: usize, jb: usize) -> f64 {
-    let at = |ii: usize, jb: usize| predictor_input(rec[jb * STRIDE + ii]);
-    let (west, north) = (ii > 0, jb > 0);
-    match (west, north) {
-        (true, true) => (at(ii - 1, jb) + at(ii, jb - 1)) - at(ii - 1, jb - 1),
-        (true, false) => at(ii - 1, jb),
-        (false, true) => at(ii, jb - 1),
-        (false, false) => 0.0,
+/// A tile's reconstructions as Lorenzo reads them: `predictor_input`s, at
+/// `[(jb + 1) * STRIDE + ii + 1]`, below a zero row and right of a zero
+/// column (the outside of a tile counts as 0), so a prediction is three
+/// loads and two adds at every vertex.
+struct TileInputs([f64; (TILE + 1) * STRIDE]);
+
+impl TileInputs {
+    fn new() -> TileInputs {
+        TileInputs([0.0; (TILE + 1) * STRIDE])
+    }
+
+    #[inline(always)]
+    fn set(&mut self, ii: usize, jb: usize, value: f32) {
+        self.0[(jb + 1) * STRIDE + ii + 1] = predictor_input(value);
+    }
+
+    /// In-tile Lorenzo prediction of the tile's vertex (ii, jb). Where a
+    /// neighbour is outside, adding its zero can only turn a -0 prediction
+    /// into +0, which neither the code nor the reconstruction can tell
+    /// (x - (-0) == x - 0 and -0 + 2 eb q == +0 + 2 eb q for every q).
+    #[inline(always)]
+    fn lorenzo(&self, ii: usize, jb: usize) -> f64 {
+        let at = (jb + 1) * STRIDE + ii + 1;
+        (self.0[at - 1] + self.0[at - STRIDE]) - self.0[at - STRIDE - 1]
     }
 }
 
@@ -251,7 +265,7 @@ pub fn encode_capped(
             let rows = exact_band.len() / nx;
             let mut vids = vec![[EXACT; 2]; rows * nx];
             band_ids(u, v, ny, nx, xi, &forced, caps, j0, &mut vids);
-            let (mut rec_u, mut rec_v) = ([0.0f32; TILE * STRIDE], [0.0f32; TILE * STRIDE]);
+            let (mut in_u, mut in_v) = (TileInputs::new(), TileInputs::new());
             let mut out = BandOut {
                 ids: Vec::with_capacity(2 * tx),
                 raw: vec![],
@@ -278,13 +292,13 @@ pub fn encode_capped(
                     let q = if id[0] == EXACT || id[0] > tile[0] || id[1] > tile[1] {
                         None
                     } else {
-                        let qu = quantize(u[k], lorenzo(&rec_u, ii, jb), eu);
-                        let qv = quantize(v[k], lorenzo(&rec_v, ii, jb), ev);
+                        let qu = quantize(u[k], in_u.lorenzo(ii, jb), eu);
+                        let qv = quantize(v[k], in_v.lorenzo(ii, jb), ev);
                         qu.zip(qv)
                     };
                     let ((cu, ru), (cv, rv)) = q.unwrap_or(((0, u[k]), (0, v[k])));
-                    rec_u[jb * STRIDE + ii] = ru;
-                    rec_v[jb * STRIDE + ii] = rv;
+                    in_u.set(ii, jb, ru);
+                    in_v.set(ii, jb, rv);
                     coded[jb * TILE + ii] = q.map(|_| [zigzag(cu), zigzag(cv)]);
                 });
                 for jb in 0..rows {
@@ -356,7 +370,9 @@ pub fn decode(
             let (mut r, mut c) = offsets[b];
             let exact = &parts.exact[b * TILE * nx..][..rows * nx];
             let mut coded: TileCodes = [None; TILE * TILE];
-            let (mut rec_u, mut rec_v) = ([0.0f32; TILE * STRIDE], [0.0f32; TILE * STRIDE]);
+            let (mut rec_u, mut rec_v): (TileValues, TileValues) =
+                ([0.0; TILE * STRIDE], [0.0; TILE * STRIDE]);
+            let (mut in_u, mut in_v) = (TileInputs::new(), TileInputs::new());
             for t in 0..tx {
                 let ti = t * TILE;
                 let te = (ti + TILE).min(nx);
@@ -369,6 +385,8 @@ pub fn decode(
                         coded[jb * TILE + ii] = if exact[kb] {
                             rec_u[at] = f32::from_bits(parts.raw[r]);
                             rec_v[at] = f32::from_bits(parts.raw[r + 1]);
+                            in_u.set(ii, jb, rec_u[at]);
+                            in_v.set(ii, jb, rec_v[at]);
                             r += 2;
                             None
                         } else {
@@ -379,9 +397,11 @@ pub fn decode(
                 }
                 wavefront(te - ti, rows, |jb, ii| {
                     if let Some([cu, cv]) = coded[jb * TILE + ii] {
-                        let (pred_u, pred_v) = (lorenzo(&rec_u, ii, jb), lorenzo(&rec_v, ii, jb));
-                        rec_u[jb * STRIDE + ii] = reconstruct(pred_u, eu, unzigzag(cu));
-                        rec_v[jb * STRIDE + ii] = reconstruct(pred_v, ev, unzigzag(cv));
+                        let ru = reconstruct(in_u.lorenzo(ii, jb), eu, unzigzag(cu));
+                        let rv = reconstruct(in_v.lorenzo(ii, jb), ev, unzigzag(cv));
+                        (rec_u[jb * STRIDE + ii], rec_v[jb * STRIDE + ii]) = (ru, rv);
+                        in_u.set(ii, jb, ru);
+                        in_v.set(ii, jb, rv);
                     }
                 });
                 for jb in 0..rows {
