@@ -65,6 +65,17 @@ pub fn predictor_input(x: f32) -> f64 {
     }
 }
 
+/// [`predictor_input`] for a caller that knows (`FINITE`) every value it
+/// reads is finite: the same value, without the test per read.
+#[inline(always)]
+pub fn predictor_input_of<const FINITE: bool>(x: f32) -> f64 {
+    if FINITE {
+        x as f64
+    } else {
+        predictor_input(x)
+    }
+}
+
 /// Reconstruction from prediction, bound and code. One formula, one operation order.
 ///
 /// Kernel twin: kernels/common.cuh `fzk_reconstruct`.

@@ -17,7 +17,9 @@
 
 use super::forced::forced_exact_and_signatures;
 use super::parts::Parts;
-use super::quantize::{eb_of_id, id_for_bound, predictor_input, quantize, reconstruct, NUM_IDS};
+use super::quantize::{
+    eb_of_id, id_for_bound, predictor_input, predictor_input_of, quantize, reconstruct, NUM_IDS,
+};
 use super::topology::{incident, incident_ids, signature, Sig};
 use crate::codec::{unzigzag, zigzag};
 use crate::error::{Error, Result};
@@ -113,10 +115,11 @@ impl Stencil {
         }
     }
 
-    /// The interpolated value at index k of `a`, neighbours `stride` apart.
+    /// The interpolated value at index k of `a`, neighbours `stride` apart
+    /// (`FINITE`: every value of `a` is).
     #[inline(always)]
-    fn apply(self, a: &[f32], k: usize, stride: usize) -> f64 {
-        let at = |q: usize| predictor_input(a[q]);
+    fn apply<const FINITE: bool>(self, a: &[f32], k: usize, stride: usize) -> f64 {
+        let at = |q: usize| predictor_input_of::<FINITE>(a[q]);
         match self {
             Stencil::Edge => at(k - stride),
             Stencil::Linear => (at(k - stride) + at(k + stride)) * 0.5,
@@ -169,17 +172,19 @@ impl Predictor {
         }
     }
 
+    /// The prediction from `a` (`FINITE`: every value of `a` is, so no read
+    /// needs `predictor_input`'s test).
     #[inline(always)]
-    fn apply(&self, a: &[f32]) -> f64 {
+    fn apply<const FINITE: bool>(&self, a: &[f32]) -> f64 {
         if let Some(lorenzo) = self.anchor {
             return self.apply_anchor(a, lorenzo);
         }
         match (self.x, self.y) {
-            (Some((sx, dx)), None) => sx.apply(a, self.k, dx),
-            (None, Some((sy, dy))) => sy.apply(a, self.k, dy),
+            (Some((sx, dx)), None) => sx.apply::<FINITE>(a, self.k, dx),
+            (None, Some((sy, dy))) => sy.apply::<FINITE>(a, self.k, dy),
             // Both axes are known at the center: their mean beats Lorenzo on smooth data.
             (Some((sx, dx)), Some((sy, dy))) => {
-                (sx.apply(a, self.k, dx) + sy.apply(a, self.k, dy)) * 0.5
+                (sx.apply::<FINITE>(a, self.k, dx) + sy.apply::<FINITE>(a, self.k, dy)) * 0.5
             }
             (None, None) => 0.0,
         }
@@ -280,8 +285,8 @@ enum Decision {
 
 /// The first bound id that keeps every incident triangle's signature, tried
 /// from the largest bound down, and not above `cap` (a relative bound on both
-/// components; `+inf` for none).
-fn decide(
+/// components; `+inf` for none). `FINITE`: every value of `f` is.
+fn decide<const FINITE: bool>(
     f: &Field,
     orig: (&[f32], &[f32]),
     sigs: &[Sig],
@@ -302,7 +307,7 @@ fn decide(
     let Some(first) = first else {
         return Decision::Exact;
     };
-    let (pu, pw) = (pred.apply(f.u), pred.apply(f.v));
+    let (pu, pw) = (pred.apply::<FINITE>(f.u), pred.apply::<FINITE>(f.v));
     let ring = Ring::new(f, sigs, i, j);
     for id in first..NUM_IDS {
         let eb = eb_of_id(xi, id);
@@ -364,6 +369,9 @@ pub fn encode_capped(
     let cap = |k: usize| caps.map_or(f64::INFINITY, |c| c[k]);
     let (mut exact, sigs) = forced_exact_and_signatures(u, v, ny, nx, chunk_of_larger);
     let (mut ru, mut rv) = (u.to_vec(), v.to_vec());
+    // Reconstructions are finite (quantize checks), so with finite originals
+    // every value a prediction reads is.
+    let finite = u.iter().chain(v).all(|x| x.is_finite());
     let mut parts = Parts::default();
     // Anchors, in raster order, each predicted from the anchors before it.
     for j in (0..ny).step_by(STRIDE) {
@@ -379,7 +387,7 @@ pub fn encode_capped(
                     nx,
                 };
                 let pred = Predictor::anchor(nx, i, j);
-                decide(&f, (u, v), &sigs, xi, (i, j), pred, cap(k))
+                decide::<false>(&f, (u, v), &sigs, xi, (i, j), pred, cap(k))
             };
             commit(&mut parts, &mut exact, (&mut ru, &mut rv), (u, v), k, d);
         }
@@ -403,7 +411,13 @@ pub fn encode_capped(
                                 Decision::Exact
                             } else {
                                 let pred = Predictor::new(ny, nx, i, j, s, phase);
-                                decide(&f, (u, v), &sigs, xi, (i, j), pred, cap(j * nx + i))
+                                let at = (i, j);
+                                let cap = cap(j * nx + i);
+                                if finite {
+                                    decide::<true>(&f, (u, v), &sigs, xi, at, pred, cap)
+                                } else {
+                                    decide::<false>(&f, (u, v), &sigs, xi, at, pred, cap)
+                                }
                             };
                             (i, d)
                         })
@@ -430,8 +444,9 @@ pub fn encode_capped(
 
 /// One vertex from the streams: its exact value or its reconstruction. `r` counts
 /// raw words, `c` coded vertices (ranges were checked against the mask).
+/// `FINITE`: every value of `u` and `v` a prediction reads is.
 #[inline]
-fn decode_one(
+fn decode_one<const FINITE: bool>(
     parts: &Parts,
     (u, v): (&[f32], &[f32]),
     xi: f64,
@@ -447,7 +462,7 @@ fn decode_one(
         ]
     } else {
         let eb = eb_of_id(xi, parts.ids[*c]);
-        let (pu, pw) = (pred.apply(u), pred.apply(v));
+        let (pu, pw) = (pred.apply::<FINITE>(u), pred.apply::<FINITE>(v));
         *c += 1;
         [
             reconstruct(pu, eb, unzigzag(parts.codes[2 * *c - 2])),
@@ -463,6 +478,20 @@ pub fn decode(
     xi: f64,
     u: &mut [f32],
     v: &mut [f32],
+) -> Result<()> {
+    decode_reads(parts, ny, nx, xi, u, v, true)
+}
+
+/// [`decode`]; `untested`: let phases whose inputs are all finite skip
+/// `predictor_input`'s test (false: test every read, the reference).
+fn decode_reads(
+    parts: &Parts,
+    ny: usize,
+    nx: usize,
+    xi: f64,
+    u: &mut [f32],
+    v: &mut [f32],
+    untested: bool,
 ) -> Result<()> {
     let n_exact = parts.exact.iter().filter(|&&e| e).count();
     let n_coded = ny * nx - n_exact;
@@ -481,7 +510,7 @@ pub fn decode(
     for j in (0..ny).step_by(STRIDE) {
         for i in (0..nx).step_by(STRIDE) {
             let k = j * nx + i;
-            let val = decode_one(
+            let val = decode_one::<false>(
                 parts,
                 (&*u, &*v),
                 xi,
@@ -493,6 +522,15 @@ pub fn decode(
             v[k] = val[1];
         }
     }
+    // Whether every vertex decided so far is finite: a phase reads only
+    // vertices decided before it, so while this holds its predictions can
+    // skip `predictor_input`'s test (a crafted stream may still decode an
+    // infinity; from then on every read is tested, as the encoder's were).
+    let mut finite = untested
+        && (0..ny)
+            .step_by(STRIDE)
+            .flat_map(|j| (0..nx).step_by(STRIDE).map(move |i| j * nx + i))
+            .all(|k| u[k].is_finite() && v[k].is_finite());
     for (s, phase) in schedule() {
         let t = Targets::of(s, phase);
         // Each row's start in the raw and code streams, from the mask.
@@ -514,7 +552,12 @@ pub fn decode(
                     t.cols(nx)
                         .map(|i| {
                             let pred = Predictor::new(ny, nx, i, j, s, phase);
-                            decode_one(parts, (u, v), xi, j * nx + i, pred, (&mut r, &mut c))
+                            let (k, at) = (j * nx + i, (&mut r, &mut c));
+                            if finite {
+                                decode_one::<true>(parts, (u, v), xi, k, pred, at)
+                            } else {
+                                decode_one::<false>(parts, (u, v), xi, k, pred, at)
+                            }
                         })
                         .collect()
                 })
@@ -524,8 +567,49 @@ pub fn decode(
             for (i, val) in t.cols(nx).zip(row) {
                 u[j * nx + i] = val[0];
                 v[j * nx + i] = val[1];
+                finite &= val[0].is_finite() & val[1].is_finite();
             }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Decoding with untested reads gives the reference's bits: on fields
+    /// with NaN and infinities (stored exactly, decided mid-schedule), and on
+    /// a crafted stream whose reconstructions overflow to infinity.
+    #[test]
+    fn untested_reads_decode_as_tested_ones() {
+        let (ny, nx) = (37, 45);
+        let wave = |k: usize| ((k * 7919) % 1000) as f32 / 100.0 - 5.0;
+        let mut u: Vec<f32> = (0..ny * nx).map(wave).collect();
+        let v: Vec<f32> = (0..ny * nx).map(|k| wave(k + 13) * 3e37).collect();
+        u[300] = f32::NAN;
+        u[901] = f32::INFINITY;
+        let xi = 1e33;
+        let mut parts = encode(&u, &v, ny, nx, xi, false);
+        let decoded = |parts: &Parts, untested: bool| {
+            let (mut a, mut b) = (vec![0.0f32; ny * nx], vec![0.0f32; ny * nx]);
+            decode_reads(parts, ny, nx, xi, &mut a, &mut b, untested).unwrap();
+            let bits = |x: &[f32]| x.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            (bits(&a), bits(&b))
+        };
+        assert_eq!(decoded(&parts, true), decoded(&parts, false));
+        // Codes that push v past f32's range: infinities mid-schedule.
+        let mut crafted = 0;
+        for c in parts.codes.iter_mut().skip(1).step_by(2).step_by(5) {
+            *c = zigzag(1 << 20);
+            crafted += 1;
+        }
+        assert!(crafted > 10);
+        let (_, b) = decoded(&parts, false);
+        assert!(
+            b.iter().any(|&x| f32::from_bits(x).is_infinite()),
+            "a test that overflows"
+        );
+        assert_eq!(decoded(&parts, true), decoded(&parts, false));
+    }
 }
