@@ -3,7 +3,7 @@
 //! of degenerate triangles (m == 0), and the chunk perimeter when the field is
 //! one chunk of a larger one.
 
-use super::topology::{classify, gather, tri_vertices, triangle_count, Half, Sig};
+use super::topology::{classify, gather, plain_triangles, tri_vertices, triangle_count, Half, Sig};
 use rayon::prelude::*;
 
 /// Every forced vertex (the per-vertex rules plus vertices of degenerate triangles),
@@ -26,11 +26,19 @@ pub fn forced_exact_and_signatures(
         .enumerate()
         .map(|(j, row)| {
             let mut found = Vec::new();
+            let mut plain = vec![false; row.len()];
+            let (a, b) = (j * nx, (j + 1) * nx);
+            plain_triangles(
+                [&u[a..b], &v[a..b], &u[b..b + nx], &v[b..b + nx]],
+                &mut plain,
+            );
             for i in 0..nx - 1 {
                 for half in [Half::T0, Half::T1] {
+                    if plain[2 * i + half as usize] {
+                        continue; // Sig::NONE, not degenerate
+                    }
                     let idx = tri_vertices(nx, i, j, half);
-                    let p = gather(u, v, idx);
-                    let (sig, degenerate) = classify(p, half);
+                    let (sig, degenerate) = classify(gather(u, v, idx), half);
                     row[2 * i + half as usize] = sig;
                     if degenerate {
                         found.push(idx);

@@ -166,6 +166,45 @@ pub fn classify(p: [[f32; 2]; 3], half: Half) -> (Sig, bool) {
     }
 }
 
+/// Which triangles of a row of quads (between vertex rows 0 and 1, `u0, v0,
+/// u1, v1` of `q + 1` vertices; `out` holds `2 q`, T0 then T1 of each quad)
+/// are plainly free: [`classify`] would give `(Sig::NONE, false)` because a
+/// vertex is not finite, or because the m_k have both signs and their sum is
+/// clear of zero. The rest (critical points, sums near zero) need
+/// [`classify`]. Each m_k is an edge's `u_a v_b - u_b v_a` (negated when the
+/// triangle runs the edge backwards, which rounding keeps exact), so each
+/// edge is computed once for its two triangles, in passes that vectorise.
+pub fn plain_triangles([u0, v0, u1, v1]: [&[f32]; 4], out: &mut [bool]) {
+    let q = out.len() / 2;
+    assert!(
+        out.len() % 2 == 0 && [u0, v0, u1, v1].iter().all(|r| r.len() > q),
+        "two rows of q + 1 vertices for 2 q triangles"
+    );
+    // Edge a -> b: u_a v_b - u_b v_a over columns.
+    let edge = |ua: &[f32], va: &[f32], ub: &[f32], vb: &[f32], n: usize| -> Vec<f64> {
+        (0..n)
+            .map(|l| ua[l] as f64 * vb[l] as f64 - ub[l] as f64 * va[l] as f64)
+            .collect()
+    };
+    let h0 = edge(u0, v0, &u0[1..], &v0[1..], q);
+    let h1 = edge(u1, v1, &u1[1..], &v1[1..], q);
+    let up = edge(u0, v0, u1, v1, q + 1);
+    let diag = edge(u0, v0, &u1[1..], &v1[1..], q);
+    // classify's tests on m (m_values' pairs (1, 2), (2, 0), (0, 1)).
+    let plain = |m: [f64; 3]| {
+        let sum = m[0] + m[1] + m[2];
+        let slack = 4.0 * f64::EPSILON * (m[0].abs() + m[1].abs() + m[2].abs());
+        let pos = (m[0] > 0.0) | (m[1] > 0.0) | (m[2] > 0.0);
+        let neg = (m[0] < 0.0) | (m[1] < 0.0) | (m[2] < 0.0);
+        !sum.is_finite() | (pos & neg & (sum.abs() > slack))
+    };
+    for (i, pair) in out.chunks_exact_mut(2).enumerate() {
+        // T0 = (k, k+1, k+nx+1), T1 = (k, k+nx+1, k+nx).
+        pair[0] = plain([up[i + 1], -diag[i], h0[i]]);
+        pair[1] = plain([-h1[i], -up[i], diag[i]]);
+    }
+}
+
 /// The signature of a triangle given its vertices in T0/T1 order.
 ///
 /// Kernel twin: kernels/mode_s.cu `fzs_signature`.
@@ -310,10 +349,18 @@ pub fn signatures(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<Sig> {
     out.par_chunks_mut(2 * (nx - 1))
         .enumerate()
         .for_each(|(j, row)| {
+            let mut plain = vec![false; row.len()];
+            let (a, b) = (j * nx, (j + 1) * nx);
+            plain_triangles(
+                [&u[a..b], &v[a..b], &u[b..b + nx], &v[b..b + nx]],
+                &mut plain,
+            );
             for i in 0..nx - 1 {
                 for half in [Half::T0, Half::T1] {
-                    let p = gather(u, v, tri_vertices(nx, i, j, half));
-                    row[2 * i + half as usize] = signature(p, half);
+                    let t = 2 * i + half as usize;
+                    if !plain[t] {
+                        row[t] = signature(gather(u, v, tri_vertices(nx, i, j, half)), half);
+                    }
                 }
             }
         });
@@ -411,6 +458,60 @@ pub fn diff(orig: (&[f32], &[f32]), other: (&[f32], &[f32]), ny: usize, nx: usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A triangle `plain_triangles` calls plainly free classifies as free and
+    /// not degenerate, on random, small-integer (many m == 0), special and
+    /// non-finite strips with partial lengths; and most random ones are plain.
+    #[test]
+    fn plain_triangles_classify_as_free() {
+        let mut s = 5u64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let specials = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -2.0,
+            1e-30,
+            1e30,
+            f32::NAN,
+            f32::INFINITY,
+        ];
+        let (mut plain_count, mut total) = (0, 0);
+        for strip in 0..3000u64 {
+            let q = 1 + (strip as usize * 13) % 70;
+            let mut value = || {
+                let r = next();
+                match (strip % 3, r % 16) {
+                    (_, 0) => specials[(r >> 8) as usize % specials.len()],
+                    (0, _) => ((r >> 8) % 5) as f32 - 2.0,
+                    _ => ((r >> 11) as f64 / (1u64 << 53) as f64 - 0.5) as f32,
+                }
+            };
+            let rows: Vec<Vec<f32>> = (0..4).map(|_| (0..=q).map(|_| value()).collect()).collect();
+            let mut plain = vec![false; 2 * q];
+            plain_triangles([&rows[0], &rows[1], &rows[2], &rows[3]], &mut plain);
+            let at = |i: usize, r: usize| [rows[2 * r][i], rows[2 * r + 1][i]];
+            for (t, &p) in plain.iter().enumerate() {
+                let i = t / 2;
+                let (tri, half) = if t % 2 == 0 {
+                    ([at(i, 0), at(i + 1, 0), at(i + 1, 1)], Half::T0)
+                } else {
+                    ([at(i, 0), at(i + 1, 1), at(i, 1)], Half::T1)
+                };
+                if p {
+                    assert_eq!(classify(tri, half), (Sig::NONE, false), "{tri:?}");
+                    plain_count += 1;
+                }
+                total += 1;
+            }
+        }
+        assert!(plain_count * 2 > total, "{plain_count} of {total}");
+    }
 
     /// Linear field V(x, y) = A (x - x0, y - y0) sampled on a 3x3 grid.
     fn linear(a: [[f32; 2]; 2], x0: f32, y0: f32) -> (Vec<f32>, Vec<f32>) {
