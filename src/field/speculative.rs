@@ -329,26 +329,50 @@ fn decide<const FINITE: bool>(
     Decision::Exact
 }
 
-/// Record a decision: its stream entries and the reconstructed value.
-fn commit(
-    parts: &mut Parts,
-    exact: &mut [bool],
-    (ru, rv): (&mut [f32], &mut [f32]),
-    (u, v): (&[f32], &[f32]),
-    k: usize,
-    d: Decision,
-) {
-    match d {
-        Decision::Exact => {
-            exact[k] = true;
-            parts.raw.extend([u[k].to_bits(), v[k].to_bits()]);
+/// The target rows of `t` in a row-major field `a` of width `nx`, in
+/// parallel (target row m is the first `nx` values of chunk m).
+fn target_rows<'a, T: Send>(
+    a: &'a mut [T],
+    t: &Targets,
+    nx: usize,
+) -> impl IndexedParallelIterator<Item = &'a mut [T]> {
+    let from = (t.row0 * nx).min(a.len());
+    a[from..]
+        .par_chunks_mut((t.row_step * nx).max(1))
+        .map(move |c| &mut c[..nx])
+}
+
+/// One row of a phase's decisions: its stream entries, and per target its
+/// reconstruction (None: stored exactly).
+#[derive(Default)]
+struct RowOut {
+    ids: Vec<u32>,
+    codes: Vec<u32>,
+    raw: Vec<u32>,
+    recon: Vec<Option<[f32; 2]>>,
+}
+
+impl RowOut {
+    /// Record a decision on a target whose original is `orig`.
+    fn push(&mut self, d: Decision, orig: [f32; 2]) {
+        match d {
+            Decision::Exact => {
+                self.raw.extend(orig.map(f32::to_bits));
+                self.recon.push(None);
+            }
+            Decision::Coded { id, q, r } => {
+                self.ids.push(id as u32);
+                self.codes.extend([zigzag(q[0]), zigzag(q[1])]);
+                self.recon.push(Some(r));
+            }
         }
-        Decision::Coded { id, q, r } => {
-            parts.ids.push(id as u32);
-            parts.codes.extend([zigzag(q[0]), zigzag(q[1])]);
-            ru[k] = r[0];
-            rv[k] = r[1];
-        }
+    }
+
+    /// Its stream entries, after those in `parts`.
+    fn append_to(&self, parts: &mut Parts) {
+        parts.ids.extend_from_slice(&self.ids);
+        parts.codes.extend_from_slice(&self.codes);
+        parts.raw.extend_from_slice(&self.raw);
     }
 }
 
@@ -389,13 +413,23 @@ pub fn encode_capped(
                 let pred = Predictor::anchor(nx, i, j);
                 decide::<false>(&f, (u, v), &sigs, xi, (i, j), pred, cap(k))
             };
-            commit(&mut parts, &mut exact, (&mut ru, &mut rv), (u, v), k, d);
+            let mut one = RowOut::default();
+            one.push(d, [u[k], v[k]]);
+            one.append_to(&mut parts);
+            match one.recon[0] {
+                Some([a, b]) => (ru[k], rv[k]) = (a, b),
+                None => exact[k] = true,
+            }
         }
     }
     for (s, phase) in schedule() {
         let t = Targets::of(s, phase);
         let rows: Vec<usize> = t.rows(ny).collect();
-        let decided: Vec<Vec<(usize, Decision)>> = {
+        // Each row decided in parallel from the same state (targets read
+        // only vertices no target of this phase writes), with its stream
+        // entries; then the entries in row order, and the reconstructions
+        // written back row by row in parallel.
+        let decided: Vec<RowOut> = {
             let f = Field {
                 u: &ru,
                 v: &rv,
@@ -405,38 +439,41 @@ pub fn encode_capped(
             let exact = &exact;
             rows.par_iter()
                 .map(|&j| {
-                    t.cols(nx)
-                        .map(|i| {
-                            let d = if exact[j * nx + i] {
-                                Decision::Exact
+                    let mut out = RowOut::default();
+                    for i in t.cols(nx) {
+                        let k = j * nx + i;
+                        let d = if exact[k] {
+                            Decision::Exact
+                        } else {
+                            let pred = Predictor::new(ny, nx, i, j, s, phase);
+                            let (at, cap) = ((i, j), cap(k));
+                            if finite {
+                                decide::<true>(&f, (u, v), &sigs, xi, at, pred, cap)
                             } else {
-                                let pred = Predictor::new(ny, nx, i, j, s, phase);
-                                let at = (i, j);
-                                let cap = cap(j * nx + i);
-                                if finite {
-                                    decide::<true>(&f, (u, v), &sigs, xi, at, pred, cap)
-                                } else {
-                                    decide::<false>(&f, (u, v), &sigs, xi, at, pred, cap)
-                                }
-                            };
-                            (i, d)
-                        })
-                        .collect()
+                                decide::<false>(&f, (u, v), &sigs, xi, at, pred, cap)
+                            }
+                        };
+                        out.push(d, [u[k], v[k]]);
+                    }
+                    out
                 })
                 .collect()
         };
-        for (&j, row) in rows.iter().zip(decided) {
-            for (i, d) in row {
-                commit(
-                    &mut parts,
-                    &mut exact,
-                    (&mut ru, &mut rv),
-                    (u, v),
-                    j * nx + i,
-                    d,
-                );
-            }
+        for row in &decided {
+            row.append_to(&mut parts);
         }
+        target_rows(&mut ru, &t, nx)
+            .zip(target_rows(&mut rv, &t, nx))
+            .zip(target_rows(&mut exact, &t, nx))
+            .zip(&decided)
+            .for_each(|(((ru, rv), ex), row)| {
+                for (i, r) in t.cols(nx).zip(&row.recon) {
+                    match r {
+                        Some([a, b]) => (ru[i], rv[i]) = (*a, *b),
+                        None => ex[i] = true,
+                    }
+                }
+            });
     }
     parts.exact = exact;
     parts
