@@ -570,13 +570,19 @@ fn decode_reads(
             .all(|k| u[k].is_finite() && v[k].is_finite());
     for (s, phase) in schedule() {
         let t = Targets::of(s, phase);
-        // Each row's start in the raw and code streams, from the mask.
-        let rows: Vec<(usize, usize, usize)> = t
-            .rows(ny)
-            .map(|j| {
+        // Each row's start in the raw and code streams, from the mask (its
+        // exact targets counted in parallel).
+        let target_rows_j: Vec<usize> = t.rows(ny).collect();
+        let n_exact: Vec<usize> = target_rows_j
+            .par_iter()
+            .map(|&j| t.cols(nx).filter(|&i| parts.exact[j * nx + i]).count())
+            .collect();
+        let n_tg = t.cols(nx).len();
+        let rows: Vec<(usize, usize, usize)> = target_rows_j
+            .iter()
+            .zip(&n_exact)
+            .map(|(&j, &n_ex)| {
                 let start = (j, r_at, c_at);
-                let n_ex = t.cols(nx).filter(|&i| parts.exact[j * nx + i]).count();
-                let n_tg = t.cols(nx).len();
                 r_at += 2 * n_ex;
                 c_at += n_tg - n_ex;
                 start
@@ -600,13 +606,19 @@ fn decode_reads(
                 })
                 .collect()
         };
-        for (&(j, _, _), row) in rows.iter().zip(values) {
-            for (i, val) in t.cols(nx).zip(row) {
-                u[j * nx + i] = val[0];
-                v[j * nx + i] = val[1];
-                finite &= val[0].is_finite() & val[1].is_finite();
-            }
-        }
+        // Written back row by row in parallel; whether all were finite.
+        finite &= target_rows(u, &t, nx)
+            .zip(target_rows(v, &t, nx))
+            .zip(&values)
+            .map(|((u, v), row)| {
+                let mut all = true;
+                for (i, val) in t.cols(nx).zip(row) {
+                    (u[i], v[i]) = (val[0], val[1]);
+                    all &= val[0].is_finite() & val[1].is_finite();
+                }
+                all
+            })
+            .reduce(|| true, |a, b| a & b);
     }
     Ok(())
 }
