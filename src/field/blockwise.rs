@@ -9,7 +9,7 @@ use super::forced::forced_vertices;
 use super::parts::Parts;
 use super::quantize::{eb_of_id, id_for_bound, predictor_input, quantize, reconstruct, NUM_IDS};
 use super::safe_bound::{quad_row_constraints, triangle_constraint, EdgeRow};
-use super::topology::{gather, tri_vertices, Half};
+use super::topology::{gather, quad_row, tri_vertices, Half};
 use crate::codec::{unzigzag, zigzag};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -25,14 +25,10 @@ pub const EXACT: u8 = u8::MAX;
 /// T0 then T1 of each quad (`2 * (nx - 1)` values, triangle-id order). `h`
 /// holds vertex row j's horizontal edges on entry and row j + 1's on return.
 fn triangle_row(u: &[f32], v: &[f32], nx: usize, j: usize, row: &mut [f64], h: &mut [EdgeRow; 2]) {
-    let (lo, hi) = (j * nx, (j + 1) * nx);
-    let (r0, r1) = (
-        [&u[lo..lo + nx], &v[lo..lo + nx]],
-        [&u[hi..hi + nx], &v[hi..hi + nx]],
-    );
+    let rows = quad_row(u, v, nx, j);
     let [top, bottom] = h;
-    bottom.horizontal(r1[0], r1[1]);
-    quad_row_constraints([r0[0], r0[1], r1[0], r1[1]], [top, bottom], row);
+    bottom.horizontal(rows[2], rows[3]);
+    quad_row_constraints(rows, [top, bottom], row);
     h.swap(0, 1);
     // The few the float filter left open: the exact sum decides.
     for (t, e) in row.iter_mut().enumerate() {
@@ -78,8 +74,9 @@ fn band_ids(
     out: &mut [[u8; 2]],
 ) {
     out.fill([EXACT; 2]);
-    let w = 2 * nx.saturating_sub(1); // triangles per quad row
-                                      // Quad rows j - 1 and j of vertex row j, where they exist.
+    // Quad rows j - 1 and j of vertex row j (2 (nx - 1) triangles each),
+    // where they exist.
+    let w = 2 * nx.saturating_sub(1);
     let (mut above, mut below) = (vec![0.0f64; w], vec![0.0f64; w]);
     // The horizontal edges of the first quad row's top.
     let mut h = [EdgeRow::default(), EdgeRow::default()];

@@ -3,7 +3,9 @@
 //! of degenerate triangles (m == 0), and the chunk perimeter when the field is
 //! one chunk of a larger one.
 
-use super::topology::{classify, gather, plain_triangles, tri_vertices, triangle_count, Half, Sig};
+use super::topology::{
+    classify, gather, plain_triangles, quad_row, tri_vertices, triangle_count, Half, Sig,
+};
 use rayon::prelude::*;
 
 /// Every forced vertex (the per-vertex rules plus vertices of degenerate triangles),
@@ -27,11 +29,7 @@ pub fn forced_exact_and_signatures(
         .map(|(j, row)| {
             let mut found = Vec::new();
             let mut plain = vec![false; row.len()];
-            let (a, b) = (j * nx, (j + 1) * nx);
-            plain_triangles(
-                [&u[a..b], &v[a..b], &u[b..b + nx], &v[b..b + nx]],
-                &mut plain,
-            );
+            plain_triangles(quad_row(u, v, nx, j), &mut plain);
             for i in 0..nx - 1 {
                 for half in [Half::T0, Half::T1] {
                     if plain[2 * i + half as usize] {

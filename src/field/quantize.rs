@@ -30,7 +30,7 @@ pub fn eb_of_id(xi: f64, k: u32) -> f64 {
 /// mantissa bits decide, with no division and no search, where every id's
 /// bound is normal (exact). Elsewhere (subnormal e, tiny xi) the search does.
 ///
-/// Kernel twin: kernels/common.cuh `fzk_id_for_bound` (the search alone).
+/// Kernel twin: kernels/common.cuh `fzk_id_for_bound` (the same two paths).
 #[inline]
 pub fn id_for_bound(xi: f64, e: f64) -> Option<u32> {
     if e >= xi {

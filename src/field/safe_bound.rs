@@ -13,7 +13,7 @@
 //! bound of |m_k| and the result is shrunk by a relative margin that covers every
 //! rounding in the formula, so the bound is safe, not just approximately so.
 
-use super::topology::{m_is_zero, m_products};
+use super::topology::{edge_products, m_is_zero, m_products, quad_triangle_edges};
 
 /// Relative slack that absorbs the rounding of sqrt, sums and the final division.
 /// The kernels' generated `FZK_MARGIN` (`factz::kernels::prelude`).
@@ -78,8 +78,9 @@ fn filtered(mk: [(f64, f64); 3], eps: [f64; 3]) -> f64 {
     let finite = (d[0] + d[1] + d[2]).is_finite(); // else a component is NaN or Inf
     let pos = (d[0] > 0.0) | (d[1] > 0.0) | (d[2] > 0.0);
     let neg = (d[0] < 0.0) | (d[1] < 0.0) | (d[2] < 0.0);
-    let critical = pos != neg; // one sign only: the closed-triangle rule holds
-                               // m == m0 + m1 + m2 from the six exact products: sign_of_sum's float filter.
+    // One sign only: the closed-triangle rule holds.
+    let critical = pos != neg;
+    // m == m0 + m1 + m2 from the six exact products: sign_of_sum's float filter.
     let terms = [mk[0].0, -mk[0].1, mk[1].0, -mk[1].1, mk[2].0, -mk[2].1];
     let (mut sum, mut abs) = (0.0f64, 0.0f64);
     for t in terms {
@@ -145,11 +146,9 @@ fn edges_into(
     t2: &mut [f64],
     eps: &mut [f64],
 ) {
-    for ((t, &a), &b) in t1.iter_mut().zip(ua).zip(vb) {
-        *t = a as f64 * b as f64;
-    }
-    for ((t, &a), &b) in t2.iter_mut().zip(ub).zip(va) {
-        *t = a as f64 * b as f64;
+    let ends = ua.iter().zip(va).zip(ub.iter().zip(vb));
+    for ((t1, t2), ((&ua, &va), (&ub, &vb))) in t1.iter_mut().zip(t2.iter_mut()).zip(ends) {
+        (*t1, *t2) = edge_products([ua, va], [ub, vb]);
     }
     for ((e, &a), &b) in eps.iter_mut().zip(&*t1).zip(&*t2) {
         *e = det_bound(a, b);
@@ -210,19 +209,6 @@ struct Edges<'a> {
     eps: &'a [f64],
 }
 
-impl Edges<'_> {
-    /// Edge l's products as triangle pair `(a, b)` takes them: forward, or
-    /// reversed (`b -> a`: the products trade places).
-    #[inline(always)]
-    fn pair(&self, l: usize, forward: bool) -> (f64, f64) {
-        if forward {
-            (self.t1[l], self.t2[l])
-        } else {
-            (self.t2[l], self.t1[l])
-        }
-    }
-}
-
 #[inline(always)]
 fn quad_row_columns([u0, v0, u1, v1]: [&[f32]; 4], h: [&EdgeRow; 2], out: &mut [f64]) {
     let q = out.len() / 2;
@@ -259,14 +245,14 @@ fn quad_row_columns([u0, v0, u1, v1]: [&[f32]; 4], h: [&EdgeRow; 2], out: &mut [
             .chunks_exact_mut(2)
             .enumerate()
         {
-            // m_products' pairs (1, 2), (2, 0), (0, 1) of T0 = (k, k+1, k+nx+1)
-            // and T1 = (k, k+nx+1, k+nx).
-            let t0 = [up.pair(l + 1, true), diag.pair(l, false), h0.pair(l, true)];
-            let t1 = [h1.pair(l, false), up.pair(l, false), diag.pair(l, true)];
-            let e0 = [up.eps[l + 1], diag.eps[l], h0.eps[l]];
-            let e1 = [h1.eps[l], up.eps[l], diag.eps[l]];
-            pair[0] = filtered(t0, e0);
-            pair[1] = filtered(t1, e1);
+            let edge = |e: &Edges, l: usize| (e.t1[l], e.t2[l], e.eps[l]);
+            let (ups, diag) = ([edge(&up, l), edge(&up, l + 1)], edge(&diag, l));
+            let tris = quad_triangle_edges(edge(&h0, l), edge(&h1, l), ups, diag);
+            for (o, edges) in pair.iter_mut().zip(tris) {
+                // Reversed, an edge's products trade places.
+                let mk = edges.map(|((t1, t2, _), fwd)| if fwd { (t1, t2) } else { (t2, t1) });
+                *o = filtered(mk, edges.map(|((_, _, eps), _)| eps));
+            }
         }
     }
 }

@@ -249,8 +249,9 @@ impl Ring {
         }
         let k = j * nx + i;
         let ring = [k + 1, k + nx + 1, k + nx, k - 1, k - nx - 1, k - nx];
-        let u = ring.map(|r| f.u[r]);
-        let v = ring.map(|r| f.v[r]);
+        // from_fn, not ring.map: the map went through an uninlined try_map here.
+        let u = std::array::from_fn(|a| f.u[ring[a]]);
+        let v = std::array::from_fn(|a| f.v[ring[a]]);
         let edge = std::array::from_fn(|a| {
             let b = (a + 1) % 6;
             (u[a] as f64) * (v[b] as f64) - (u[b] as f64) * (v[a] as f64)

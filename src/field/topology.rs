@@ -91,8 +91,37 @@ impl Sig {
 /// Kernel twin: kernels/common.cuh `fzk_m_products`.
 #[inline]
 pub fn m_products(p: [[f32; 2]; 3]) -> [(f64, f64); 3] {
-    let t = |a: f32, b: f32| (a as f64) * (b as f64);
-    [(1, 2), (2, 0), (0, 1)].map(|(a, b)| (t(p[a][0], p[b][1]), t(p[b][0], p[a][1])))
+    [(1, 2), (2, 0), (0, 1)].map(|(a, b)| edge_products(p[a], p[b]))
+}
+
+/// The exact products `(u_a v_b, u_b v_a)` of the edge from vertex a to b:
+/// an m_k of every triangle that has the edge (reversed, the two trade places).
+#[inline(always)]
+pub fn edge_products(a: [f32; 2], b: [f32; 2]) -> (f64, f64) {
+    ((a[0] as f64) * (b[1] as f64), (b[0] as f64) * (a[1] as f64))
+}
+
+/// Vertex rows j and j + 1 of a row-major field, as `[u0, v0, u1, v1]`: the
+/// two rows of quad row j.
+#[inline]
+pub fn quad_row<'a>(u: &'a [f32], v: &'a [f32], nx: usize, j: usize) -> [&'a [f32]; 4] {
+    let (a, b, c) = (j * nx, (j + 1) * nx, (j + 2) * nx);
+    [&u[a..b], &v[a..b], &u[b..c], &v[b..c]]
+}
+
+/// Quad i's triangles T0 = (k, k+1, k+nx+1) and T1 = (k, k+nx+1, k+nx) as
+/// their m_products pairs (1, 2), (2, 0), (0, 1), each an edge of the quad
+/// row and whether the triangle runs it forward: the edges are the
+/// horizontal ones of rows 0 and 1 (`h0`, `h1`: i -> i + 1), the vertical
+/// ones of columns i and i + 1 (`up`: row 0 -> row 1) and the diagonal
+/// (`diag`: (i, 0) -> (i + 1, 1)). The one statement of that correspondence,
+/// for the passes that compute each edge once for both its triangles.
+#[inline(always)]
+pub fn quad_triangle_edges<E: Copy>(h0: E, h1: E, up: [E; 2], diag: E) -> [[(E, bool); 3]; 2] {
+    [
+        [(up[1], true), (diag, false), (h0, true)],
+        [(h1, false), (up[0], false), (diag, true)],
+    ]
 }
 
 /// m0, m1, m2 of a triangle, each a correctly rounded difference of two exact
@@ -180,17 +209,20 @@ pub fn plain_triangles([u0, v0, u1, v1]: [&[f32]; 4], out: &mut [bool]) {
         out.len() % 2 == 0 && [u0, v0, u1, v1].iter().all(|r| r.len() > q),
         "two rows of q + 1 vertices for 2 q triangles"
     );
-    // Edge a -> b: u_a v_b - u_b v_a over columns.
+    // Edge a -> b's m_k, over columns.
     let edge = |ua: &[f32], va: &[f32], ub: &[f32], vb: &[f32], n: usize| -> Vec<f64> {
         (0..n)
-            .map(|l| ua[l] as f64 * vb[l] as f64 - ub[l] as f64 * va[l] as f64)
+            .map(|l| {
+                let (t1, t2) = edge_products([ua[l], va[l]], [ub[l], vb[l]]);
+                t1 - t2
+            })
             .collect()
     };
     let h0 = edge(u0, v0, &u0[1..], &v0[1..], q);
     let h1 = edge(u1, v1, &u1[1..], &v1[1..], q);
     let up = edge(u0, v0, u1, v1, q + 1);
     let diag = edge(u0, v0, &u1[1..], &v1[1..], q);
-    // classify's tests on m (m_values' pairs (1, 2), (2, 0), (0, 1)).
+    // classify's tests on m.
     let plain = |m: [f64; 3]| {
         let sum = m[0] + m[1] + m[2];
         let slack = 4.0 * f64::EPSILON * (m[0].abs() + m[1].abs() + m[2].abs());
@@ -199,9 +231,10 @@ pub fn plain_triangles([u0, v0, u1, v1]: [&[f32]; 4], out: &mut [bool]) {
         !sum.is_finite() | (pos & neg & (sum.abs() > slack))
     };
     for (i, pair) in out.chunks_exact_mut(2).enumerate() {
-        // T0 = (k, k+1, k+nx+1), T1 = (k, k+nx+1, k+nx).
-        pair[0] = plain([up[i + 1], -diag[i], h0[i]]);
-        pair[1] = plain([-h1[i], -up[i], diag[i]]);
+        let tris = quad_triangle_edges(h0[i], h1[i], [up[i], up[i + 1]], diag[i]);
+        for (o, edges) in pair.iter_mut().zip(tris) {
+            *o = plain(edges.map(|(m, forward)| if forward { m } else { -m }));
+        }
     }
 }
 
@@ -350,11 +383,7 @@ pub fn signatures(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<Sig> {
         .enumerate()
         .for_each(|(j, row)| {
             let mut plain = vec![false; row.len()];
-            let (a, b) = (j * nx, (j + 1) * nx);
-            plain_triangles(
-                [&u[a..b], &v[a..b], &u[b..b + nx], &v[b..b + nx]],
-                &mut plain,
-            );
+            plain_triangles(quad_row(u, v, nx, j), &mut plain);
             for i in 0..nx - 1 {
                 for half in [Half::T0, Half::T1] {
                     let t = 2 * i + half as usize;
