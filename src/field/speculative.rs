@@ -369,6 +369,22 @@ impl RowOut {
         }
     }
 
+    /// Its reconstructions into `ru, rv` and its exact flags into `exact`,
+    /// target by target at the indices `at`.
+    fn write_back(
+        &self,
+        at: impl Iterator<Item = usize>,
+        (ru, rv): (&mut [f32], &mut [f32]),
+        exact: &mut [bool],
+    ) {
+        for (k, r) in at.zip(&self.recon) {
+            match r {
+                Some([a, b]) => (ru[k], rv[k]) = (*a, *b),
+                None => exact[k] = true,
+            }
+        }
+    }
+
     /// Its stream entries, after those in `parts`.
     fn append_to(&self, parts: &mut Parts) {
         parts.ids.extend_from_slice(&self.ids);
@@ -417,10 +433,7 @@ pub fn encode_capped(
             let mut one = RowOut::default();
             one.push(d, [u[k], v[k]]);
             one.append_to(&mut parts);
-            match one.recon[0] {
-                Some([a, b]) => (ru[k], rv[k]) = (a, b),
-                None => exact[k] = true,
-            }
+            one.write_back(std::iter::once(k), (&mut ru, &mut rv), &mut exact);
         }
     }
     for (s, phase) in schedule() {
@@ -467,14 +480,7 @@ pub fn encode_capped(
             .zip(target_rows(&mut rv, &t, nx))
             .zip(target_rows(&mut exact, &t, nx))
             .zip(&decided)
-            .for_each(|(((ru, rv), ex), row)| {
-                for (i, r) in t.cols(nx).zip(&row.recon) {
-                    match r {
-                        Some([a, b]) => (ru[i], rv[i]) = (*a, *b),
-                        None => ex[i] = true,
-                    }
-                }
-            });
+            .for_each(|(((ru, rv), ex), row)| row.write_back(t.cols(nx), (ru, rv), ex));
     }
     parts.exact = exact;
     parts
