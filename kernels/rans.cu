@@ -7,22 +7,22 @@
 //                     order by huffman.cu's factz_h_merge)
 //   factz_r_nonzero   a sparse plane's entries: flags, the grid scan, then
 //   factz_r_entries   each entry (index << 8 | byte) at its scanned slot
-//   factz_r_encode    one thread per block of one rANS plane: encode_block,
-//                     the payload at the end of the block's scratch region
+//   factz_r_encode    one warp per block of one rANS plane, a lane per state:
+//                     encode_block, the payload at the end of the block's
+//                     scratch region
 //   factz_r_gather    the payloads packed back to back
 //
 // Decoding (`gpu_host::rans::device_layout` parses and checks the header):
 //   factz_r_fill      out = the constant planes' bytes (`base`)
-//   factz_r_decode    one thread per (block, rANS plane): the plane's symbols
-//                     ORed into out, with decode_block's checks (a status per
-//                     block and plane, FZR_* below)
+//   factz_r_decode    one warp per (block, rANS plane), a lane per state:
+//                     the plane's symbols ORed into out, with decode_block's
+//                     checks (a status per block and plane, FZK_RANS_*)
 //   factz_r_sparse    one thread per sparse entry: its byte ORed in
 //
-// One plane per launch, so two planes never write one word at once. Decoding
-// a plane alone gives decode_block's words in its order: within a quad the
-// CPU decodes four states and then renormalizes them in state order; each
-// renormalization touches only its own state and the shared read position,
-// so renormalizing each state right after its own step reads the same words.
+// One plane per launch, so two planes never write one word at once. A warp
+// reads a group's words as the stream lays them out (src/codec/rans.rs):
+// the lanes that need one take the next words in lane order, found by a
+// vote (__ballot_sync) and a count of the voting lanes below.
 //
 // No #include (NVRTC compiles it headerless; the host build force-includes
 // kernels/shim/cuda_host.hpp). Names carry fzr_ / FZR_; the coder's constants
@@ -75,49 +75,62 @@ extern "C" __global__ void factz_r_entries(const unsigned int* symbols, fzr_u64 
     if (b != 0) entries[slot[i]] = i << 8 | b;
 }
 
+// The rANS block of a warp: every CUDA block is whole warps, warp w of the
+// grid codes block w.
+static __device__ __forceinline__ fzr_u64 fzr_warp() {
+    return ((fzr_u64)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+}
+
 // Block b of the plane at `shift`: symbols b << block_log2 .. (up to n) coded
 // as encode_block codes them with the table (per byte value s: table[3 s] =
 // x_max, table[3 s + 1] = rcp, table[3 s + 2] = rcp_shift | cmpl_freq << 8 |
-// start << 24). The renormalization words are written backwards from the end
-// of the block's region of scratch (region bytes each), then the four states
-// before them, so the payload is the region's last lens[b] bytes.
+// start << 24), by one warp: lane j holds state j (FZK_RANS_LANES = 32). The
+// renormalization words are written backwards from the end of the block's
+// region of scratch (region bytes each), then the states before them, so the
+// payload is the region's last lens[b] bytes.
 extern "C" __global__ void factz_r_encode(const unsigned int* symbols, fzr_u64 n, unsigned int block_log2,
                                           const fzr_u64* table, unsigned int shift, unsigned char* scratch,
                                           fzr_u64 region, fzr_u64 n_blocks, fzr_u64* lens) {
-    fzr_u64 b = (fzr_u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= n_blocks) return;
+    fzr_u64 b = fzr_warp();
+    if (b >= n_blocks) return;  // the whole warp
+    unsigned int lane = threadIdx.x % 32;
     fzr_u64 first = b << block_log2, end = first + ((fzr_u64)1 << block_log2);
     if (end > n) end = n;
     fzr_u64 len = end - first;
     unsigned char* top = scratch + (b + 1) * region;
-    unsigned int x[FZK_RANS_STATES];
-    for (int j = 0; j < FZK_RANS_STATES; j++) x[j] = FZK_RANS_L;
+    unsigned int x = FZK_RANS_L;
     fzr_u64 nw = 0;
-    // Symbols last to first, symbol k in state k % 4: encode_block's order
-    // (the partial quad's states high to low, then the quads from the last).
-    for (fzr_u64 k = len; k-- > 0;) {
-        unsigned int j = (unsigned int)(k % FZK_RANS_STATES);
-        unsigned int sym = (symbols[first + k] >> shift) & 255u;
+    // Groups of 32 symbols last to first, symbol k of the block in lane
+    // k % 32. encode_block steps a group's lanes from the highest, so among
+    // the lanes that emit a word, the higher ones come first from the top.
+    for (fzr_u64 g = (len + 31) / 32; g-- > 0;) {
+        fzr_u64 k = g * 32 + lane;
+        bool active = k < len;
+        unsigned int sym = active ? (symbols[first + k] >> shift) & 255u : 0;
         fzr_u64 x_max = table[3 * sym], rcp = table[3 * sym + 1], packed = table[3 * sym + 2];
-        if (x_max == 0) {
-            lens[b] = FZR_NO_CODE;
+        if (__ballot_sync(FZK_FULL_WARP, active && x_max == 0) != 0) {
+            if (lane == 0) lens[b] = FZR_NO_CODE;
             return;
         }
-        unsigned int v = x[j];
-        if ((fzr_u64)v >= x_max) {
-            nw++;
-            unsigned char* w = top - 2 * nw;
-            w[0] = (unsigned char)v;
-            w[1] = (unsigned char)(v >> 8);
-            v >>= 16;
+        bool need = active && (fzr_u64)x >= x_max;
+        unsigned int mask = __ballot_sync(FZK_FULL_WARP, need);
+        if (need) {
+            // The needy lanes above this one wrote before it.
+            fzr_u64 at = nw + (fzr_u64)__popc(mask >> lane >> 1) + 1;
+            unsigned char* w = top - 2 * at;
+            w[0] = (unsigned char)x;
+            w[1] = (unsigned char)(x >> 8);
+            x >>= 16;
         }
-        unsigned int q = (unsigned int)(((fzr_u64)v * rcp) >> 32) >> (unsigned int)(packed & 255u);
-        x[j] = v + q * (unsigned int)((packed >> 8) & 0xffffu) + (unsigned int)(packed >> 24);
+        nw += (fzr_u64)__popc(mask);
+        if (active) {
+            unsigned int q = (unsigned int)(((fzr_u64)x * rcp) >> 32) >> (unsigned int)(packed & 255u);
+            x = x + q * (unsigned int)((packed >> 8) & 0xffffu) + (unsigned int)(packed >> 24);
+        }
     }
-    unsigned char* p = top - 2 * nw - 4 * FZK_RANS_STATES;
-    for (int j = 0; j < FZK_RANS_STATES; j++)
-        for (int k = 0; k < 4; k++) p[4 * j + k] = (unsigned char)(x[j] >> (8 * k));
-    lens[b] = 2 * nw + 4 * FZK_RANS_STATES;
+    unsigned char* p = top - 2 * nw - 4 * FZK_RANS_LANES;
+    for (int k = 0; k < 4; k++) p[4 * lane + k] = (unsigned char)(x >> (8 * k));
+    if (lane == 0) lens[b] = 2 * nw + 4 * FZK_RANS_LANES;
 }
 
 // out[dst[b] ..] = the last lens[b] bytes of region b of scratch. Grid: (any, blocks).
@@ -139,60 +152,67 @@ extern "C" __global__ void factz_r_fill(unsigned int* out, fzr_u64 n, unsigned i
 }
 
 // Block b of one plane: data[blocks[2 b] ..][.. blocks[2 b + 1]] codes symbols
-// b << block_log2 .. (b + 1) << block_log2 (the last block: up to count).
-// slots[s] = freq | bias << 16 and syms[s] for slot s of the 4096.
+// b << block_log2 .. (b + 1) << block_log2 (the last block: up to count), with
+// `lanes` states (32, or 4 in v1 streams), by one warp: lane j < lanes holds
+// state j and decodes the group's symbol j; the needy lanes of a group read
+// the next words in lane order (a vote and a count of the lanes below).
+// packed[s] = (freq - 1) | bias << 12 | symbol << 24 for slot s of the 4096
+// (`rans_simd`'s table), staged in shared memory for the block's warps.
+#define FZR_SLOTS (1u << FZK_RANS_PROB_BITS)
 extern "C" __global__ void factz_r_decode(const unsigned char* data, const fzr_u64* blocks,
                                           fzr_u64 n_blocks, fzr_u64 count,
-                                          unsigned int block_log2, const unsigned int* slots,
-                                          const unsigned char* syms, unsigned int shift,
+                                          unsigned int block_log2, unsigned int lanes,
+                                          const unsigned int* packed, unsigned int shift,
                                           unsigned int* out, unsigned int* status) {
-    fzr_u64 b = (fzr_u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= n_blocks) return;
+    __shared__ unsigned int table[FZR_SLOTS];
+    for (unsigned int k = threadIdx.x; k < FZR_SLOTS; k += blockDim.x) table[k] = packed[k];
+    __syncthreads();
+    fzr_u64 b = fzr_warp();
+    if (b >= n_blocks) return;  // the whole warp
+    unsigned int lane = threadIdx.x % 32;
+    bool mine = lane < lanes;
     const unsigned char* p = data + blocks[2 * b];
     fzr_u64 len = blocks[2 * b + 1];
-    unsigned int x[FZK_RANS_STATES];
-    for (int j = 0; j < FZK_RANS_STATES; j++) {
-        if (len < 4 * (fzr_u64)j + 4) {
-            status[b] = FZK_RANS_HEADER;
-            return;
-        }
-        x[j] = (unsigned int)p[4 * j] | (unsigned int)p[4 * j + 1] << 8 |
-               (unsigned int)p[4 * j + 2] << 16 | (unsigned int)p[4 * j + 3] << 24;
-        if (x[j] < FZK_RANS_L) {
-            status[b] = FZK_RANS_INITIAL;
-            return;
-        }
-    }
-    fzr_u64 pos = 4 * FZK_RANS_STATES;
-    fzr_u64 first = b << block_log2, end = first + ((fzr_u64)1 << block_log2);
-    if (end > count) end = count;
-    for (fzr_u64 i = first; i < end; i++) {
-        unsigned int j = (unsigned int)((i - first) % FZK_RANS_STATES);
-        // dec_core
-        unsigned int slot = x[j] & ((1u << FZK_RANS_PROB_BITS) - 1);
-        unsigned int d = slots[slot];
-        x[j] = (d & 0xffffu) * (x[j] >> FZK_RANS_PROB_BITS) + (d >> 16);
-        out[i] |= (unsigned int)syms[slot] << shift;
-        // renorm_checked
-        if (x[j] < FZK_RANS_L) {
-            if (pos + 2 > len) {
-                status[b] = FZK_RANS_TRUNCATED;
-                return;
-            }
-            x[j] = x[j] << 16 | (unsigned int)p[pos] | (unsigned int)p[pos + 1] << 8;
-            pos += 2;
-        }
-    }
-    if (pos != len) {
-        status[b] = FZK_RANS_TRAILING;
+    // decode_block's header checks, the lowest failing state first.
+    unsigned int x = 0;
+    bool short_ = 4 * (fzr_u64)lane + 4 > len;
+    if (mine && !short_)
+        x = (unsigned int)p[4 * lane] | (unsigned int)p[4 * lane + 1] << 8 |
+            (unsigned int)p[4 * lane + 2] << 16 | (unsigned int)p[4 * lane + 3] << 24;
+    unsigned int bad = __ballot_sync(FZK_FULL_WARP, mine && (short_ || x < FZK_RANS_L));
+    if (bad != 0) {
+        unsigned int j = (unsigned int)__popc((bad & (0u - bad)) - 1);  // the lowest
+        if (lane == 0) status[b] = 4 * (fzr_u64)j + 4 > len ? FZK_RANS_HEADER : FZK_RANS_INITIAL;
         return;
     }
-    for (int j = 0; j < FZK_RANS_STATES; j++)
-        if (x[j] != FZK_RANS_L) {
-            status[b] = FZK_RANS_FINAL;
+    fzr_u64 pos = 4 * (fzr_u64)lanes;
+    fzr_u64 first = b << block_log2, end = first + ((fzr_u64)1 << block_log2);
+    if (end > count) end = count;
+    for (fzr_u64 g = first; g < end; g += lanes) {
+        fzr_u64 i = g + lane;
+        bool active = mine && i < end;
+        bool need = false;
+        if (active) {
+            // dec_core
+            unsigned int e = table[x & (FZR_SLOTS - 1)];
+            x = ((e & 0xfffu) + 1) * (x >> FZK_RANS_PROB_BITS) + ((e >> 12) & 0xfffu);
+            out[i] |= (e >> 24) << shift;
+            need = x < FZK_RANS_L;
+        }
+        unsigned int mask = __ballot_sync(FZK_FULL_WARP, need);
+        fzr_u64 words = (fzr_u64)__popc(mask);
+        if (pos + 2 * words > len) {
+            if (lane == 0) status[b] = FZK_RANS_TRUNCATED;
             return;
         }
-    status[b] = FZK_RANS_OK;
+        if (need) {
+            fzr_u64 at = pos + 2 * (fzr_u64)__popc(mask & ((1u << lane) - 1));
+            x = x << 16 | (unsigned int)p[at] | (unsigned int)p[at + 1] << 8;
+        }
+        pos += 2 * words;
+    }
+    bool final_bad = __ballot_sync(FZK_FULL_WARP, mine && x != FZK_RANS_L) != 0;
+    if (lane == 0) status[b] = pos != len ? FZK_RANS_TRAILING : final_bad ? FZK_RANS_FINAL : FZK_RANS_OK;
 }
 
 // entries[2 k] = index, entries[2 k + 1] = byte: out[index] |= byte << shift.

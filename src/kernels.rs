@@ -127,9 +127,9 @@ pub fn constants() -> Vec<Constant> {
             "codec::rans::RANS_L",
         ),
         c(
-            "FZK_RANS_STATES",
-            rans::STATES.to_string(),
-            "codec::rans::STATES",
+            "FZK_RANS_LANES",
+            rans::LANES.to_string(),
+            "codec::rans::LANES",
         ),
         c(
             "FZK_HUFF_MAX_LEN",

@@ -260,7 +260,7 @@ fn inspect_and_json_output() {
 
     let text = String::from_utf8(run_ok(&["inspect", &fz]).stdout).unwrap();
     for want in [
-        "version 1",
+        "version 2",
         "field2d",
         "40 x 52",
         "soa",

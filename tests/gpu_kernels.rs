@@ -234,8 +234,8 @@ fn defines(text: &str) -> Vec<(String, String)> {
 /// Issue 19: the constants Rust defines reach the kernels only through the
 /// generated prelude. Its defines carry the Rust values, and no kernel file
 /// (nor common.cuh) retypes one: neither the prelude's name nor a per-file
-/// copy of it (`FZ_TILE`, `FZC_EXACT`, `FZS_RADIUS`, `FZR_STATES` for
-/// `FZK_RANS_STATES`, ...: any `#define FZ<x>_<NAME>` whose NAME is a prelude
+/// copy of it (`FZ_TILE`, `FZC_EXACT`, `FZS_RADIUS`, `FZR_LANES` for
+/// `FZK_RANS_LANES`, ...: any `#define FZ<x>_<NAME>` whose NAME is a prelude
 /// name's suffix).
 #[test]
 fn kernel_constants_come_from_rust_only() {
@@ -280,7 +280,7 @@ fn kernel_constants_come_from_rust_only() {
         ("FZK_EXACT_BITS", blockwise::EXACT_BITS as f64),
         ("FZK_RANS_PROB_BITS", rans::PROB_BITS as f64),
         ("FZK_RANS_L", rans::RANS_L as f64),
-        ("FZK_RANS_STATES", rans::STATES as f64),
+        ("FZK_RANS_LANES", rans::LANES as f64),
         ("FZK_HUFF_MAX_LEN", huff::MAX_LEN as f64),
         ("FZK_RANS_OK", rans::status::OK as f64),
         ("FZK_RANS_HEADER", rans::status::HEADER as f64),
@@ -357,7 +357,7 @@ fn kernel_constants_come_from_rust_only() {
                 .strip_prefix("FZ")
                 .and_then(|r| r.split_once('_'))
                 .map(|(_, r)| r);
-            // FZR_STATES retypes FZK_RANS_STATES as surely as FZR_RANS_STATES would.
+            // FZR_LANES retypes FZK_RANS_LANES as surely as FZR_RANS_LANES would.
             let retypes = |r: &str| {
                 suffixes
                     .iter()

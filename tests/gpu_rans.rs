@@ -5,7 +5,7 @@
 //!
 //! - Encoding gives the CPU's bytes, for words and bytes, on every plane kind
 //!   (constant, sparse, rANS, several rANS planes, a sparse candidate that
-//!   loses to rANS), empty and single-symbol streams, partial quads, block
+//!   loses to rANS), empty and single-symbol streams, partial groups, block
 //!   edges and a partial last block; under fibers and OS threads.
 //! - CPU streams decode to the same symbols: quantization codes of turbulence
 //!   (modes B and S), constant, sparse and rANS planes mixed, random words
@@ -13,6 +13,8 @@
 //! - Corrupted streams (truncation, extra bytes, wrong counts, bit flips in
 //!   the header and the blocks): the same symbols, or an error for both, of
 //!   the same kind; a byte stream holding a second plane is refused.
+//! - Format v1 streams (4 lanes per block) decode as on the CPU, corrupted
+//!   ones too.
 //! - On a GPU (`#[ignore]`d, scripts/gpu-check): the device, the same.
 
 #![cfg(feature = "cuda")]
@@ -257,6 +259,49 @@ fn corrupt_streams_decode_as_on_the_cpu() {
     let words = codec::encode_u32(Coder::Rans, &[0x0100, 0x0203, 7]);
     assert!(codec::decode_bytes(Coder::Rans, &words, 3).is_err());
     assert!(decode(&fibers, &words, 3, true).is_err());
+}
+
+/// Format v1 streams (4 lanes, 2^16-symbol blocks): the warp decoder runs
+/// them with four lanes of its warp, to the CPU's symbols or errors.
+#[test]
+fn v1_streams_decode_as_on_the_cpu() {
+    let fibers = Shim {
+        threads: Threads::Fibers,
+    };
+    let mut r = Rng::new(41);
+    let mut errors = 0;
+    let mut long: Vec<u32> = (0..(1 << 16) + 999)
+        .map(|i| (i as u32 * 2_654_435_761) >> 27)
+        .collect();
+    long[77] = 1 << 20;
+    let mut all = suite(128);
+    all.push(("two v1 blocks".into(), long));
+    for (what, symbols) in all {
+        let n = symbols.len();
+        let good = rans_host::encode_v1(&symbols);
+        assert_eq!(good[0] >> 5, 0, "{what}: a v1 layout byte");
+        assert_eq!(decode(&fibers, &good, n, false).unwrap(), symbols, "{what}");
+        if n < 1000 {
+            continue;
+        }
+        for (case, data, count) in common::corrupt::stream_cases(&good, n, 10, &mut r) {
+            let cpu = codec::decode_u32(Coder::Rans, &data, count);
+            let gpu = decode(&fibers, &data, count, false);
+            match (&cpu, &gpu) {
+                (Ok(c), Ok(g)) => assert!(c == g, "{what}, {case}: decodes differ"),
+                (Err(c), Err(g)) => {
+                    assert_eq!(c.kind, g.kind, "{what}, {case}: {c} vs {g}");
+                    errors += 1;
+                }
+                _ => panic!(
+                    "{what}, {case}: CPU {:?} but GPU {:?}",
+                    cpu.is_ok(),
+                    gpu.is_ok()
+                ),
+            }
+        }
+    }
+    assert!(errors >= 20, "only {errors} corruptions detected");
 }
 
 mod cuda {

@@ -3,7 +3,8 @@
 //! - [`encode_u32`] / [`decode_u32`], [`encode_bytes`] / [`decode_bytes`]: entropy
 //!   coding with the [`Coder`] recorded in the stream header (`huffman.rs`:
 //!   canonical length-limited Huffman in 2^16-symbol blocks; `rans.rs`: byte-plane
-//!   rANS in 2^16-symbol blocks, with constant and sparse plane shortcuts; each
+//!   rANS in 2^17-symbol blocks of 32 interleaved states (a GPU warp per block;
+//!   `rans_simd.rs` decodes them with AVX2), with constant and sparse plane shortcuts; each
 //!   file's doc gives its byte layout). Their output does not record the symbol
 //!   count: the caller stores it and passes it back to the decoder (a wrong count
 //!   is usually, not always, detected). Decoders consume their input exactly
@@ -19,6 +20,8 @@ pub mod gpu_host;
 pub(crate) mod huffman;
 pub mod planes;
 pub(crate) mod rans;
+#[cfg(target_arch = "x86_64")]
+mod rans_simd;
 pub mod varint;
 
 use crate::error::{Error, Result};

@@ -3,13 +3,18 @@
 //! A `u32` symbol is split into four byte planes (plane k = byte k); planes
 //! that are zero for every symbol are not stored. Each stored plane is coded
 //! with a byte-alphabet rANS (32-bit state in [2^16, 2^32), 12-bit normalized
-//! frequencies, 16-bit renormalization, 4 interleaved states) in independent
-//! blocks sharing the plane's frequency table. Byte streams are one plane.
+//! frequencies, 16-bit renormalization) in independent blocks sharing the
+//! plane's frequency table, each block with `lanes` interleaved states: 32
+//! since format v2 (one GPU warp per block, a lane per state; eight
+//! independent quads of states for the CPU), 4 in v1 streams. Byte streams
+//! are one plane.
 //!
 //! Stream layout (varints are unsigned LEB128, see `varint`):
 //!
 //! ```text
-//! u8  block_log2            symbols per block = 1 << block_log2 (10..=24; the encoder uses 16)
+//! u8  layout                bits 0..=4: block_log2, symbols per block = 1 << block_log2
+//!                           (10..=24; the encoder uses 17); bits 5..=7: lanes_log2 - 2
+//!                           (lanes = 4 or 32; v1 streams have 0 there, the encoder writes 3)
 //! u8  plane_mask            bit k set = plane k stored (u32: bits 0..=3, bytes: bit 0 only)
 //! per stored plane, k ascending:
 //!   u8 kind                 0 = constant, 1 = rANS-coded, 2 = sparse plane
@@ -17,8 +22,8 @@
 //!   kind 1:  u8 m-1         m distinct byte values in the plane (m >= 1)
 //!            m x (u8 value strictly ascending, varint freq-1)   frequencies sum to 4096
 //!            varint block_bytes, one per block: ceil(count / block size) blocks
-//!            block payloads, concatenated. A payload is: the four final encoder
-//!            states (u32 LE each, state j codes symbols i with i % 4 == j),
+//!            block payloads, concatenated. A payload is: the `lanes` final encoder
+//!            states (u32 LE each, state j codes symbols i with i % lanes == j),
 //!            then the renormalization words (u16 LE) in the order the decoder
 //!            reads them: symbols in order, each decoded state below 2^16 reads
 //!            one word. Decoding a block must consume it exactly and end with
@@ -27,6 +32,8 @@
 //!            in plane k is not zero; index = previous index + 1 + gap (first: gap)
 //! ```
 //!
+//! The read order is the one a warp gets with a vote: the lanes of a group of
+//! `lanes` symbols that need a word take consecutive words, in lane order.
 //! The encoder picks kind 0 for a single-valued plane, kind 2 when it is smaller
 //! than the estimated rANS size (planes that only rare outliers reach), else kind 1.
 //! Only rANS planes pin the symbol count; a stream of constant/sparse planes decodes
@@ -39,11 +46,16 @@ use super::varint::{get_u8, get_uvarint_max, put_uvarint};
 use crate::error::{Error, Result};
 
 /// Kernel twin: generated `FZK_RANS_PROB_BITS` (`factz::kernels::prelude`),
-/// as are `RANS_L` and `STATES` (`FZK_RANS_L`, `FZK_RANS_STATES`).
+/// as are `RANS_L` and `LANES` (`FZK_RANS_L`, `FZK_RANS_LANES`).
 pub const PROB_BITS: u32 = 12;
 const PROB_SCALE: u32 = 1 << PROB_BITS;
 pub const RANS_L: u32 = 1 << 16;
-pub const STATES: usize = 4;
+/// Interleaved states per block that the encoder writes (format v2).
+pub const LANES: usize = 32;
+/// Interleaved states per block of format v1 streams (decoded, never written).
+pub const V1_LANES: usize = 4;
+/// The lane counts a stream may have; the decoder holds the largest.
+const MAX_LANES: usize = LANES;
 
 /// The status the GPU decoder (kernels/rans.cu) leaves per block; kernel
 /// twins: generated `FZK_RANS_<NAME>`.
@@ -55,9 +67,16 @@ pub mod status {
     pub const TRAILING: u32 = 4;
     pub const FINAL: u32 = 5;
 }
-const BLOCK_LOG2: u8 = 16;
+/// Symbols per block the encoder writes: with 32 lanes, a GPU thread per 4096
+/// symbols. A block's 128 bytes of states are what 32 lanes cost over v1's 4:
+/// 0.1-0.5% of most streams, up to 2.4% of the smallest (about 0.25 bits per
+/// value), half what 2^16-symbol blocks cost.
+const BLOCK_LOG2: u8 = 17;
 const MIN_BLOCK_LOG2: u8 = 10;
 const MAX_BLOCK_LOG2: u8 = 24;
+/// The layout byte's block_log2 bits; the rest hold lanes_log2 - 2.
+const BLOCK_BITS: u8 = 0x1f;
+const LANES_SHIFT: u32 = 5;
 const KIND_CONST: u8 = 0;
 const KIND_RANS: u8 = 1;
 const KIND_SPARSE: u8 = 2;
@@ -253,33 +272,27 @@ fn enc_step(x: u32, e: &EncSym, buf: &mut [u8], nw: &mut usize) -> u32 {
     x + q * e.cmpl_freq + e.start
 }
 
-/// Codes plane `shift` of one block; returns the payload (see the module doc).
-fn encode_block<T: PlaneSym>(src: &[T], shift: u32, t: &[EncSym; 256]) -> Vec<u8> {
+/// Codes plane `shift` of one block with `L` lanes; returns the payload (see
+/// the module doc).
+fn encode_block<T: PlaneSym, const L: usize>(src: &[T], shift: u32, t: &[EncSym; 256]) -> Vec<u8> {
     // States, at most one word per symbol, and a spare slot for the branch-free store.
-    let mut buf = vec![0u8; 4 * STATES + 2 * (src.len() + 1)];
+    let mut buf = vec![0u8; 4 * L + 2 * (src.len() + 1)];
     let mut nw = 0usize;
-    let [mut x0, mut x1, mut x2, mut x3] = [RANS_L; STATES];
-    let n = src.len();
-    let full = n - n % STATES;
-    let tail = &src[full..];
-    if tail.len() > 2 {
-        x2 = enc_step(x2, &t[tail[2].plane(shift) as usize], &mut buf, &mut nw);
+    let mut x = [RANS_L; L];
+    // Symbols last to first, symbol i in state i % L: the words come out in
+    // the reverse of the decoder's read order, written backwards.
+    let full = src.len() - src.len() % L;
+    for (j, s) in src[full..].iter().enumerate().rev() {
+        x[j] = enc_step(x[j], &t[s.plane(shift) as usize], &mut buf, &mut nw);
     }
-    if tail.len() > 1 {
-        x1 = enc_step(x1, &t[tail[1].plane(shift) as usize], &mut buf, &mut nw);
+    for g in src[..full].rchunks_exact(L) {
+        for (xj, s) in x.iter_mut().zip(g).rev() {
+            *xj = enc_step(*xj, &t[s.plane(shift) as usize], &mut buf, &mut nw);
+        }
     }
-    if !tail.is_empty() {
-        x0 = enc_step(x0, &t[tail[0].plane(shift) as usize], &mut buf, &mut nw);
-    }
-    for q in src[..full].rchunks_exact(STATES) {
-        x3 = enc_step(x3, &t[q[3].plane(shift) as usize], &mut buf, &mut nw);
-        x2 = enc_step(x2, &t[q[2].plane(shift) as usize], &mut buf, &mut nw);
-        x1 = enc_step(x1, &t[q[1].plane(shift) as usize], &mut buf, &mut nw);
-        x0 = enc_step(x0, &t[q[0].plane(shift) as usize], &mut buf, &mut nw);
-    }
-    // Payload = the four states, then the words; move it to the front.
-    let start = buf.len() - 2 * nw - 4 * STATES;
-    for (j, s) in [x0, x1, x2, x3].into_iter().enumerate() {
+    // Payload = the states, then the words; move it to the front.
+    let start = buf.len() - 2 * nw - 4 * L;
+    for (j, s) in x.into_iter().enumerate() {
         buf[start + 4 * j..start + 4 * j + 4].copy_from_slice(&s.to_le_bytes());
     }
     buf.copy_within(start.., 0);
@@ -296,7 +309,7 @@ fn rans_size(hist: &[u64; 256], freq: &[u32; 256], n_blocks: usize) -> usize {
         .map(|(&c, &f)| c as f64 * (f64::from(PROB_BITS) - f64::from(f).log2()))
         .sum();
     let m = hist.iter().filter(|&&c| c > 0).count();
-    (bits / 8.0) as usize + n_blocks * (4 * STATES + 3) + 2 + 3 * m
+    (bits / 8.0) as usize + n_blocks * (4 * LANES + 3) + 2 + 3 * m
 }
 
 /// The body of a sparse plane (see the module doc) from its `nnz` (index,
@@ -379,15 +392,25 @@ pub(crate) fn plan_plane<E>(
     Ok(PlaneCode::Rans(h, Box::new(enc_table(&freq))))
 }
 
-/// Blocks of n symbols.
-fn blocks_of(n: usize) -> usize {
-    n.div_ceil(1 << BLOCK_LOG2)
+/// The stream's first byte for blocks of 2^`block_log2` symbols with `lanes` states.
+fn layout_byte(block_log2: u8, lanes: usize) -> u8 {
+    block_log2 | ((lanes.trailing_zeros() as u8 - 2) << LANES_SHIFT)
+}
+
+/// Blocks of n symbols (2^`block_log2` each).
+fn blocks_of(n: usize, block_log2: u8) -> usize {
+    n.div_ceil(1 << block_log2)
 }
 
 /// The stream: the stored planes (`mask`) in order, each rANS plane followed
 /// by its blocks' lengths and payloads (`payloads`: one list per rANS plane).
-fn assemble(mask: u8, planes: &[PlaneCode], payloads: &[Vec<&[u8]>]) -> Vec<u8> {
-    let mut out = vec![BLOCK_LOG2, mask];
+fn assemble(
+    (block_log2, lanes): (u8, usize),
+    mask: u8,
+    planes: &[PlaneCode],
+    payloads: &[Vec<&[u8]>],
+) -> Vec<u8> {
+    let mut out = vec![layout_byte(block_log2, lanes), mask];
     out.reserve(payloads.iter().flatten().map(|b| b.len() + 3).sum());
     let mut rans = payloads.iter();
     for plane in planes {
@@ -410,13 +433,24 @@ fn assemble(mask: u8, planes: &[PlaneCode], payloads: &[Vec<&[u8]>]) -> Vec<u8> 
 
 /// Encodes `src`; see the module doc for the layout.
 pub(crate) fn encode<T: PlaneSym>(src: &[T]) -> Vec<u8> {
+    encode_as::<T, LANES>(src, BLOCK_LOG2)
+}
+
+/// Format v1's encoder (4 lanes, 2^16-symbol blocks), kept so that tests make
+/// v1 streams of any size.
+pub fn encode_v1(src: &[u32]) -> Vec<u8> {
+    encode_as::<u32, V1_LANES>(src, 16)
+}
+
+/// [`encode`] with `L` lanes per block of 2^`block_log2` symbols.
+fn encode_as<T: PlaneSym, const L: usize>(src: &[T], block_log2: u8) -> Vec<u8> {
     let or = T::or_all(src);
     let shifts: Vec<u32> = (0..T::PLANES)
         .filter(|k| (or >> (8 * k)) & 0xff != 0)
         .map(|k| 8 * k)
         .collect();
     let mask = shifts.iter().fold(0u8, |m, &sh| m | (1 << (sh / 8)));
-    let n_blocks = blocks_of(src.len());
+    let n_blocks = blocks_of(src.len(), block_log2);
     let planes: Vec<PlaneCode> = plane_histograms(src, &shifts)
         .iter()
         .zip(&shifts)
@@ -438,14 +472,18 @@ pub(crate) fn encode<T: PlaneSym>(src: &[T]) -> Vec<u8> {
     let blocks: Vec<Vec<Vec<u8>>> = if rans.is_empty() {
         Vec::new()
     } else {
-        src.par_chunks(1 << BLOCK_LOG2)
-            .map(|b| rans.iter().map(|&(sh, t)| encode_block(b, sh, t)).collect())
+        src.par_chunks(1 << block_log2)
+            .map(|b| {
+                rans.iter()
+                    .map(|&(sh, t)| encode_block::<T, L>(b, sh, t))
+                    .collect()
+            })
             .collect()
     };
     let payloads: Vec<Vec<&[u8]>> = (0..rans.len())
         .map(|r| blocks.iter().map(|b| &b[r][..]).collect())
         .collect();
-    assemble(mask, &planes, &payloads)
+    assemble((block_log2, L), mask, &planes, &payloads)
 }
 
 // ------------------------------------------------- encoder, GPU host side
@@ -487,7 +525,7 @@ pub fn device_encoding<E>(
         }
         let shift = 8 * k as u32;
         out.mask |= 1 << k;
-        let plane = plan_plane(hist, n, blocks_of(n), |nnz, budget| {
+        let plane = plan_plane(hist, n, blocks_of(n, BLOCK_LOG2), |nnz, budget| {
             sparse(shift, nnz, budget)
         })?;
         if let PlaneCode::Rans(_, t) = &plane {
@@ -534,15 +572,22 @@ pub fn device_assemble(plan: &DeviceEncoding, payloads: &[(Vec<u64>, Vec<u8>)]) 
     if split.len() != plan.rans.len() {
         return Err(Error::internal("rans kernels: a payload per rANS plane"));
     }
-    Ok(assemble(plan.mask, &plan.planes, &split))
+    Ok(assemble(
+        (BLOCK_LOG2, LANES),
+        plan.mask,
+        &plan.planes,
+        &split,
+    ))
 }
 
 // ---------------------------------------------------------------- decoder
 
-/// Decoding table of one plane: per slot, the symbol and its (freq, slot - start).
+/// Decoding table of one plane: per slot, the symbol and its (freq, slot - start),
+/// and the three packed for the vector decoder: (freq - 1) | bias << 12 | symbol << 24.
 struct DecTable {
     slots: [DecSlot; PROB_SCALE as usize],
     syms: [u8; PROB_SCALE as usize],
+    packed: [u32; PROB_SCALE as usize],
 }
 
 #[derive(Clone, Copy, Default)]
@@ -554,6 +599,7 @@ struct DecSlot {
 static EMPTY_TABLE: DecTable = DecTable {
     slots: [DecSlot { freq: 0, bias: 0 }; PROB_SCALE as usize],
     syms: [0; PROB_SCALE as usize],
+    packed: [0; PROB_SCALE as usize],
 };
 
 enum Plane<'a> {
@@ -588,7 +634,7 @@ fn renorm_checked(x: &mut u32, data: &[u8], pos: &mut usize) -> Result<()> {
 
 /// Renormalizes the four states of a quad, branch-free when 8 input bytes remain.
 #[inline(always)]
-fn renorm_quad(x: &mut [u32; STATES], data: &[u8], pos: &mut usize) -> Result<()> {
+fn renorm_quad(x: &mut [u32; 4], data: &[u8], pos: &mut usize) -> Result<()> {
     if let Some(w) = data.get(*pos..*pos + 8) {
         let mut w8 = [0u8; 8];
         w8.copy_from_slice(w);
@@ -610,23 +656,92 @@ fn renorm_quad(x: &mut [u32; STATES], data: &[u8], pos: &mut usize) -> Result<()
     Ok(())
 }
 
-/// Symbols decoded per plane before moving to the next plane (keeps the output in L1).
+/// Symbols decoded per plane before moving to the next plane (keeps the output
+/// in L1); a multiple of every lane count, so each run starts at lane 0.
 const RUN: usize = 512;
+const _: () = assert!(RUN % MAX_LANES == 0);
+
+/// The whole groups of `run` in one plane (table, shift, payload; `FIRST`:
+/// the first plane, which starts each symbol from `base`), with the vector
+/// decoder where `simd` and the block has 32 lanes; returns the partial
+/// group left.
+#[inline(always)]
+fn decode_groups<'r, T: PlaneSym, const Q: usize, const FIRST: bool>(
+    run: &'r mut [T],
+    x: &mut [[u32; 4]; Q],
+    (t, shift, data): (&DecTable, u32, &[u8]),
+    base: T,
+    pos: &mut usize,
+    simd: bool,
+) -> Result<&'r mut [T]> {
+    let done = if simd {
+        decode_groups_simd::<T, FIRST>(run, x.as_flattened_mut(), (t, shift, data), base, pos)
+    } else {
+        0
+    };
+    let mut groups = run[done..].chunks_exact_mut(4 * Q);
+    for g in &mut groups {
+        for (q, xs) in g.chunks_exact_mut(4).zip(x.iter_mut()) {
+            for (o, s) in q.iter_mut().zip(xs.iter_mut()) {
+                let prev = if FIRST { base } else { *o };
+                *o = prev.with_plane(dec_core(s, t), shift);
+            }
+            renorm_quad(xs, data, pos)?;
+        }
+    }
+    Ok(groups.into_remainder())
+}
+
+/// `decode_groups`' vector part: the whole groups `rans_simd` decodes (it
+/// leaves the ones near the payload's end to the checked scalar code), for 32
+/// lanes; returns the symbols done.
+#[inline(always)]
+fn decode_groups_simd<T: PlaneSym, const FIRST: bool>(
+    run: &mut [T],
+    x: &mut [u32],
+    (t, shift, data): (&DecTable, u32, &[u8]),
+    base: T,
+    pos: &mut usize,
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if let Ok(x32) = <&mut [u32; 32]>::try_from(x) {
+        let mut syms = [0u32; RUN];
+        let whole = run.len() - run.len() % 32;
+        // SAFETY: `simd` is only set where the CPU has AVX2 (`simd_decoder`).
+        let done = unsafe {
+            super::rans_simd::decode_groups(x32, &t.packed, data, pos, &mut syms[..whole])
+        };
+        for (o, &s) in run.iter_mut().zip(&syms[..done]) {
+            let prev = if FIRST { base } else { *o };
+            *o = prev.with_plane(s as u8, shift);
+        }
+        return done;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (run, x, t, shift, data, base, pos);
+    0
+}
 
 /// Decodes one block of the rANS planes (table, shift, payload) into `out`,
-/// every symbol starting from `base` (the constant planes).
-fn decode_block<T: PlaneSym>(
+/// every symbol starting from `base` (the constant planes); `Q` quads of
+/// states, lanes = 4 `Q`. Symbols go four at a time, a quad of states each;
+/// with 32 lanes, the eight quads of a group do not depend on each other.
+/// Renormalizing a quad right after its four steps reads the module doc's
+/// order: a renormalization touches only its own state and the read position.
+fn decode_block<T: PlaneSym, const Q: usize>(
     planes: &[(&DecTable, u32, &[u8])],
     base: T,
     out: &mut [T],
+    simd: bool,
 ) -> Result<()> {
-    let mut x = [[0u32; STATES]; 4];
-    let mut pos = [4 * STATES; 4];
+    let lanes = 4 * Q;
+    let mut x = [[[0u32; 4]; Q]; 4];
+    let mut pos = [4 * lanes; 4];
     if planes.len() > 4 {
         return Err(Error::internal("rans: more than four planes"));
     }
     for (xp, (_, _, data)) in x.iter_mut().zip(planes) {
-        for (j, s) in xp.iter_mut().enumerate() {
+        for (j, s) in xp.as_flattened_mut().iter_mut().enumerate() {
             let b = data
                 .get(4 * j..4 * j + 4)
                 .ok_or_else(|| Error::corrupt("rans: truncated block header"))?;
@@ -642,24 +757,13 @@ fn decode_block<T: PlaneSym>(
     for run in out.chunks_mut(RUN) {
         for (p, &(t, shift, data)) in planes.iter().enumerate() {
             let (xp, pp) = (&mut x[p], &mut pos[p]);
-            let mut quads = run.chunks_exact_mut(STATES);
-            if p == 0 {
-                for q in &mut quads {
-                    for (o, s) in q.iter_mut().zip(xp.iter_mut()) {
-                        *o = base.with_plane(dec_core(s, t), shift);
-                    }
-                    renorm_quad(xp, data, pp)?;
-                }
+            let tail = if p == 0 {
+                decode_groups::<T, Q, true>(run, xp, (t, shift, data), base, pp, simd)?
             } else {
-                for q in &mut quads {
-                    for (o, s) in q.iter_mut().zip(xp.iter_mut()) {
-                        *o = o.with_plane(dec_core(s, t), shift);
-                    }
-                    renorm_quad(xp, data, pp)?;
-                }
-            }
-            // Only the block's last run has a partial quad.
-            for (o, s) in quads.into_remainder().iter_mut().zip(xp.iter_mut()) {
+                decode_groups::<T, Q, false>(run, xp, (t, shift, data), base, pp, simd)?
+            };
+            // Only the block's last run has a partial group.
+            for (o, s) in tail.iter_mut().zip(xp.as_flattened_mut()) {
                 let prev = if p == 0 { base } else { *o };
                 *o = prev.with_plane(dec_core(s, t), shift);
                 renorm_checked(s, data, pp)?;
@@ -670,7 +774,7 @@ fn decode_block<T: PlaneSym>(
         if pos[p] != data.len() {
             return Err(Error::corrupt("rans: block has trailing bytes"));
         }
-        if x[p].iter().any(|&s| s != RANS_L) {
+        if x[p].as_flattened().iter().any(|&s| s != RANS_L) {
             return Err(Error::corrupt("rans: final state mismatch"));
         }
     }
@@ -682,6 +786,7 @@ fn parse_plane<'a>(
     pos: &mut usize,
     count: usize,
     n_blocks: usize,
+    lanes: usize,
 ) -> Result<Plane<'a>> {
     let kind = get_u8(data, pos, "rans: plane kind")?;
     match kind {
@@ -710,6 +815,7 @@ fn parse_plane<'a>(
             let mut t = Box::new(DecTable {
                 slots: [DecSlot::default(); PROB_SCALE as usize],
                 syms: [0; PROB_SCALE as usize],
+                packed: [0; PROB_SCALE as usize],
             });
             let mut start = 0u32;
             let mut prev: Option<u8> = None;
@@ -727,19 +833,22 @@ fn parse_plane<'a>(
                 }
                 let range = start as usize..(start + f) as usize;
                 t.syms[range.clone()].fill(s);
-                for (k, d) in t.slots[range].iter_mut().enumerate() {
+                for (k, d) in t.slots[range.clone()].iter_mut().enumerate() {
                     *d = DecSlot {
                         freq: f as u16,
                         bias: k as u16,
                     };
+                }
+                for (k, d) in t.packed[range].iter_mut().enumerate() {
+                    *d = (f - 1) | (k as u32) << 12 | u32::from(s) << 24;
                 }
                 start += f;
             }
             if start != PROB_SCALE {
                 return Err(Error::corrupt("rans: frequencies do not sum to the scale"));
             }
-            // Each block is at least the 16 bytes of its states.
-            if n_blocks > data.len().saturating_sub(*pos) / (4 * STATES) {
+            // Each block is at least the 4 bytes of each of its states.
+            if n_blocks > data.len().saturating_sub(*pos) / (4 * lanes) {
                 return Err(Error::corrupt("rans: block count exceeds stream size"));
             }
             let mut sizes = Vec::with_capacity(n_blocks);
@@ -765,13 +874,25 @@ fn parse_plane<'a>(
     }
 }
 
-/// A stream's block size and its stored planes (shift, plane), with every
-/// check of the header; `max_planes`: 4 for u32 symbols, 1 for bytes.
-fn parse(data: &[u8], count: usize, max_planes: u32) -> Result<(u8, Vec<(u32, Plane<'_>)>)> {
+/// A parsed stream: its block size, lanes and stored planes (shift, plane).
+struct Parsed<'a> {
+    block_log2: u8,
+    lanes: usize,
+    planes: Vec<(u32, Plane<'a>)>,
+}
+
+/// A stream with every check of the header; `max_planes`: 4 for u32
+/// symbols, 1 for bytes.
+fn parse(data: &[u8], count: usize, max_planes: u32) -> Result<Parsed<'_>> {
     let mut pos = 0usize;
-    let block_log2 = get_u8(data, &mut pos, "rans: block size")?;
+    let layout = get_u8(data, &mut pos, "rans: block size")?;
+    let block_log2 = layout & BLOCK_BITS;
     if !(MIN_BLOCK_LOG2..=MAX_BLOCK_LOG2).contains(&block_log2) {
         return Err(Error::corrupt("rans: block size out of range"));
+    }
+    let lanes = 4usize << (layout >> LANES_SHIFT);
+    if lanes != V1_LANES && lanes != LANES {
+        return Err(Error::corrupt(format!("rans: {lanes} lanes per block")));
     }
     let mask = get_u8(data, &mut pos, "rans: plane mask")?;
     if u32::from(mask) >> max_planes != 0 {
@@ -781,13 +902,17 @@ fn parse(data: &[u8], count: usize, max_planes: u32) -> Result<(u8, Vec<(u32, Pl
     let mut planes = Vec::new();
     for k in 0..max_planes {
         if mask & (1 << k) != 0 {
-            planes.push((8 * k, parse_plane(data, &mut pos, count, n_blocks)?));
+            planes.push((8 * k, parse_plane(data, &mut pos, count, n_blocks, lanes)?));
         }
     }
     if pos != data.len() {
         return Err(Error::corrupt("rans: trailing bytes"));
     }
-    Ok((block_log2, planes))
+    Ok(Parsed {
+        block_log2,
+        lanes,
+        planes,
+    })
 }
 
 /// A stream laid out for the GPU decoder (`kernels/rans.cu`): the header
@@ -795,11 +920,12 @@ fn parse(data: &[u8], count: usize, max_planes: u32) -> Result<(u8, Vec<(u32, Pl
 #[derive(Debug, Clone, Default)]
 pub struct DeviceLayout {
     pub block_log2: u32,
+    /// Interleaved states per block (`LANES`, or `V1_LANES` in v1 streams).
+    pub lanes: u32,
     /// The constant planes' bytes, in place: every symbol starts from it.
     pub base: u32,
-    /// Per rANS plane: its shift, its decoding table (4096 slots: freq |
-    /// bias << 16, and the symbol), and each block's (offset, length) in the
-    /// stream.
+    /// Per rANS plane: its shift, its decoding table, and each block's
+    /// (offset, length) in the stream.
     pub rans: Vec<DevicePlane>,
     /// Per sparse plane: its shift and (index, byte) entries, indices ascending.
     pub sparse: Vec<(u32, Vec<(u64, u8)>)>,
@@ -808,8 +934,8 @@ pub struct DeviceLayout {
 #[derive(Debug, Clone)]
 pub struct DevicePlane {
     pub shift: u32,
-    pub slots: Vec<u32>,
-    pub syms: Vec<u8>,
+    /// The decoding table, 4096 slots: (freq - 1) | bias << 12 | symbol << 24.
+    pub packed: Vec<u32>,
     pub blocks: Vec<[u64; 2]>,
 }
 
@@ -834,9 +960,14 @@ pub fn block_status(status: u32) -> Result<()> {
 /// [`decode`]'s header checks for `count` symbols of `max_planes` bytes
 /// each (4: u32 symbols, 1: bytes), and the stream as the GPU decodes it.
 pub fn device_layout(data: &[u8], count: usize, max_planes: u32) -> Result<DeviceLayout> {
-    let (block_log2, planes) = parse(data, count, max_planes)?;
+    let Parsed {
+        block_log2,
+        lanes,
+        planes,
+    } = parse(data, count, max_planes)?;
     let mut out = DeviceLayout {
         block_log2: u32::from(block_log2),
+        lanes: lanes as u32,
         ..DeviceLayout::default()
     };
     for (shift, plane) in planes {
@@ -848,12 +979,7 @@ pub fn device_layout(data: &[u8], count: usize, max_planes: u32) -> Result<Devic
             )),
             Plane::Rans(t, blocks) => out.rans.push(DevicePlane {
                 shift,
-                slots: t
-                    .slots
-                    .iter()
-                    .map(|d| u32::from(d.freq) | u32::from(d.bias) << 16)
-                    .collect(),
-                syms: t.syms.to_vec(),
+                packed: t.packed.to_vec(),
                 blocks: blocks
                     .iter()
                     .map(|b| {
@@ -869,9 +995,27 @@ pub fn device_layout(data: &[u8], count: usize, max_planes: u32) -> Result<Devic
     Ok(out)
 }
 
+/// Whether this CPU runs the vector decoder (`rans_simd`).
+fn simd_decoder() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::arch::is_x86_feature_detected!("avx2");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// Decodes `count` symbols; see the module doc for the layout.
 pub(crate) fn decode<T: PlaneSym>(data: &[u8], count: usize) -> Result<Vec<T>> {
-    let (block_log2, planes) = parse(data, count, T::PLANES)?;
+    decode_with(data, count, simd_decoder())
+}
+
+/// [`decode`], with the vector decoder where `simd` (and the CPU has it).
+fn decode_with<T: PlaneSym>(data: &[u8], count: usize, simd: bool) -> Result<Vec<T>> {
+    let simd = simd && simd_decoder();
+    let Parsed {
+        block_log2,
+        lanes,
+        planes,
+    } = parse(data, count, T::PLANES)?;
     let block = 1usize << block_log2;
     let mut base = T::default();
     for (shift, plane) in &planes {
@@ -896,7 +1040,11 @@ pub(crate) fn decode<T: PlaneSym>(data: &[u8], count: usize) -> Result<Vec<T>> {
                     }
                 }
             }
-            decode_block(&rans[..np], base, o)
+            if lanes == V1_LANES {
+                decode_block::<T, { V1_LANES / 4 }>(&rans[..np], base, o, false)
+            } else {
+                decode_block::<T, { LANES / 4 }>(&rans[..np], base, o, simd)
+            }
         })?;
     for (shift, plane) in &planes {
         if let Plane::Sparse(entries) = plane {
@@ -975,7 +1123,7 @@ mod tests {
 
     #[test]
     fn round_trips() {
-        assert_eq!(rt32(&[]), vec![BLOCK_LOG2, 0]);
+        assert_eq!(rt32(&[]), vec![BLOCK_LOG2 | 3 << LANES_SHIFT, 0]);
         rt32(&[0; 10]);
         rt32(&[7]);
         rt32(&[u32::MAX; 1000]);
@@ -1018,6 +1166,109 @@ mod tests {
         let e = encode(&[0u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7]);
         assert_eq!(e[2], KIND_SPARSE);
         assert!(decode::<u32>(&e, 10).is_err());
+    }
+
+    /// The module doc's decoder, word for word: symbol i in state i % lanes,
+    /// one step, then a word if the state fell below 2^16. A test of the read
+    /// order the GPU's warps rely on, independent of `decode_block`'s quads.
+    fn doc_decode(data: &[u8], count: usize) -> Vec<u32> {
+        let p = parse(data, count, 4).unwrap();
+        let mut out = vec![0u32; count];
+        for (shift, plane) in &p.planes {
+            match plane {
+                Plane::Const(v) => out.iter_mut().for_each(|o| *o |= u32::from(*v) << shift),
+                Plane::Sparse(e) => e.iter().for_each(|&(i, b)| out[i] |= u32::from(b) << shift),
+                Plane::Rans(t, blocks) => {
+                    let block = 1usize << p.block_log2;
+                    for (bi, b) in blocks.iter().enumerate() {
+                        let word = |k: usize| u32::from(u16::from_le_bytes([b[k], b[k + 1]]));
+                        let mut x: Vec<u32> = (0..p.lanes)
+                            .map(|j| word(4 * j) | word(4 * j + 2) << 16)
+                            .collect();
+                        let mut pos = 4 * p.lanes;
+                        let end = count.min((bi + 1) * block);
+                        for (i, o) in out[bi * block..end].iter_mut().enumerate() {
+                            let s = &mut x[i % p.lanes];
+                            *o |= u32::from(dec_core(s, t)) << shift;
+                            if *s < RANS_L {
+                                *s = *s << 16 | word(pos);
+                                pos += 2;
+                            }
+                        }
+                        assert_eq!(pos, b.len());
+                        assert!(x.iter().all(|&s| s == RANS_L));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn lanes_follow_the_documented_order() {
+        let mut r = Rng(0xabc);
+        for &n in &[1usize, 31, 32, 33, 100, 4097, 65536, 65536 + 45, 3 * 65536] {
+            let v: Vec<u32> = (0..n)
+                .map(|_| {
+                    let x = r.next();
+                    (x.trailing_zeros() * 3) % 40 + (x as u32 & 0x300)
+                })
+                .collect();
+            for (e, lanes) in [(encode(&v), LANES), (encode_v1(&v), V1_LANES)] {
+                assert_eq!(
+                    usize::from(e[0] >> LANES_SHIFT),
+                    lanes.trailing_zeros() as usize - 2
+                );
+                assert_eq!(doc_decode(&e, n), v, "n={n} lanes={lanes}");
+                assert_eq!(decode::<u32>(&e, n).unwrap(), v, "n={n} lanes={lanes}");
+            }
+        }
+    }
+
+    #[test]
+    fn vector_decoder_matches_the_scalar_one() {
+        let mut r = Rng(0x5eed);
+        for &n in &[33usize, 1000, 65536 + 7, 3 * (1 << 17) + 100] {
+            let v: Vec<u32> = (0..n)
+                .map(|_| {
+                    let x = r.next();
+                    (x.trailing_zeros() * 5) % 300 + if x % 97 == 0 { 1 << 20 } else { 0 }
+                })
+                .collect();
+            let bytes: Vec<u8> = v.iter().map(|&x| (x % 13) as u8).collect();
+            let (e, eb) = (encode(&v), encode(&bytes));
+            assert_eq!(decode_with::<u32>(&e, n, true).unwrap(), v);
+            assert_eq!(decode_with::<u8>(&eb, n, true).unwrap(), bytes);
+            // Damaged streams: the same symbols or the same error either way.
+            for k in 0..40 {
+                let mut bad = e.clone();
+                let at = (r.next() as usize) % bad.len();
+                bad[at] ^= 1 << (k % 8);
+                let a = decode_with::<u32>(&bad, n, true).map_err(|e| e.to_string());
+                let b = decode_with::<u32>(&bad, n, false).map_err(|e| e.to_string());
+                assert_eq!(a, b, "n={n} byte {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn lane_count_is_checked() {
+        let v: Vec<u32> = (0..5000).map(|i| i % 7).collect();
+        let e = encode(&v);
+        for (bits, ok) in [
+            (0u8, false),
+            (1, false),
+            (2, false),
+            (3, true),
+            (4, false),
+            (7, false),
+        ] {
+            let mut bad = e.clone();
+            bad[0] = (bad[0] & BLOCK_BITS) | bits << LANES_SHIFT;
+            // Read as 4 lanes, the states and words misalign and the block's
+            // checks fail; 8 and 16 lanes are no lane count of the format.
+            assert_eq!(decode::<u32>(&bad, v.len()).is_ok(), ok, "bits={bits}");
+        }
     }
 
     #[test]

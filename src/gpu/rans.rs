@@ -14,19 +14,21 @@ use super::launch::kernels;
 use super::scan;
 use crate::codec::gpu_host::rans::{
     block_status, device_assemble, device_encoding, device_layout, sparse_body, ENCODE_BLOCK_LOG2,
+    LANES,
 };
 use crate::error::{Error, Result};
 
 pub const SOURCE: &str = include_str!("../../kernels/rans.cu");
 const THREADS: u32 = 256;
-/// Threads per block of the decoder (one thread per rANS block and plane).
-const DECODE_THREADS: u32 = 32;
+/// Threads per block of the decoder and the encoder: four warps, one per rANS
+/// block (the decoder's warps share the block's table in shared memory).
+const WARP_THREADS: u32 = 128;
+/// A warp's threads: one per state of a rANS block.
+const WARP: usize = 32;
 /// Most blocks of the fill and the histogram (grid-stride).
 const FILL_BLOCKS: usize = 1024;
 /// Counts per histogram block: FZR_PLANES x 256.
 const HIST_BINS: usize = 4 * 256;
-/// Threads per block of the encoder (one thread per rANS block).
-const ENCODE_THREADS: u32 = 32;
 /// FZR_NO_CODE: a block met a symbol without a frequency.
 const NO_CODE: u64 = u64::MAX;
 
@@ -46,7 +48,7 @@ kernels! {
     R_FILL = factz_r_fill(out: View<u32>, n: u64, base: u32);
     R_DECODE = factz_r_decode(
         data: View<u8>, blocks: View<u64>, n_blocks: u64, count: u64, block_log2: u32,
-        slots: View<u32>, syms: View<u8>, shift: u32, out: View<u32>, status: View<u32>,
+        lanes: u32, packed: View<u32>, shift: u32, out: View<u32>, status: View<u32>,
     );
     R_SPARSE = factz_r_sparse(entries: View<u64>, n: u64, shift: u32, out: View<u32>);
 }
@@ -184,7 +186,7 @@ impl<E: Exec> RansKernels<'_, E> {
         let log2 = ENCODE_BLOCK_LOG2;
         let n_blocks = n.div_ceil(1 << log2);
         // A block's states and at most one word per symbol.
-        let region = 16 + 2 * n.min(1 << log2);
+        let region = 4 * LANES + 2 * n.min(1 << log2);
         let scratch = Buf::<E, u8>::zeros(e, n_blocks * region)?;
         let table = Buf::from(e, table)?;
         let lens = Buf::<E, u64>::zeros(e, n_blocks)?;
@@ -193,8 +195,8 @@ impl<E: Exec> RansKernels<'_, E> {
         unsafe {
             R_ENCODE.launch_items(
                 e,
-                n_blocks,
-                ENCODE_THREADS,
+                n_blocks * WARP,
+                WARP_THREADS,
                 (
                     symbols,
                     n as u64,
@@ -274,26 +276,25 @@ impl<E: Exec> RansKernels<'_, E> {
                 let n_blocks = plane.blocks.len();
                 let blocks: Vec<u64> = plane.blocks.iter().flatten().copied().collect();
                 let blocks = Buf::from(e, &blocks)?;
-                let slots = Buf::from(e, &plane.slots)?;
-                let syms = Buf::from(e, &plane.syms)?;
+                let packed = Buf::from(e, &plane.packed)?;
                 // A value no block ends with, so a block the kernel skipped shows.
                 let status = Buf::from(e, &vec![u32::MAX; n_blocks])?;
                 // SAFETY: out holds count symbols, the blocks' ranges lie in
-                // data (the host parsed them from it), tables hold 4096
+                // data (the host parsed them from it), the table holds 4096
                 // slots, status one per block.
                 unsafe {
                     R_DECODE.launch_items(
                         e,
-                        n_blocks,
-                        DECODE_THREADS,
+                        n_blocks * WARP,
+                        WARP_THREADS,
                         (
                             stream.view(),
                             blocks.view(),
                             n_blocks as u64,
                             n64,
                             layout.block_log2,
-                            slots.view(),
-                            syms.view(),
+                            layout.lanes,
+                            packed.view(),
                             plane.shift,
                             out,
                             status.view(),
