@@ -84,6 +84,21 @@ pub fn reconstruct(pred: f64, eb: f64, q: i32) -> f32 {
     (pred + (2.0 * eb) * q as f64) as f32
 }
 
+/// `y.round()` (half away from zero) as a code, or None when that is NaN or
+/// beyond `RADIUS`. From the truncation, as the kernel twin does: exact (the
+/// fraction `y - trunc(y)` is exact below 2^52), and no libm call per value.
+#[inline]
+fn code_of(y: f64) -> Option<i32> {
+    // NaN, infinities and whatever cannot round into range leave first.
+    if y.is_nan() || y.abs() >= 2.0 * RADIUS as f64 {
+        return None;
+    }
+    let t = y as i64;
+    let frac = y - t as f64;
+    let q = t + i64::from(frac >= 0.5) - i64::from(frac <= -0.5);
+    (q.abs() <= RADIUS).then_some(q as i32)
+}
+
 /// Quantize `x` against `pred` under bound `eb`; None when the code would be out of
 /// range or the reconstruction would not be finite and within the bound.
 ///
@@ -93,11 +108,7 @@ pub fn quantize(x: f32, pred: f64, eb: f64) -> Option<(i32, f32)> {
     if eb.is_nan() || eb <= 0.0 || !x.is_finite() {
         return None;
     }
-    let q = ((x as f64 - pred) / (2.0 * eb)).round();
-    if q.is_nan() || q.abs() > RADIUS as f64 {
-        return None;
-    }
-    let q = q as i32;
+    let q = code_of((x as f64 - pred) / (2.0 * eb))?;
     let r = reconstruct(pred, eb, q);
     (r.is_finite() && within(r, x, eb)).then_some((q, r))
 }
@@ -151,6 +162,50 @@ mod tests {
             let slow = (0..NUM_IDS).find(|&k| eb_of_id(xi, k) <= e);
             let slow = if e >= xi { Some(0) } else { slow };
             assert_eq!(id_for_bound(xi, e), slow, "xi {xi:e} e {e:e}");
+        }
+    }
+
+    #[test]
+    fn codes_round_half_away_from_zero() {
+        let r = RADIUS as f64;
+        let mut ys = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            -2.5,
+            0.49999999999999994,
+            -0.49999999999999994,
+            r,
+            r + 0.49999999999999,
+            r + 0.5,
+            -r - 0.5,
+            2.0 * r,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1e300,
+            5e-324,
+        ];
+        let mut s = 5u64;
+        for _ in 0..200_000 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ys.push(f64::from_bits(s));
+            // Halves and their neighbours across the range.
+            let h = (s % (1 << 22)) as f64 * 0.5 - r;
+            ys.extend([
+                h,
+                f64::from_bits(h.to_bits().wrapping_add(1)),
+                f64::from_bits(h.to_bits().wrapping_sub(1)),
+            ]);
+        }
+        for y in ys {
+            let q = y.round();
+            let want = (!q.is_nan() && q.abs() <= r).then_some(q as i32);
+            assert_eq!(code_of(y), want, "y = {y:e}");
         }
     }
 
