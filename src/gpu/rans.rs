@@ -81,11 +81,7 @@ impl<E: Exec> RansKernels<'_, E> {
         let plan = device_encoding(&hists, n, planes, |shift, nnz, budget| {
             self.sparse(symbols, shift, nnz, budget)
         })?;
-        let payloads = plan
-            .rans
-            .iter()
-            .map(|(shift, table)| self.encode_plane(symbols, *shift, table))
-            .collect::<Result<Vec<_>>>()?;
+        let payloads = self.encode_rans_planes(symbols, &plan.rans)?;
         device_assemble(&plan, &payloads)
     }
 
@@ -173,44 +169,54 @@ impl<E: Exec> RansKernels<'_, E> {
         ))
     }
 
-    /// The plane at `shift` coded with `table` (`DeviceEncoding::rans`'s
-    /// layout): each block's payload length, and the payloads back to back.
-    fn encode_plane(
+    /// The rANS planes (shift, table in `DeviceEncoding::rans`'s layout),
+    /// each as its blocks' payload lengths and the payloads back to back.
+    /// Every plane's blocks are coded before the lengths come back, and
+    /// gathered in one pass: two waits on the executor, whatever the planes.
+    fn encode_rans_planes(
         &self,
         symbols: View<u32>,
-        shift: u32,
-        table: &[u64],
-    ) -> Result<(Vec<u64>, Vec<u8>)> {
+        planes: &[(u32, Vec<u64>)],
+    ) -> Result<Vec<(Vec<u64>, Vec<u8>)>> {
         let e = self.exec;
         let n = symbols.len();
         let log2 = ENCODE_BLOCK_LOG2;
         let n_blocks = n.div_ceil(1 << log2);
-        // A block's states and at most one word per symbol.
+        if planes.is_empty() || n_blocks == 0 {
+            return Ok(vec![(Vec::new(), Vec::new()); planes.len()]);
+        }
+        let all = planes.len() * n_blocks;
+        // A block's states and at most one word per symbol; plane p's region
+        // of block b is region p n_blocks + b.
         let region = 4 * LANES + 2 * n.min(1 << log2);
-        let scratch = Buf::<E, u8>::zeros(e, n_blocks * region)?;
-        let table = Buf::from(e, table)?;
-        let lens = Buf::<E, u64>::zeros(e, n_blocks)?;
-        // SAFETY: table holds 3 x 256, scratch a region per block, lens one
-        // per block.
-        unsafe {
-            R_ENCODE.launch_items(
-                e,
-                n_blocks * WARP,
-                WARP_THREADS,
-                (
-                    symbols,
-                    n as u64,
-                    log2,
-                    table.view(),
-                    shift,
-                    scratch.view(),
-                    region as u64,
-                    n_blocks as u64,
-                    lens.view(),
-                ),
-            )?
-        };
-        let lens_host = lens.read(e, 0..n_blocks)?;
+        let scratch = Buf::<E, u8>::zeros(e, all * region)?;
+        let tables: Vec<u64> = planes.iter().flat_map(|(_, t)| t.iter().copied()).collect();
+        let table_len = tables.len() / planes.len();
+        let tables = Buf::from(e, &tables)?;
+        let lens = Buf::<E, u64>::zeros(e, all)?;
+        for (p, &(shift, _)) in planes.iter().enumerate() {
+            // SAFETY: plane p's table holds 3 x 256 from p x table_len, its
+            // regions of scratch and its lens start at its first block.
+            unsafe {
+                R_ENCODE.launch_items(
+                    e,
+                    n_blocks * WARP,
+                    WARP_THREADS,
+                    (
+                        symbols,
+                        n as u64,
+                        log2,
+                        tables.view().offset(p * table_len),
+                        shift,
+                        scratch.view().offset(p * n_blocks * region),
+                        region as u64,
+                        n_blocks as u64,
+                        lens.view().offset(p * n_blocks),
+                    ),
+                )?
+            };
+        }
+        let lens_host = lens.read(e, 0..all)?;
         if lens_host
             .iter()
             .any(|&l| l == NO_CODE || l as usize > region)
@@ -219,7 +225,7 @@ impl<E: Exec> RansKernels<'_, E> {
                 "rans kernels: a symbol without a frequency",
             ));
         }
-        let mut dst = Vec::with_capacity(n_blocks + 1);
+        let mut dst = Vec::with_capacity(all);
         let mut total = 0u64;
         for &l in &lens_host {
             dst.push(total);
@@ -228,10 +234,10 @@ impl<E: Exec> RansKernels<'_, E> {
         let dst = Buf::from(e, &dst)?;
         let out = Buf::<E, u8>::zeros(e, total as usize)?;
         let longest = lens_host.iter().copied().max().unwrap_or(0) as usize;
-        // SAFETY: seen from block `first`, each payload lies within its
+        // SAFETY: seen from region `first`, each payload lies within its
         // region and, at dst, within out (the lengths' sum).
         unsafe {
-            R_GATHER.launch_rows(e, n_blocks, longest, THREADS, |first| {
+            R_GATHER.launch_rows(e, all, longest, THREADS, |first| {
                 (
                     scratch.view().offset(first * region),
                     region as u64,
@@ -241,7 +247,16 @@ impl<E: Exec> RansKernels<'_, E> {
                 )
             })?
         };
-        Ok((lens_host, out.read(e, 0..total as usize)?))
+        let out = out.read(e, 0..total as usize)?;
+        let mut at = 0usize;
+        Ok(lens_host
+            .chunks_exact(n_blocks)
+            .map(|l| {
+                let len = l.iter().sum::<u64>() as usize;
+                at += len;
+                (l.to_vec(), out[at - len..at].to_vec())
+            })
+            .collect())
     }
 
     /// `codec::decode_u32(Coder::Rans, data, out.len())` into `out`.
@@ -270,18 +285,34 @@ impl<E: Exec> RansKernels<'_, E> {
                 (out, n64, layout.base),
             )?
         };
-        if !layout.rans.is_empty() {
+        if let Some(first) = layout.rans.first() {
+            // Every plane's blocks are decoded before the statuses come back:
+            // one wait on the executor, whatever the planes.
+            let n_blocks = first.blocks.len();
+            let planes = layout.rans.len();
             let stream = Buf::from(e, data)?;
-            for plane in &layout.rans {
-                let n_blocks = plane.blocks.len();
-                let blocks: Vec<u64> = plane.blocks.iter().flatten().copied().collect();
-                let blocks = Buf::from(e, &blocks)?;
-                let packed = Buf::from(e, &plane.packed)?;
-                // A value no block ends with, so a block the kernel skipped shows.
-                let status = Buf::from(e, &vec![u32::MAX; n_blocks])?;
+            let blocks: Vec<u64> = layout
+                .rans
+                .iter()
+                .flat_map(|p| p.blocks.iter().flatten().copied())
+                .collect();
+            let blocks = Buf::from(e, &blocks)?;
+            let tables: Vec<u32> = layout
+                .rans
+                .iter()
+                .flat_map(|p| p.packed.iter().copied())
+                .collect();
+            let table_len = first.packed.len();
+            let tables = Buf::from(e, &tables)?;
+            // A value no block ends with, so a block the kernel skipped shows.
+            let status = Buf::from(e, &vec![u32::MAX; planes * n_blocks])?;
+            for (p, plane) in layout.rans.iter().enumerate() {
+                if plane.blocks.len() != n_blocks || plane.packed.len() != table_len {
+                    return Err(Error::internal("rans: planes of different shapes"));
+                }
                 // SAFETY: out holds count symbols, the blocks' ranges lie in
-                // data (the host parsed them from it), the table holds 4096
-                // slots, status one per block.
+                // data (the host parsed them from it), plane p's blocks,
+                // table (4096 slots) and statuses start at its offsets.
                 unsafe {
                     R_DECODE.launch_items(
                         e,
@@ -289,21 +320,21 @@ impl<E: Exec> RansKernels<'_, E> {
                         WARP_THREADS,
                         (
                             stream.view(),
-                            blocks.view(),
+                            blocks.view().offset(2 * p * n_blocks),
                             n_blocks as u64,
                             n64,
                             layout.block_log2,
                             layout.lanes,
-                            packed.view(),
+                            tables.view().offset(p * table_len),
                             plane.shift,
                             out,
-                            status.view(),
+                            status.view().offset(p * n_blocks),
                         ),
                     )?
                 };
-                for s in status.read(e, 0..n_blocks)? {
-                    block_status(s)?;
-                }
+            }
+            for s in status.read(e, 0..planes * n_blocks)? {
+                block_status(s)?;
             }
         }
         for (shift, entries) in &layout.sparse {
