@@ -4,7 +4,7 @@
 //!   coding with the [`Coder`] recorded in the stream header (`huffman.rs`:
 //!   canonical length-limited Huffman in 2^16-symbol blocks; `rans.rs`: byte-plane
 //!   rANS in 2^17-symbol blocks of 32 interleaved states (a GPU warp per block;
-//!   `rans_simd.rs` decodes them with AVX2), with constant and sparse plane shortcuts; each
+//!   `rans_simd.rs` codes them with AVX2), with constant and sparse plane shortcuts; each
 //!   file's doc gives its byte layout). Their output does not record the symbol
 //!   count: the caller stores it and passes it back to the decoder (a wrong count
 //!   is usually, not always, detected). Decoders consume their input exactly

@@ -272,9 +272,17 @@ fn enc_step(x: u32, e: &EncSym, buf: &mut [u8], nw: &mut usize) -> u32 {
     x + q * e.cmpl_freq + e.start
 }
 
+/// Symbols of a block whose plane bytes the vector encoder takes at a time.
+const ENC_RUN: usize = 1024;
+
 /// Codes plane `shift` of one block with `L` lanes; returns the payload (see
-/// the module doc).
-fn encode_block<T: PlaneSym, const L: usize>(src: &[T], shift: u32, t: &[EncSym; 256]) -> Vec<u8> {
+/// the module doc). `simd`: the 32-lane groups with `rans_simd` (AVX2).
+fn encode_block<T: PlaneSym, const L: usize>(
+    src: &[T],
+    shift: u32,
+    t: &[EncSym; 256],
+    simd: bool,
+) -> Vec<u8> {
     // States, at most one word per symbol, and a spare slot for the branch-free store.
     let mut buf = vec![0u8; 4 * L + 2 * (src.len() + 1)];
     let mut nw = 0usize;
@@ -285,7 +293,12 @@ fn encode_block<T: PlaneSym, const L: usize>(src: &[T], shift: u32, t: &[EncSym;
     for (j, s) in src[full..].iter().enumerate().rev() {
         x[j] = enc_step(x[j], &t[s.plane(shift) as usize], &mut buf, &mut nw);
     }
-    for g in src[..full].rchunks_exact(L) {
+    let scalar = if simd {
+        encode_groups_simd(&src[..full], shift, t, &mut x, &mut buf, &mut nw)
+    } else {
+        full
+    };
+    for g in src[..scalar].rchunks_exact(L) {
         for (xj, s) in x.iter_mut().zip(g).rev() {
             *xj = enc_step(*xj, &t[s.plane(shift) as usize], &mut buf, &mut nw);
         }
@@ -298,6 +311,50 @@ fn encode_block<T: PlaneSym, const L: usize>(src: &[T], shift: u32, t: &[EncSym;
     buf.copy_within(start.., 0);
     buf.truncate(buf.len() - start);
     buf
+}
+
+/// `encode_block`'s whole groups with the vector encoder, for 32 lanes and a
+/// table whose thresholds fit 32 bits (every rANS plane the encoder plans:
+/// two or more symbols, so no frequency is 4096); returns how many symbols
+/// from the start are left to the scalar code (all of them where it does
+/// not apply).
+fn encode_groups_simd<T: PlaneSym>(
+    src: &[T],
+    shift: u32,
+    t: &[EncSym; 256],
+    x: &mut [u32],
+    buf: &mut [u8],
+    nw: &mut usize,
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if let Ok(x32) = <&mut [u32; 32]>::try_from(x) {
+        if t.iter().any(|e| e.x_max > u64::from(u32::MAX)) {
+            return src.len();
+        }
+        let table = super::rans_simd::EncTable {
+            x_max: std::array::from_fn(|s| t[s].x_max as u32),
+            freq: std::array::from_fn(|s| PROB_SCALE - t[s].cmpl_freq),
+            cmpl_start: std::array::from_fn(|s| t[s].cmpl_freq | t[s].start << 16),
+        };
+        let top = buf.len();
+        let mut syms = [0u32; ENC_RUN];
+        // From the end, in runs of whole groups (src.len() is a multiple of 32).
+        for run in src.rchunks(ENC_RUN) {
+            for (b, s) in syms.iter_mut().zip(run) {
+                *b = u32::from(s.plane(shift));
+            }
+            // SAFETY: `simd` is only set where the CPU has AVX2; buf holds 2
+            // words per symbol above its 4 x 32 state bytes, more than the
+            // 16 bytes of scratch below the words.
+            unsafe {
+                super::rans_simd::encode_groups(x32, &syms[..run.len()], &table, buf, top, nw)
+            };
+        }
+        return 0;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (shift, t, x, buf, nw);
+    src.len()
 }
 
 /// Estimated size in bytes of a plane coded with rANS.
@@ -433,17 +490,18 @@ fn assemble(
 
 /// Encodes `src`; see the module doc for the layout.
 pub(crate) fn encode<T: PlaneSym>(src: &[T]) -> Vec<u8> {
-    encode_as::<T, LANES>(src, BLOCK_LOG2)
+    encode_as::<T, LANES>(src, BLOCK_LOG2, simd_available())
 }
 
 /// Format v1's encoder (4 lanes, 2^16-symbol blocks), kept so that tests make
 /// v1 streams of any size.
 pub fn encode_v1(src: &[u32]) -> Vec<u8> {
-    encode_as::<u32, V1_LANES>(src, 16)
+    encode_as::<u32, V1_LANES>(src, 16, false)
 }
 
-/// [`encode`] with `L` lanes per block of 2^`block_log2` symbols.
-fn encode_as<T: PlaneSym, const L: usize>(src: &[T], block_log2: u8) -> Vec<u8> {
+/// [`encode`] with `L` lanes per block of 2^`block_log2` symbols, with the
+/// vector encoder where `simd` (only set where the CPU has it).
+fn encode_as<T: PlaneSym, const L: usize>(src: &[T], block_log2: u8, simd: bool) -> Vec<u8> {
     let or = T::or_all(src);
     let shifts: Vec<u32> = (0..T::PLANES)
         .filter(|k| (or >> (8 * k)) & 0xff != 0)
@@ -475,7 +533,7 @@ fn encode_as<T: PlaneSym, const L: usize>(src: &[T], block_log2: u8) -> Vec<u8> 
         src.par_chunks(1 << block_log2)
             .map(|b| {
                 rans.iter()
-                    .map(|&(sh, t)| encode_block::<T, L>(b, sh, t))
+                    .map(|&(sh, t)| encode_block::<T, L>(b, sh, t, simd))
                     .collect()
             })
             .collect()
@@ -707,7 +765,7 @@ fn decode_groups_simd<T: PlaneSym, const FIRST: bool>(
     if let Ok(x32) = <&mut [u32; 32]>::try_from(x) {
         let mut syms = [0u32; RUN];
         let whole = run.len() - run.len() % 32;
-        // SAFETY: `simd` is only set where the CPU has AVX2 (`simd_decoder`).
+        // SAFETY: `simd` is only set where the CPU has AVX2 (`simd_available`).
         let done = unsafe {
             super::rans_simd::decode_groups(x32, &t.packed, data, pos, &mut syms[..whole])
         };
@@ -995,8 +1053,8 @@ pub fn device_layout(data: &[u8], count: usize, max_planes: u32) -> Result<Devic
     Ok(out)
 }
 
-/// Whether this CPU runs the vector decoder (`rans_simd`).
-fn simd_decoder() -> bool {
+/// Whether this CPU runs the vector coder (`rans_simd`).
+fn simd_available() -> bool {
     #[cfg(target_arch = "x86_64")]
     return std::arch::is_x86_feature_detected!("avx2");
     #[cfg(not(target_arch = "x86_64"))]
@@ -1005,12 +1063,12 @@ fn simd_decoder() -> bool {
 
 /// Decodes `count` symbols; see the module doc for the layout.
 pub(crate) fn decode<T: PlaneSym>(data: &[u8], count: usize) -> Result<Vec<T>> {
-    decode_with(data, count, simd_decoder())
+    decode_with(data, count, simd_available())
 }
 
 /// [`decode`], with the vector decoder where `simd` (and the CPU has it).
 fn decode_with<T: PlaneSym>(data: &[u8], count: usize, simd: bool) -> Result<Vec<T>> {
-    let simd = simd && simd_decoder();
+    let simd = simd && simd_available();
     let Parsed {
         block_log2,
         lanes,
@@ -1248,6 +1306,47 @@ mod tests {
                 let b = decode_with::<u32>(&bad, n, false).map_err(|e| e.to_string());
                 assert_eq!(a, b, "n={n} byte {at}");
             }
+        }
+    }
+
+    #[test]
+    fn vector_encoder_matches_the_scalar_one() {
+        let mut r = Rng(0xe2c);
+        for &n in &[
+            31usize,
+            32,
+            64,
+            1000,
+            1024,
+            1056,
+            65536 + 7,
+            (1 << 17) + 100,
+            3 << 17,
+        ] {
+            let v: Vec<u32> = (0..n)
+                .map(|_| {
+                    let x = r.next();
+                    (x.trailing_zeros() * 7) % 500 + if x % 89 == 0 { 1 << 21 } else { 0 }
+                })
+                .collect();
+            let bytes: Vec<u8> = v.iter().map(|&x| (x % 251) as u8).collect();
+            for simd in [true, false] {
+                let e = encode_as::<u32, LANES>(&v, BLOCK_LOG2, simd);
+                assert_eq!(e, encode_as::<u32, LANES>(&v, BLOCK_LOG2, false), "n={n}");
+                assert_eq!(decode::<u32>(&e, n).unwrap(), v);
+                let eb = encode_as::<u8, LANES>(&bytes, BLOCK_LOG2, simd);
+                assert_eq!(
+                    eb,
+                    encode_as::<u8, LANES>(&bytes, BLOCK_LOG2, false),
+                    "n={n}"
+                );
+            }
+            // Skewed: nearly every symbol one value, so most steps need no word.
+            let skew: Vec<u32> = (0..n).map(|i| u32::from(i % 97 == 0)).collect();
+            assert_eq!(
+                encode_as::<u32, LANES>(&skew, BLOCK_LOG2, true),
+                encode_as::<u32, LANES>(&skew, BLOCK_LOG2, false)
+            );
         }
     }
 

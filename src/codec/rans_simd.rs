@@ -1,17 +1,42 @@
-//! The rANS decoder's 32-lane groups with AVX2 (`rans.rs` calls it where the
-//! CPU has AVX2; the scalar quads decode the same bytes elsewhere).
+//! The rANS coder's 32-lane groups with AVX2 (`rans.rs` calls them where the
+//! CPU has AVX2; its scalar code gives the same bytes and symbols elsewhere).
 //!
-//! Four vectors of eight states: each vector steps its eight states with one
-//! gather from the packed slot table, then renormalizes them as a warp does:
-//! the lanes that need a word take the next words in lane order, each lane
-//! picking its word by the count of needy lanes below it (`EXPAND`). The read
-//! position is the only thing carried from vector to vector.
+//! Four vectors of eight states. Decoding, each vector steps its eight states
+//! with one gather from the packed slot table, then renormalizes them as a
+//! warp does: the lanes that need a word take the next words in lane order,
+//! each lane picking its word by the count of needy lanes below it
+//! (`EXPAND`). Encoding runs the other way: the needy lanes' words are packed
+//! to the top of a vector in lane order (`PACK_HIGH`) and stored below the
+//! words already written. The read or write position is the only thing
+//! carried from vector to vector.
 
 use std::arch::x86_64::*;
 
 /// `EXPAND[m][j]`: the word that lane j reads when the lanes in mask `m`
 /// need one (the count of lanes of `m` below j).
 static EXPAND: [[u32; 8]; 256] = expand_table();
+
+/// `PACK_HIGH[m]`: the lanes of mask `m` in ascending order, in the top
+/// `popcount(m)` slots of a vector (the others: lane 0).
+static PACK_HIGH: [[u32; 8]; 256] = pack_high_table();
+
+const fn pack_high_table() -> [[u32; 8]; 256] {
+    let mut t = [[0u32; 8]; 256];
+    let mut m = 0;
+    while m < 256 {
+        let n = (m as u32).count_ones() as usize;
+        let (mut j, mut k) = (0, 8 - n);
+        while j < 8 {
+            if (m >> j) & 1 == 1 {
+                t[m][k] = j as u32;
+                k += 1;
+            }
+            j += 1;
+        }
+        m += 1;
+    }
+    t
+}
 
 const fn expand_table() -> [[u32; 8]; 256] {
     let mut t = [[0u32; 8]; 256];
@@ -98,9 +123,128 @@ pub(super) unsafe fn decode_groups(
     }
 }
 
+/// floor(x / f) of four lanes, x given as x - 2^31 (i32) and `two31` = 2^31:
+/// both exact in f64, the quotient non-negative, so truncation is the floor.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn quotient(x_signed: __m128i, f: __m128i, two31: __m256d) -> __m128i {
+    let x = _mm256_add_pd(_mm256_cvtepi32_pd(x_signed), two31);
+    _mm256_cvttpd_epi32(_mm256_div_pd(x, _mm256_cvtepi32_pd(f)))
+}
+
+/// The encoder's table of one plane for [`encode_groups`], per byte value:
+/// `x_max` (renormalize at or above it), the frequency, and the complement
+/// and start packed as `4096 - freq | start << 16`.
+pub(super) struct EncTable {
+    pub x_max: [u32; 256],
+    pub freq: [u32; 256],
+    pub cmpl_start: [u32; 256],
+}
+
+/// Encodes whole groups of 32 symbols as `encode_block` does, the last group
+/// first: `syms` holds the plane's bytes (one per u32, every one with a
+/// frequency), the states `x` start as the state before the first group
+/// coded. Words are written backwards below `top` of `buf`, `*nw` of them
+/// so far (`buf[top - 2 *nw..top]`); up to 16 bytes below the last word are
+/// scratch. Each q = floor(x / freq) comes from an f64 quotient: x < 2^32 and
+/// freq < 2^13, so a quotient that is not an integer is at least 2^-12 from
+/// one and its rounding (at most 2^-21) never reaches it.
+///
+/// # Safety
+/// The CPU must have AVX2; `buf` must hold `top`, and 2 (`*nw` + the
+/// symbols) + 16 bytes below it.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn encode_groups(
+    x: &mut [u32; 32],
+    syms: &[u32],
+    t: &EncTable,
+    buf: &mut [u8],
+    top: usize,
+    nw: &mut usize,
+) {
+    // SAFETY: AVX2 is present (the caller's contract). Loads and stores of x
+    // and syms stay within them (whole groups of 32); gather indices are
+    // bytes, within the 256-entry tables; each vector's 16-byte store ends at
+    // top - 2 nw, at least 16 bytes above buf's start (the caller's slack).
+    unsafe {
+        let xp = x.as_mut_ptr() as *mut __m256i;
+        let mut v = [
+            _mm256_loadu_si256(xp),
+            _mm256_loadu_si256(xp.add(1)),
+            _mm256_loadu_si256(xp.add(2)),
+            _mm256_loadu_si256(xp.add(3)),
+        ];
+        let (x_max, freq, cs) = (
+            t.x_max.as_ptr() as *const i32,
+            t.freq.as_ptr() as *const i32,
+            t.cmpl_start.as_ptr() as *const i32,
+        );
+        let low16 = _mm256_set1_epi32(0xffff);
+        let sign = _mm256_set1_epi32(i32::MIN);
+        let two31 = _mm256_set1_pd(2147483648.0);
+        // The low two bytes of each 32-bit lane, per 128-bit half.
+        let words16 = _mm256_setr_epi8(
+            0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1, 0, 1, 4, 5, 8, 9, 12, 13, -1,
+            -1, -1, -1, -1, -1, -1, -1,
+        );
+        let mut n = *nw;
+        let base = buf.as_mut_ptr().add(top);
+        for g in syms.chunks_exact(32).rev() {
+            for k in (0..4).rev() {
+                let xv = v[k];
+                let s = _mm256_loadu_si256(g.as_ptr().add(8 * k) as *const __m256i);
+                let xm = _mm256_i32gather_epi32::<4>(x_max, s);
+                // x >= x_max, unsigned.
+                let need = _mm256_cmpeq_epi32(_mm256_max_epu32(xv, xm), xv);
+                let m = _mm256_movemask_ps(_mm256_castsi256_ps(need)) as usize;
+                let cnt = (m as u32).count_ones() as usize;
+                // The needy lanes' low halves, ascending, at the vector's top.
+                let idx = _mm256_loadu_si256(PACK_HIGH[m].as_ptr() as *const __m256i);
+                let w = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(xv, idx), words16);
+                let w = _mm256_permute4x64_epi64::<0b1000>(w);
+                _mm_storeu_si128(
+                    base.sub(2 * n + 16) as *mut __m128i,
+                    _mm256_castsi256_si128(w),
+                );
+                n += cnt;
+                let xr = _mm256_blendv_epi8(xv, _mm256_srli_epi32::<16>(xv), need);
+                // q = floor(x / freq) in f64, four lanes at a time.
+                let f = _mm256_i32gather_epi32::<4>(freq, s);
+                // x as f64: the sign-flipped word as i32, plus 2^31.
+                let xs = _mm256_xor_si256(xr, sign);
+                let q = _mm256_set_m128i(
+                    quotient(
+                        _mm256_extracti128_si256::<1>(xs),
+                        _mm256_extracti128_si256::<1>(f),
+                        two31,
+                    ),
+                    quotient(_mm256_castsi256_si128(xs), _mm256_castsi256_si128(f), two31),
+                );
+                let c = _mm256_i32gather_epi32::<4>(cs, s);
+                let cmpl = _mm256_and_si256(c, low16);
+                let start = _mm256_srli_epi32::<16>(c);
+                v[k] = _mm256_add_epi32(_mm256_add_epi32(xr, _mm256_mullo_epi32(q, cmpl)), start);
+            }
+        }
+        for (k, vk) in v.iter().enumerate() {
+            _mm256_storeu_si256(xp.add(k), *vk);
+        }
+        *nw = n;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pack_high_puts_the_mask_lanes_on_top() {
+        for (m, row) in PACK_HIGH.iter().enumerate() {
+            let n = m.count_ones() as usize;
+            let lanes: Vec<u32> = (0..8).filter(|j| m >> j & 1 == 1).collect();
+            assert_eq!(&row[8 - n..], &lanes[..]);
+        }
+    }
 
     #[test]
     fn expand_counts_the_lanes_below() {
