@@ -271,7 +271,7 @@ fn v1_streams_decode_as_on_the_cpu() {
     let mut r = Rng::new(41);
     let mut errors = 0;
     let mut long: Vec<u32> = (0..(1 << 16) + 999)
-        .map(|i| (i as u32 * 2_654_435_761) >> 27)
+        .map(|i| (i as u32).wrapping_mul(2_654_435_761) >> 27)
         .collect();
     long[77] = 1 << 20;
     let mut all = suite(128);
