@@ -501,7 +501,11 @@ pub fn encode_v1(src: &[u32]) -> Vec<u8> {
 
 /// [`encode`] with `L` lanes per block of 2^`block_log2` symbols, with the
 /// vector encoder where `simd` (only set where the CPU has it).
-fn encode_as<T: PlaneSym, const L: usize>(src: &[T], block_log2: u8, simd: bool) -> Vec<u8> {
+pub(crate) fn encode_as<T: PlaneSym, const L: usize>(
+    src: &[T],
+    block_log2: u8,
+    simd: bool,
+) -> Vec<u8> {
     let or = T::or_all(src);
     let shifts: Vec<u32> = (0..T::PLANES)
         .filter(|k| (or >> (8 * k)) & 0xff != 0)
@@ -1068,52 +1072,90 @@ pub(crate) fn decode<T: PlaneSym>(data: &[u8], count: usize) -> Result<Vec<T>> {
 
 /// [`decode`], with the vector decoder where `simd` (and the CPU has it).
 fn decode_with<T: PlaneSym>(data: &[u8], count: usize, simd: bool) -> Result<Vec<T>> {
-    let simd = simd && simd_available();
-    let Parsed {
-        block_log2,
-        lanes,
-        planes,
-    } = parse(data, count, T::PLANES)?;
-    let block = 1usize << block_log2;
-    let mut base = T::default();
-    for (shift, plane) in &planes {
-        if let Plane::Const(v) = plane {
-            base = base.with_plane(*v, *shift);
-        }
-    }
+    let blocks = Blocks::<T>::parse(data, count, simd)?;
     let mut out = vec![T::default(); count];
-    out.par_chunks_mut(block)
+    out.par_chunks_mut(blocks.block_len())
         .enumerate()
-        .try_for_each(|(bi, o)| {
-            let mut rans: [(&DecTable, u32, &[u8]); 4] = [(&EMPTY_TABLE, 0, &[]); 4];
-            let mut np = 0;
-            for (shift, plane) in &planes {
-                if let Plane::Rans(t, blocks) = plane {
-                    // parse_plane gave every rANS plane one payload per block; a missing
-                    // one fails the block header check as an empty slice.
-                    let b = blocks.get(bi).copied().unwrap_or(&[]);
-                    if let Some(slot) = rans.get_mut(np) {
-                        *slot = (&**t, *shift, b);
-                        np += 1;
-                    }
-                }
+        .try_for_each(|(bi, o)| blocks.decode_into(bi, o))?;
+    Ok(out)
+}
+
+/// A checked stream whose blocks decode one at a time, each on its own:
+/// [`decode`] runs them all in parallel; a consumer that takes the symbols
+/// in order can decode each block as it reaches it, while the block is in
+/// cache, instead of holding every symbol at once.
+pub(crate) struct Blocks<'a, T: PlaneSym> {
+    parsed: Parsed<'a>,
+    /// The constant planes' bytes.
+    base: T,
+    count: usize,
+    simd: bool,
+}
+
+impl<'a, T: PlaneSym> Blocks<'a, T> {
+    /// The stream `data` of `count` symbols, with every check of the header.
+    pub(crate) fn new(data: &'a [u8], count: usize) -> Result<Self> {
+        Self::parse(data, count, true)
+    }
+
+    fn parse(data: &'a [u8], count: usize, simd: bool) -> Result<Self> {
+        let parsed = parse(data, count, T::PLANES)?;
+        let mut base = T::default();
+        for (shift, plane) in &parsed.planes {
+            if let Plane::Const(v) = plane {
+                base = base.with_plane(*v, *shift);
             }
-            if lanes == V1_LANES {
-                decode_block::<T, { V1_LANES / 4 }>(&rans[..np], base, o, false)
-            } else {
-                decode_block::<T, { LANES / 4 }>(&rans[..np], base, o, simd)
-            }
-        })?;
-    for (shift, plane) in &planes {
-        if let Plane::Sparse(entries) = plane {
-            for &(i, b) in entries {
-                if let Some(o) = out.get_mut(i) {
-                    *o = o.with_plane(b, *shift);
+        }
+        Ok(Blocks {
+            parsed,
+            base,
+            count,
+            simd: simd && simd_available(),
+        })
+    }
+
+    /// Symbols per block (the last may hold fewer).
+    pub(crate) fn block_len(&self) -> usize {
+        1 << self.parsed.block_log2
+    }
+
+    /// Decodes block `bi`: `out` receives its symbols, from `bi` x
+    /// `block_len()` (as many as the block holds; more is an error).
+    pub(crate) fn decode_into(&self, bi: usize, out: &mut [T]) -> Result<()> {
+        let first = bi.saturating_mul(self.block_len());
+        if first.saturating_add(out.len()) > self.count || out.len() > self.block_len() {
+            return Err(Error::internal("rans: a block past the stream's symbols"));
+        }
+        let mut rans: [(&DecTable, u32, &[u8]); 4] = [(&EMPTY_TABLE, 0, &[]); 4];
+        let mut np = 0;
+        for (shift, plane) in &self.parsed.planes {
+            if let Plane::Rans(t, blocks) = plane {
+                // parse_plane gave every rANS plane one payload per block; a missing
+                // one fails the block header check as an empty slice.
+                let b = blocks.get(bi).copied().unwrap_or(&[]);
+                if let Some(slot) = rans.get_mut(np) {
+                    *slot = (&**t, *shift, b);
+                    np += 1;
                 }
             }
         }
+        if self.parsed.lanes == V1_LANES {
+            decode_block::<T, { V1_LANES / 4 }>(&rans[..np], self.base, out, false)?;
+        } else {
+            decode_block::<T, { LANES / 4 }>(&rans[..np], self.base, out, self.simd)?;
+        }
+        // The sparse planes' entries in this block (indices ascending).
+        let end = first + out.len();
+        for (shift, plane) in &self.parsed.planes {
+            if let Plane::Sparse(entries) = plane {
+                let from = entries.partition_point(|&(i, _)| i < first);
+                for &(i, b) in entries[from..].iter().take_while(|&&(i, _)| i < end) {
+                    out[i - first] = out[i - first].with_plane(b, *shift);
+                }
+            }
+        }
+        Ok(())
     }
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use super::parts::Parts;
 use super::quantize::{eb_of_id, id_for_bound, predictor_input, quantize, reconstruct, NUM_IDS};
 use super::safe_bound::{quad_row_constraints, triangle_constraint, EdgeRow};
 use super::topology::{gather, quad_row, tri_vertices, Half};
-use crate::codec::{unzigzag, zigzag};
+use crate::codec::{rans, unzigzag, zigzag};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 
@@ -336,6 +336,86 @@ pub fn decode(
     u: &mut [f32],
     v: &mut [f32],
 ) -> Result<()> {
+    decode_from(parts, Codes::Decoded(&parts.codes), ny, nx, xi, u, v)
+}
+
+/// Where [`decode_from`] reads the quantization codes.
+pub(crate) enum Codes<'a> {
+    /// Every code, decoded.
+    Decoded(&'a [u32]),
+    /// A rANS section of this many codes, decoded a block at a time as the
+    /// bands reach it (so the codes never all sit in memory at once).
+    Rans(&'a rans::Blocks<'a, u32>, usize),
+}
+
+/// A band's source of (u, v) code pairs, in stream order.
+trait CodePairs {
+    fn pair(&mut self) -> Result<[u32; 2]>;
+}
+
+/// Pairs from decoded codes, from the band's offset.
+struct SlicePairs<'a> {
+    codes: &'a [u32],
+    at: usize,
+}
+
+impl CodePairs for SlicePairs<'_> {
+    #[inline(always)]
+    fn pair(&mut self) -> Result<[u32; 2]> {
+        // decode_from checked the bands' counts against the codes.
+        let p = [self.codes[self.at], self.codes[self.at + 1]];
+        self.at += 2;
+        Ok(p)
+    }
+}
+
+/// Pairs from a rANS section, one decoded block at a time, decoded when the
+/// first pair in it is read. Blocks hold an even number of codes (2^k; the
+/// last, 2 per coded vertex too), so a pair never spans two.
+struct BlockPairs<'a> {
+    blocks: &'a rans::Blocks<'a, u32>,
+    count: usize,
+    /// A decoded block and the index of its first code.
+    buf: Vec<u32>,
+    start: usize,
+    /// The next code to read.
+    pos: usize,
+}
+
+impl CodePairs for BlockPairs<'_> {
+    #[inline(always)]
+    fn pair(&mut self) -> Result<[u32; 2]> {
+        if self.pos < self.start || self.pos + 2 > self.start + self.buf.len() {
+            let len = self.blocks.block_len();
+            let bi = self.pos / len;
+            self.start = bi * len;
+            self.buf
+                .resize(self.count.saturating_sub(self.start).min(len), 0);
+            self.blocks.decode_into(bi, &mut self.buf)?;
+        }
+        let at = self.pos - self.start;
+        let p = self
+            .buf
+            .get(at..at + 2)
+            .ok_or_else(|| Error::corrupt("mode B stream: codes end inside a pair"))?;
+        self.pos += 2;
+        Ok([p[0], p[1]])
+    }
+}
+
+/// [`decode`] with the codes from `codes`. Decoded codes go band by band in
+/// parallel; a rANS section goes in one run of consecutive bands per thread,
+/// each decoding its blocks in order (a block two runs share is decoded by
+/// both).
+pub(crate) fn decode_from(
+    parts: &Parts,
+    codes: Codes,
+    ny: usize,
+    nx: usize,
+    xi: f64,
+    u: &mut [f32],
+    v: &mut [f32],
+) -> Result<()> {
     let (tx, ty) = tiles(ny, nx);
     if parts.ids.len() != 2 * tx * ty {
         return Err(Error::corrupt(
@@ -354,66 +434,204 @@ pub fn decode(
         r += 2 * n_exact;
         c += 2 * (band.len() - n_exact);
     }
-    if r != parts.raw.len() || c != parts.codes.len() {
+    let n_codes = match codes {
+        Codes::Decoded(all) => all.len(),
+        Codes::Rans(_, n) => n,
+    };
+    if r != parts.raw.len() || c != n_codes {
         return Err(Error::corrupt(
             "mode B stream: value counts do not match the exact-vertex mask",
         ));
     }
-    u.par_chunks_mut(TILE * nx)
-        .zip(v.par_chunks_mut(TILE * nx))
-        .enumerate()
-        .for_each(|(b, (ub, vb))| {
-            let rows = ub.len() / nx;
-            let (mut r, mut c) = offsets[b];
-            let exact = &parts.exact[b * TILE * nx..][..rows * nx];
-            let mut coded: TileCodes = [None; TILE * TILE];
-            let (mut rec_u, mut rec_v): (TileValues, TileValues) =
-                ([0.0; TILE * STRIDE], [0.0; TILE * STRIDE]);
-            let (mut in_u, mut in_v) = (TileInputs::new(), TileInputs::new());
-            for t in 0..tx {
-                let ti = t * TILE;
-                let te = (ti + TILE).min(nx);
-                let at = (b * tx + t) * 2; // the tile's (u, v) ids
-                let (eu, ev) = (eb_of_id(xi, parts.ids[at]), eb_of_id(xi, parts.ids[at + 1]));
-                // In stream order: exact values in place, codes by vertex.
-                for jb in 0..rows {
-                    for ii in 0..te - ti {
-                        let (kb, at) = (jb * nx + ti + ii, jb * STRIDE + ii);
-                        coded[jb * TILE + ii] = if exact[kb] {
-                            rec_u[at] = f32::from_bits(parts.raw[r]);
-                            rec_v[at] = f32::from_bits(parts.raw[r + 1]);
-                            in_u.set(ii, jb, rec_u[at]);
-                            in_v.set(ii, jb, rec_v[at]);
-                            r += 2;
-                            None
-                        } else {
-                            c += 2;
-                            Some([parts.codes[c - 2], parts.codes[c - 1]])
-                        };
+    let band = TILE * nx;
+    match codes {
+        Codes::Decoded(all) => u
+            .par_chunks_mut(band)
+            .zip(v.par_chunks_mut(band))
+            .enumerate()
+            .try_for_each(|(b, (ub, vb))| {
+                let mut pairs = SlicePairs {
+                    codes: all,
+                    at: offsets[b].1,
+                };
+                decode_band(parts, xi, nx, b, offsets[b].0, &mut pairs, ub, vb)
+            }),
+        Codes::Rans(blocks, count) => {
+            let per_run = ty.div_ceil(rayon::current_num_threads().max(1)).max(1);
+            u.par_chunks_mut(per_run * band)
+                .zip(v.par_chunks_mut(per_run * band))
+                .enumerate()
+                .try_for_each(|(run, (ur, vr))| {
+                    let first = run * per_run;
+                    let mut pairs = BlockPairs {
+                        blocks,
+                        count,
+                        buf: Vec::new(),
+                        start: 0,
+                        pos: offsets[first].1,
+                    };
+                    for (k, (ub, vb)) in ur.chunks_mut(band).zip(vr.chunks_mut(band)).enumerate() {
+                        let b = first + k;
+                        decode_band(parts, xi, nx, b, offsets[b].0, &mut pairs, ub, vb)?;
                     }
-                }
-                wavefront(te - ti, rows, |jb, ii| {
-                    if let Some([cu, cv]) = coded[jb * TILE + ii] {
-                        let ru = reconstruct(in_u.lorenzo(ii, jb), eu, unzigzag(cu));
-                        let rv = reconstruct(in_v.lorenzo(ii, jb), ev, unzigzag(cv));
-                        (rec_u[jb * STRIDE + ii], rec_v[jb * STRIDE + ii]) = (ru, rv);
-                        in_u.set(ii, jb, ru);
-                        in_v.set(ii, jb, rv);
-                    }
-                });
-                for jb in 0..rows {
-                    let (kb, at) = (jb * nx + ti, jb * STRIDE);
-                    ub[kb..kb + te - ti].copy_from_slice(&rec_u[at..at + te - ti]);
-                    vb[kb..kb + te - ti].copy_from_slice(&rec_v[at..at + te - ti]);
-                }
+                    Ok(())
+                })
+        }
+    }
+}
+
+/// Band `b` (rows `ub`, `vb`), its exact values from `parts.raw[r..]` and its
+/// codes from `pairs`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn decode_band(
+    parts: &Parts,
+    xi: f64,
+    nx: usize,
+    b: usize,
+    mut r: usize,
+    pairs: &mut impl CodePairs,
+    ub: &mut [f32],
+    vb: &mut [f32],
+) -> Result<()> {
+    let tx = nx.div_ceil(TILE);
+    let rows = ub.len() / nx;
+    let exact = &parts.exact[b * TILE * nx..][..rows * nx];
+    let mut coded: TileCodes = [None; TILE * TILE];
+    let (mut rec_u, mut rec_v): (TileValues, TileValues) =
+        ([0.0; TILE * STRIDE], [0.0; TILE * STRIDE]);
+    let (mut in_u, mut in_v) = (TileInputs::new(), TileInputs::new());
+    for t in 0..tx {
+        let ti = t * TILE;
+        let te = (ti + TILE).min(nx);
+        let at = (b * tx + t) * 2; // the tile's (u, v) ids
+        let (eu, ev) = (eb_of_id(xi, parts.ids[at]), eb_of_id(xi, parts.ids[at + 1]));
+        // In stream order: exact values in place, codes by vertex.
+        for jb in 0..rows {
+            for ii in 0..te - ti {
+                let (kb, at) = (jb * nx + ti + ii, jb * STRIDE + ii);
+                coded[jb * TILE + ii] = if exact[kb] {
+                    rec_u[at] = f32::from_bits(parts.raw[r]);
+                    rec_v[at] = f32::from_bits(parts.raw[r + 1]);
+                    in_u.set(ii, jb, rec_u[at]);
+                    in_v.set(ii, jb, rec_v[at]);
+                    r += 2;
+                    None
+                } else {
+                    Some(pairs.pair()?)
+                };
+            }
+        }
+        wavefront(te - ti, rows, |jb, ii| {
+            if let Some([cu, cv]) = coded[jb * TILE + ii] {
+                let ru = reconstruct(in_u.lorenzo(ii, jb), eu, unzigzag(cu));
+                let rv = reconstruct(in_v.lorenzo(ii, jb), ev, unzigzag(cv));
+                (rec_u[jb * STRIDE + ii], rec_v[jb * STRIDE + ii]) = (ru, rv);
+                in_u.set(ii, jb, ru);
+                in_v.set(ii, jb, rv);
             }
         });
+        for jb in 0..rows {
+            let (kb, at) = (jb * nx + ti, jb * STRIDE);
+            ub[kb..kb + te - ti].copy_from_slice(&rec_u[at..at + te - ti]);
+            vb[kb..kb + te - ti].copy_from_slice(&rec_v[at..at + te - ti]);
+        }
+    }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Codes taken from rANS blocks as the bands reach them decode to the
+    /// decoded codes' field: small blocks (many per band and bands across
+    /// them), runs on 1 to 3 threads, trailing and leading bands with no
+    /// code at all (NaN rows are stored exactly).
+    #[test]
+    fn codes_from_rans_blocks_decode_as_decoded_ones() {
+        for (ny, nx, nan_rows) in [
+            (70, 50, 0..0),
+            (130, 300, 100..130),
+            (96, 64, 0..40),
+            (33, 1, 0..0),
+        ] {
+            let mut u = Vec::new();
+            let mut w = Vec::new();
+            for j in 0..ny {
+                for i in 0..nx {
+                    let (x, y) = (i as f64 * 0.21, j as f64 * 0.17);
+                    let nan = nan_rows.contains(&j);
+                    u.push(if nan {
+                        f32::NAN
+                    } else {
+                        ((x + 0.3).sin() * (1.1 * y).cos()) as f32
+                    });
+                    w.push(if nan {
+                        f32::NAN
+                    } else {
+                        ((0.8 * x).cos() * (y - 0.2).sin()) as f32
+                    });
+                }
+            }
+            let xi = 1e-3;
+            let parts = encode(&u, &w, ny, nx, xi, false);
+            let (mut du, mut dw) = (vec![0f32; ny * nx], vec![0f32; ny * nx]);
+            decode(&parts, ny, nx, xi, &mut du, &mut dw).unwrap();
+            let n = parts.codes.len();
+            for block_log2 in [10, 17] {
+                let coded = rans::encode_as::<u32, { rans::LANES }>(&parts.codes, block_log2, true);
+                let blocks = rans::Blocks::<u32>::new(&coded, n).unwrap();
+                for threads in [1, 2, 3] {
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .unwrap();
+                    let (mut ru, mut rw) = (vec![0f32; ny * nx], vec![0f32; ny * nx]);
+                    pool.install(|| {
+                        decode_from(
+                            &parts,
+                            Codes::Rans(&blocks, n),
+                            ny,
+                            nx,
+                            xi,
+                            &mut ru,
+                            &mut rw,
+                        )
+                    })
+                    .unwrap();
+                    let bits = |a: &[f32]| a.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(
+                        bits(&ru),
+                        bits(&du),
+                        "{ny}x{nx} 2^{block_log2} {threads} threads"
+                    );
+                    assert_eq!(
+                        bits(&rw),
+                        bits(&dw),
+                        "{ny}x{nx} 2^{block_log2} {threads} threads"
+                    );
+                }
+            }
+            // A count that does not match the mask is refused, not read past.
+            if n >= 2 {
+                let coded =
+                    rans::encode_as::<u32, { rans::LANES }>(&parts.codes[..n - 2], 10, true);
+                let blocks = rans::Blocks::<u32>::new(&coded, n - 2).unwrap();
+                let (mut ru, mut rw) = (vec![0f32; ny * nx], vec![0f32; ny * nx]);
+                assert!(decode_from(
+                    &parts,
+                    Codes::Rans(&blocks, n - 2),
+                    ny,
+                    nx,
+                    xi,
+                    &mut ru,
+                    &mut rw
+                )
+                .is_err());
+            }
+        }
+    }
     use crate::field::topology::{incident_ids, triangle_count};
 
     /// The row passes give, per vertex, the minimum over exactly the triangles

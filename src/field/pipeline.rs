@@ -5,6 +5,7 @@
 //! kernels (`gpu::field::OnExec`, on a device or on the host shim in tests).
 //! Both produce the same sections, so the stream is the same bytes.
 
+use super::blockwise::Codes;
 use super::parts::Parts;
 use super::stream::{self, Coded};
 use super::{
@@ -12,7 +13,7 @@ use super::{
     verify, vertex_count, Compressed, FieldConfig, FieldInfo, FieldReport, Mode,
 };
 use crate::bound::{bound_for_range, finite_range, Bound};
-use crate::codec::Coder;
+use crate::codec::{rans, Coder};
 use crate::error::{Error, Result};
 use crate::format::{self, Parsed};
 use std::borrow::Cow;
@@ -241,7 +242,16 @@ impl Stages for Cpu<'_> {
         xi: f64,
         [u, v]: &mut Self::Out<'_>,
     ) -> Result<()> {
-        let parts = stream::read(p, ny * nx, coder, |coded| ids_len(mode, ny, nx, coded))?;
+        let ids = |coded| ids_len(mode, ny, nx, coded);
+        if mode == Mode::Blockwise && coder == Coder::Rans {
+            // The codes decode a rANS block at a time as the bands reach
+            // them, never all at once (8 bytes per vertex through memory).
+            let (parts, n_codes) = stream::read_but_codes(p, ny * nx, coder, ids)?;
+            let section = stream::section(p, stream::SEC_CODES, n_codes)?;
+            let blocks = rans::Blocks::new(&section, n_codes)?;
+            return blockwise::decode_from(&parts, Codes::Rans(&blocks, n_codes), ny, nx, xi, u, v);
+        }
+        let parts = stream::read(p, ny * nx, coder, ids)?;
         match mode {
             Mode::Blockwise => blockwise::decode(&parts, ny, nx, xi, u, v),
             Mode::Speculative => speculative::decode(&parts, ny, nx, xi, u, v),

@@ -115,16 +115,31 @@ pub fn read(p: &Parsed, n: usize, coder: Coder, ids_len: impl Fn(usize) -> usize
             ..Parts::default()
         });
     }
+    let (mut parts, n_codes) = read_but_codes(p, n, coder, ids_len)?;
+    parts.codes = section_u32(p, SEC_CODES, coder, n_codes)?;
+    Ok(parts)
+}
+
+/// [`read`] of a coded mode's stream without the codes: the parts with no
+/// codes, and how many codes `SEC_CODES` holds (for a decoder that takes them
+/// from the section as it goes).
+pub fn read_but_codes(
+    p: &Parsed,
+    n: usize,
+    coder: Coder,
+    ids_len: impl Fn(usize) -> usize,
+) -> Result<(Parts, usize)> {
+    check_kind(p)?;
     let mask = section_bytes(p, SEC_MASK, coder, n.div_ceil(8))?;
     let n_exact = count_bits(&mask, n);
     let raw = from_planes(&section_bytes(p, SEC_RAW, coder, 8 * n_exact)?);
     let n_coded = n - n_exact;
     let ids = section_u32(p, SEC_IDS, coder, ids_len(n_coded))?;
-    let codes = section_u32(p, SEC_CODES, coder, 2 * n_coded)?;
-    Ok(Parts {
+    let parts = Parts {
         exact: unpack_bits(&mask, n),
         raw,
         ids,
-        codes,
-    })
+        codes: Vec::new(),
+    };
+    Ok((parts, 2 * n_coded))
 }
