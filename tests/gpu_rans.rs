@@ -223,6 +223,28 @@ fn os_threads_agree() {
     assert!(decode(&os, &data, symbols.len(), false).unwrap() == symbols);
 }
 
+/// The CPU and the kernels decode a damaged stream alike: to the same
+/// symbols, or both refuse it with errors of the same kind (true then).
+fn refused_alike(fibers: &Shim, what: &str, data: &[u8], count: usize) -> bool {
+    let cpu = codec::decode_u32(Coder::Rans, data, count);
+    let gpu = decode(fibers, data, count, false);
+    match (&cpu, &gpu) {
+        (Ok(c), Ok(g)) => {
+            assert!(c == g, "{what}: decodes differ");
+            false
+        }
+        (Err(c), Err(g)) => {
+            assert_eq!(c.kind, g.kind, "{what}: {c} vs {g}");
+            true
+        }
+        _ => panic!(
+            "{what}: CPU {:?} but GPU {:?}",
+            cpu.map(|v| v.len()),
+            gpu.map(|v| v.len())
+        ),
+    }
+}
+
 #[test]
 fn corrupt_streams_decode_as_on_the_cpu() {
     let fibers = Shim {
@@ -238,20 +260,12 @@ fn corrupt_streams_decode_as_on_the_cpu() {
         let good = codec::encode_u32(Coder::Rans, &symbols);
         let cases = common::corrupt::stream_cases(&good, n, 30, &mut r);
         for (case, data, count) in cases {
-            let cpu = codec::decode_u32(Coder::Rans, &data, count);
-            let gpu = decode(&fibers, &data, count, false);
-            match (&cpu, &gpu) {
-                (Ok(c), Ok(g)) => assert!(c == g, "{what}, {case}: decodes differ"),
-                (Err(c), Err(g)) => {
-                    assert_eq!(c.kind, g.kind, "{what}, {case}: {c} vs {g}");
-                    errors += 1;
-                }
-                _ => panic!(
-                    "{what}, {case}: CPU {:?} but GPU {:?}",
-                    cpu.map(|v| v.len()),
-                    gpu.map(|v| v.len())
-                ),
-            }
+            errors += usize::from(refused_alike(
+                &fibers,
+                &format!("{what}, {case}"),
+                &data,
+                count,
+            ));
         }
     }
     assert!(errors >= 50, "only {errors} corruptions detected");
@@ -285,20 +299,12 @@ fn v1_streams_decode_as_on_the_cpu() {
             continue;
         }
         for (case, data, count) in common::corrupt::stream_cases(&good, n, 10, &mut r) {
-            let cpu = codec::decode_u32(Coder::Rans, &data, count);
-            let gpu = decode(&fibers, &data, count, false);
-            match (&cpu, &gpu) {
-                (Ok(c), Ok(g)) => assert!(c == g, "{what}, {case}: decodes differ"),
-                (Err(c), Err(g)) => {
-                    assert_eq!(c.kind, g.kind, "{what}, {case}: {c} vs {g}");
-                    errors += 1;
-                }
-                _ => panic!(
-                    "{what}, {case}: CPU {:?} but GPU {:?}",
-                    cpu.is_ok(),
-                    gpu.is_ok()
-                ),
-            }
+            errors += usize::from(refused_alike(
+                &fibers,
+                &format!("{what}, {case}"),
+                &data,
+                count,
+            ));
         }
     }
     assert!(errors >= 20, "only {errors} corruptions detected");

@@ -53,6 +53,35 @@ const fn expand_table() -> [[u32; 8]; 256] {
     t
 }
 
+/// The 32 states as four vectors of eight.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn load_states(x: &[u32; 32]) -> [__m256i; 4] {
+    // SAFETY: four 32-byte loads within x's 128 bytes.
+    unsafe {
+        let p = x.as_ptr() as *const __m256i;
+        [
+            _mm256_loadu_si256(p),
+            _mm256_loadu_si256(p.add(1)),
+            _mm256_loadu_si256(p.add(2)),
+            _mm256_loadu_si256(p.add(3)),
+        ]
+    }
+}
+
+/// [`load_states`]' inverse.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn store_states(x: &mut [u32; 32], v: [__m256i; 4]) {
+    // SAFETY: four 32-byte stores within x's 128 bytes.
+    unsafe {
+        let p = x.as_mut_ptr() as *mut __m256i;
+        for (k, vk) in v.iter().enumerate() {
+            _mm256_storeu_si256(p.add(k), *vk);
+        }
+    }
+}
+
 /// Decodes whole groups of 32 symbols, one per lane, from states `x` and the
 /// words of `data` from `*pos`, writing each symbol's byte to `syms` (one
 /// group per 32 entries). `packed[slot]` = (freq - 1) | bias << 12 | symbol
@@ -75,13 +104,7 @@ pub(super) unsafe fn decode_groups(
     // only with 64 bytes left from p, and its four vectors read 16 bytes each
     // at p + at most 2 x 24 (the words taken by the vectors before).
     unsafe {
-        let xp = x.as_mut_ptr() as *mut __m256i;
-        let mut v = [
-            _mm256_loadu_si256(xp),
-            _mm256_loadu_si256(xp.add(1)),
-            _mm256_loadu_si256(xp.add(2)),
-            _mm256_loadu_si256(xp.add(3)),
-        ];
+        let mut v = load_states(x);
         let mask12 = _mm256_set1_epi32(0xfff);
         let one = _mm256_set1_epi32(1);
         let zero = _mm256_setzero_si256();
@@ -115,9 +138,7 @@ pub(super) unsafe fn decode_groups(
             }
             done += 32;
         }
-        for (k, vk) in v.iter().enumerate() {
-            _mm256_storeu_si256(xp.add(k), *vk);
-        }
+        store_states(x, v);
         *pos = p;
         done
     }
@@ -167,13 +188,7 @@ pub(super) unsafe fn encode_groups(
     // bytes, within the 256-entry tables; each vector's 16-byte store ends at
     // top - 2 nw, at least 16 bytes above buf's start (the caller's slack).
     unsafe {
-        let xp = x.as_mut_ptr() as *mut __m256i;
-        let mut v = [
-            _mm256_loadu_si256(xp),
-            _mm256_loadu_si256(xp.add(1)),
-            _mm256_loadu_si256(xp.add(2)),
-            _mm256_loadu_si256(xp.add(3)),
-        ];
+        let mut v = load_states(x);
         let (x_max, freq, cs) = (
             t.x_max.as_ptr() as *const i32,
             t.freq.as_ptr() as *const i32,
@@ -226,9 +241,7 @@ pub(super) unsafe fn encode_groups(
                 v[k] = _mm256_add_epi32(_mm256_add_epi32(xr, _mm256_mullo_epi32(q, cmpl)), start);
             }
         }
-        for (k, vk) in v.iter().enumerate() {
-            _mm256_storeu_si256(xp.add(k), *vk);
-        }
+        store_states(x, v);
         *nw = n;
     }
 }
