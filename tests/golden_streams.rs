@@ -75,7 +75,24 @@ fn particle_sample() -> Vec<f32> {
     pos
 }
 
-fn particle_cases() -> Vec<(String, ParticleConfig)> {
+/// [`particle_sample`] in a shuffled order (the builtin base then codes density cells).
+fn shuffled_sample() -> Vec<f32> {
+    let mut pos = particle_sample();
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    for i in (1..pos.len() / 3).rev() {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let j = ((s >> 33) % (i as u64 + 1)) as usize;
+        for d in 0..3 {
+            pos.swap(3 * i + d, 3 * j + d);
+        }
+    }
+    pos
+}
+
+/// Each case's name, config, and whether it takes the shuffled sample.
+fn particle_cases() -> Vec<(String, ParticleConfig, bool)> {
     let base = ParticleConfig {
         linking: Linking::Length(0.1),
         period: Some(10.0),
@@ -88,6 +105,7 @@ fn particle_cases() -> Vec<(String, ParticleConfig)> {
                 bound: Bound::Rel(1e-3),
                 ..base
             },
+            false,
         ),
         (
             "particles-builtin-huffman-zstd".into(),
@@ -98,6 +116,7 @@ fn particle_cases() -> Vec<(String, ParticleConfig)> {
                 period: None,
                 ..base
             },
+            false,
         ),
         (
             "particles-builtin-chunk".into(),
@@ -106,6 +125,15 @@ fn particle_cases() -> Vec<(String, ParticleConfig)> {
                 chunk_of_larger: true,
                 ..base
             },
+            false,
+        ),
+        (
+            "particles-builtin-cells".into(),
+            ParticleConfig {
+                bound: Bound::Rel(1e-3),
+                ..base
+            },
+            true,
         ),
     ]
 }
@@ -130,9 +158,10 @@ fn golden_streams_decode_to_their_recorded_bits() {
             std::fs::write(base.with_extension("fz"), &c.bytes).unwrap();
             std::fs::write(base.with_extension("f32"), to_bytes(&d.u, &d.v)).unwrap();
         }
-        let pos = particle_sample();
-        for (name, cfg) in particle_cases() {
-            let c = particles::compress(&pos, &cfg).unwrap();
+        let (pos, mixed) = (particle_sample(), shuffled_sample());
+        for (name, cfg, shuffled) in particle_cases() {
+            let pos = if shuffled { &mixed } else { &pos };
+            let c = particles::compress(pos, &cfg).unwrap();
             assert!(c.report.correction.edited_coords > 0 || c.report.exact_particles > 0);
             let d = particles::decompress(&c.bytes).unwrap();
             let base = dir.join(format!("{label}-{name}"));

@@ -34,11 +34,17 @@
 //! and 16 K2) that reference only themselves, so both directions run in parallel
 //! with output identical for any thread count.
 //!
+//! **Unordered sets.** Where no stride is found and the previous particle is
+//! no closer than far ones (shuffled snapshots), prediction along the order
+//! gains nothing; such sets are coded by density cells instead (section format
+//! 2, `cells.rs`): the same lattice, each particle's cell Huffman-coded with the
+//! set's cell histogram and its offset in the cell as raw bits.
+//!
 //! Section [`FIRST_SECTION`](super::FIRST_SECTION) (the only one) holds
 //! (varints are unsigned LEB128):
 //!
 //! ```text
-//! u8      format         1
+//! u8      format         1 (format 2: step, qmin and R as below, then `cells.rs`'s layout)
 //! f64     step           lattice step (LE), finite and > 0
 //! varint  zigzag(qmin)   lattice value of u = 0, |qmin| <= 2^41
 //! varint  R              lattice range, 1..=2^42
@@ -62,8 +68,14 @@ use crate::codec::{self, Coder};
 use crate::error::{Error, Result};
 use crate::format::Parsed;
 
+mod cells;
+
 const SECTION: u32 = super::FIRST_SECTION;
+/// Section formats: prediction along the particle order, or density cells.
 const FORMAT: u8 = 1;
+const FORMAT_CELLS: u8 = 2;
+/// Fewest particles for which the encoder considers density cells.
+const MIN_CELLS: usize = 64;
 /// Largest |q| coded; beyond it a coordinate is unrepresentable.
 const MAX_Q: f64 = (1u64 << 40) as f64;
 const MAX_QMIN: u64 = 1 << 41;
@@ -494,6 +506,21 @@ fn pick_lag(u: &[i64], ok: &[bool], lags: &[usize], range: i64, coarse: usize) -
         .map_or(0, |(&k, _)| k)
 }
 
+/// Whether the particle order says nothing of position: with no lattice
+/// strides, the previous particle is no closer (by a bit) than far ones. Such
+/// sets are coded by density cells ([`cells`]).
+fn unordered(u: &[i64], ok: &[bool], range: i64) -> bool {
+    let n = ok.len();
+    if n < MIN_CELLS {
+        return false;
+    }
+    let lags = [1, n / 7, n / 5, n / 3, n / 2];
+    let mut c = lag_costs(u, ok, &spread(n, 16 * SAMPLE), &lags, range);
+    let near = c[0];
+    c[1..].sort_by(f64::total_cmp);
+    near.is_finite() && near + 1.0 > c[3]
+}
+
 /// Detects the row and plane strides (K1, K2) of a lattice order; 0 = none.
 fn detect_strides(u: &[i64], ok: &[bool], range: i64) -> (usize, usize) {
     let n = ok.len();
@@ -565,6 +592,17 @@ pub fn encode(pos: &[f32], xi: f64, coder: Coder) -> Result<(Sections, Vec<f32>)
         .map(|c| c.iter().all(|&v| v >= 0))
         .collect();
     let (k1, k2) = detect_strides(&u, &ok, range);
+    if k1 == 0 && unordered(&u, &ok, range) {
+        // Unrepresentable coordinates decode as lattice value 0.
+        u.par_iter_mut().for_each(|v| *v = (*v).max(0));
+        let mut sec = vec![FORMAT_CELLS];
+        sec.extend_from_slice(&step.to_le_bytes());
+        put_uvarint(&mut sec, zigzag64(qmin));
+        put_uvarint(&mut sec, range as u64);
+        cells::encode(&u, range, &mut sec);
+        let out: Vec<f32> = u.par_iter().map(|&v| lat.value(v)).collect();
+        return Ok((vec![(SECTION, sec)], out));
+    }
     let chunk_len = MIN_CHUNK.max(16 * k2);
 
     // Each chunk is walked in place: u ends up holding what the decoder will.
@@ -705,7 +743,8 @@ pub fn decode(p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result<Vec<f32>> {
     let sec = p.section(SECTION, max_section_len(n))?;
     let d: &[u8] = &sec;
     let mut at = 0;
-    if get_u8(d, &mut at, "builtin base format")? != FORMAT {
+    let format = get_u8(d, &mut at, "builtin base format")?;
+    if format != FORMAT && format != FORMAT_CELLS {
         return Err(corrupt("unknown format"));
     }
     let step = d
@@ -721,6 +760,12 @@ pub fn decode(p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result<Vec<f32>> {
         return Err(corrupt("lattice origin out of range"));
     }
     let range = get_uvarint_max(d, &mut at, MAX_RANGE, "builtin base lattice range")? as i64;
+    if range < 1 {
+        return Err(corrupt("invalid lattice range"));
+    }
+    if format == FORMAT_CELLS {
+        return cells::decode(d, at, &Lattice { step, qmin, range }, n);
+    }
     let k1 = get_uvarint_max(d, &mut at, MAX_STRIDE, "builtin base stride")?;
     let k2 = get_uvarint_max(d, &mut at, MAX_STRIDE, "builtin base stride")?;
     let chunk_len = get_uvarint_max(d, &mut at, MAX_STRIDE, "builtin base chunk length")?;
@@ -849,7 +894,9 @@ pub fn decode(p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result<Vec<f32>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{check_base, clustered, lattice, mutations, round_trip, uniform};
+    use super::super::tests::{
+        check_base, clustered, lattice, mutations, mutations_of, round_trip, shuffled, uniform,
+    };
     use super::super::{encode as base_encode, Base};
     use super::*;
     use crate::bound::within;
@@ -1001,15 +1048,7 @@ mod tests {
     #[test]
     fn lattice_order_pays_off_and_chunks_round_trip() {
         let pos = lattice(24, 4);
-        let n = pos.len() / 3;
-        let mut shuffled = pos.clone();
-        let mut r = super::super::tests::Rng(9);
-        for i in (1..n).rev() {
-            let j = (r.next() % (i as u64 + 1)) as usize;
-            for d in 0..3 {
-                shuffled.swap(3 * i + d, 3 * j + d);
-            }
-        }
+        let shuffled = shuffled(&pos, 9);
         let size = |p: &[f32]| -> usize {
             let (s, _) = base_encode(Base::Builtin, p, 1e-3, Coder::Rans).unwrap();
             s.iter().map(|x| x.1.len()).sum()
@@ -1021,23 +1060,90 @@ mod tests {
         assert_eq!(round_trip(Base::Builtin, &big, 1e-3, Coder::Rans), 0);
     }
 
+    /// Lattice values of `pos` on the lattice of step `2 xi` (what `encode` sees,
+    /// near enough for order detection).
+    fn lattice_values(pos: &[f32], xi: f64) -> (Vec<i64>, Vec<bool>, i64) {
+        let q: Vec<i64> = pos
+            .iter()
+            .map(|&x| (f64::from(x) / (2.0 * xi)).round() as i64)
+            .collect();
+        let range = q.iter().max().unwrap() + 1;
+        (q, vec![true; pos.len() / 3], range)
+    }
+
+    fn format_of(pos: &[f32], xi: f64, coder: Coder) -> (u8, usize) {
+        let (secs, _) = base_encode(Base::Builtin, pos, xi, coder).unwrap();
+        (secs[0].1[0], secs[0].1.len())
+    }
+
+    /// Sets in no useful order are coded by density cells, ordered ones along
+    /// their order; cells beat fixed-width lattice values on clustered sets
+    /// and round-trip, also with unrepresentable coordinates.
+    #[test]
+    fn unordered_sets_use_density_cells() {
+        let blobs = clustered(20_000, 4);
+        let mixed = shuffled(&blobs, 5);
+        for (pos, cells) in [
+            (&blobs, false),
+            (&lattice(20, 2), false),
+            (&mixed, true),
+            (&uniform(5000, 3), true),
+            (&shuffled(&lattice(20, 2), 6), true),
+        ] {
+            let (q, ok, range) = lattice_values(pos, 1e-3);
+            assert_eq!(unordered(&q, &ok, range), cells);
+            let (format, _) = format_of(pos, 1e-3, Coder::Rans);
+            assert_eq!(format == FORMAT_CELLS, cells);
+        }
+        for xi in [1e-1, 1e-3, 1e-5] {
+            let (format, bytes) = format_of(&mixed, xi, Coder::Huffman);
+            assert_eq!(format, FORMAT_CELLS);
+            let (_, _, range) = lattice_values(&mixed, xi);
+            // At least 2 bits per particle below fixed-width lattice values.
+            let fixed = 3.0 * (range as f64).log2() * 20_000.0;
+            let bits = 8.0 * bytes as f64;
+            assert!(
+                bits < fixed - 40_000.0,
+                "xi {xi}: {bits} bits, fixed {fixed}"
+            );
+            assert_eq!(round_trip(Base::Builtin, &mixed, xi, Coder::Rans), 0);
+        }
+        let mut odd = mixed.clone();
+        odd[7] = f32::NAN;
+        odd[30] = 1e30;
+        odd[31] = f32::NEG_INFINITY;
+        assert_eq!(format_of(&odd, 1e-3, Coder::Rans).0, FORMAT_CELLS);
+        // Only the finite 1e30 (beyond the lattice) counts as out of bound.
+        assert_eq!(round_trip(Base::Builtin, &odd, 1e-3, Coder::Rans), 1);
+    }
+
+    #[test]
+    fn corrupt_cell_sections_are_errors() {
+        let pos = shuffled(&clustered(300, 8), 2);
+        assert_eq!(format_of(&pos, 0.01, Coder::Rans).0, FORMAT_CELLS);
+        mutations_of(Base::Builtin, &pos, <[u8]>::len);
+    }
+
     #[test]
     fn deterministic_across_thread_counts() {
-        let pos = lattice(70, 6);
-        let run = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| base_encode(Base::Builtin, &pos, 1e-4, Coder::Huffman).unwrap())
-        };
-        let one = run(1);
-        let three = run(3);
-        assert_eq!(one.0, three.0);
-        assert!(one
-            .1
-            .iter()
-            .zip(&three.1)
-            .all(|(a, b)| a.to_bits() == b.to_bits()));
+        // Several chunks along the order; several offset pieces in cells.
+        let cells = shuffled(&clustered(150_000, 7), 1);
+        for pos in [lattice(70, 6), cells] {
+            let run = |threads: usize| {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                pool.install(|| base_encode(Base::Builtin, &pos, 1e-4, Coder::Huffman).unwrap())
+            };
+            let one = run(1);
+            let three = run(3);
+            assert_eq!(one.0, three.0);
+            assert!(one
+                .1
+                .iter()
+                .zip(&three.1)
+                .all(|(a, b)| a.to_bits() == b.to_bits()));
+        }
     }
 }

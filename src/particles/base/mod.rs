@@ -200,6 +200,19 @@ pub(super) mod tests {
         (0..3 * n).map(|_| (r.unit() * 100.0) as f32).collect()
     }
 
+    /// `pos`'s particles in a random order (Fisher-Yates).
+    pub(crate) fn shuffled(pos: &[f32], seed: u64) -> Vec<f32> {
+        let mut r = Rng(seed);
+        let mut out = pos.to_vec();
+        for i in (1..out.len() / 3).rev() {
+            let j = (r.next() % (i as u64 + 1)) as usize;
+            for d in 0..3 {
+                out.swap(3 * i + d, 3 * j + d);
+            }
+        }
+        out
+    }
+
     /// Gaussian blobs of random size, particles grouped by blob.
     pub(crate) fn clustered(n: usize, seed: u64) -> Vec<f32> {
         let mut r = Rng(seed);
@@ -329,11 +342,15 @@ pub(super) mod tests {
     /// itself must notice) returns errors, never panics: every truncation, and
     /// every bit flip within the first `flip_bytes(section)` bytes.
     pub(crate) fn mutations(base: Base, flip_bytes: fn(&[u8]) -> usize) {
-        let pos = lattice(6, 11);
+        mutations_of(base, &lattice(6, 11), flip_bytes);
+    }
+
+    /// [`mutations`] of the streams of `pos`.
+    pub(crate) fn mutations_of(base: Base, pos: &[f32], flip_bytes: fn(&[u8]) -> usize) {
         let n = pos.len() / 3;
         let xi = 0.01;
         for coder in [Coder::Rans, Coder::Huffman] {
-            let (secs, _) = encode(base, &pos, xi, coder).unwrap();
+            let (secs, _) = encode(base, pos, xi, coder).unwrap();
             let try_decode = |secs: &[(u32, Vec<u8>)], n: usize| {
                 let bytes = container(base, secs, n, xi, coder).unwrap();
                 let p = format::parse(&bytes).unwrap();
