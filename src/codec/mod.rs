@@ -15,7 +15,7 @@
 //! - [`zigzag`] / [`unzigzag`]: the crate's one signed <-> unsigned mapping.
 //! - [`varint`]: LEB128 helpers, also used by the stream container.
 
-mod bits;
+pub(crate) mod bits;
 pub mod gpu_host;
 pub(crate) mod huffman;
 pub mod planes;

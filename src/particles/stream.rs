@@ -7,7 +7,7 @@
 //! | 1 EXACT | bitmap of particles stored exactly, LSB first, coded as bytes |
 //! | 2 EXACT_VALUES | their (x, y, z) bit patterns in particle order, 4 byte planes, coded as bytes |
 //! | 3 EDIT_MASK | bitmap of edited coordinates (3 per particle), coded as bytes |
-//! | 4 EDIT_CODES | zig-zag m-bit edit codes of the edited coordinates in order, coded as u32 |
+//! | 4 EDIT_CODES | m-bit edit codes of the edited coordinates in order: tokens and raw bits ([`edit_codes`]; before format version 3, zig-zag codes coded as u32) |
 //!
 //! Mode 0 (lossless) has only EXACT_VALUES, every coordinate as a plain
 //! little-endian word (its size is the worst case of every stream). Mode
@@ -16,10 +16,12 @@
 //!
 //! Decoding order: base positions, then edits, then exact particles.
 
+mod edit_codes;
+
 use super::base::{self, Base};
 use super::correct::{apply_edit, code_range};
 use crate::codec::planes::{from_planes, pack_bits, to_planes, unpack_bits};
-use crate::codec::{decode_bytes, decode_u32, encode_bytes, encode_u32, unzigzag, zigzag, Coder};
+use crate::codec::{decode_bytes, decode_u32, encode_bytes, unzigzag, Coder};
 use crate::error::{Error, Result};
 use crate::format::Parsed;
 
@@ -112,7 +114,7 @@ impl Correction {
         for &(c, _) in &self.edits {
             mask[c as usize] = true;
         }
-        let codes: Vec<u32> = self.edits.iter().map(|&(_, q)| zigzag(q)).collect();
+        let codes: Vec<i32> = self.edits.iter().map(|&(_, q)| q).collect();
         vec![
             (SEC_EXACT, encode_bytes(coder, &pack_bits(&self.exact))),
             (
@@ -120,7 +122,7 @@ impl Correction {
                 encode_bytes(coder, &to_planes(&self.exact_values)),
             ),
             (SEC_EDIT_MASK, encode_bytes(coder, &pack_bits(&mask))),
-            (SEC_EDIT_CODES, encode_u32(coder, &codes)),
+            (SEC_EDIT_CODES, edit_codes::encode(coder, &codes)),
         ]
     }
 
@@ -135,11 +137,18 @@ impl Correction {
         );
         let idx: Vec<u64> = (0..3 * n as u64).filter(|&c| mask[c as usize]).collect();
         let coded = p.section(SEC_EDIT_CODES, ceiling(idx.len()))?;
-        let codes = decode_u32(coder, &coded, idx.len())?;
+        let codes: Vec<i32> = if p.header.version >= edit_codes::VERSION {
+            edit_codes::decode(coder, &coded, idx.len())?
+        } else {
+            let z = decode_u32(coder, &coded, idx.len())?;
+            z.into_iter().map(unzigzag).collect()
+        };
+        if codes.len() != idx.len() {
+            return Err(Error::corrupt("edit code count does not match the mask"));
+        }
         let (lo, hi) = code_range(edit_bits);
         let mut edits = Vec::with_capacity(idx.len());
-        for (c, z) in idx.into_iter().zip(codes) {
-            let q = unzigzag(z);
+        for (c, q) in idx.into_iter().zip(codes) {
             if q < lo || q > hi {
                 return Err(Error::corrupt("edit code out of range"));
             }
