@@ -65,7 +65,7 @@ pub fn encode(coder: Coder, codes: &[i32]) -> Vec<u8> {
         if m != 0 {
             let mid = between(len, k);
             raw.put(u64::from(q < 0), 1);
-            raw.put(u64::from(m >> (k + 1)) & ((1u64 << mid) - 1), mid);
+            raw.put((u64::from(m) >> (k + 1)) & ((1u64 << mid) - 1), mid);
         }
     }
     let coded = encode_u32(coder, &tokens);
