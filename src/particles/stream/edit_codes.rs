@@ -10,7 +10,13 @@
 //! skew: on 1M clustered particles they cost 7.7-9.6 bits per edit where the
 //! zig-zag codes' byte planes cost 8.4-10.0.
 //!
+//! The optimiser's codes (`correct`) have no such structure, and their byte
+//! planes can code smaller: the encoder writes both layouts and keeps the
+//! smaller one.
+//!
 //! ```text
+//! u8      layout         0: zig-zag codes, codec::encode_u32 (the version 2 section
+//!                        follows); 1: tokens, as below
 //! varint  token bytes    length of the coded tokens
 //! bytes   tokens         one per edit (codec::encode_u32 with the stream's coder):
 //!                        0 for code 0, else 1 + len (len - 1) / 2 + k (k < len <= 32)
@@ -19,12 +25,16 @@
 //! ```
 
 use crate::codec::bits::{BitReader, BitWriter};
-use crate::codec::varint::{get_uvarint_max, put_uvarint};
-use crate::codec::{decode_u32, encode_u32, Coder};
+use crate::codec::varint::{get_u8, get_uvarint_max, put_uvarint};
+use crate::codec::{decode_u32, encode_u32, unzigzag, zigzag, Coder};
 use crate::error::{Error, Result};
 
 /// The first format version whose EDIT_CODES section has this layout.
 pub const VERSION: u16 = 3;
+
+/// Section layouts.
+const ZIGZAG: u8 = 0;
+const TOKENS: u8 = 1;
 
 /// Largest token (len = 32, k = 31).
 const MAX_TOKEN: u32 = 1 + 32 * 31 / 2 + 31;
@@ -69,10 +79,19 @@ pub fn encode(coder: Coder, codes: &[i32]) -> Vec<u8> {
         }
     }
     let coded = encode_u32(coder, &tokens);
-    let mut out = Vec::with_capacity(coded.len() + 8);
+    let raw = raw.finish();
+    let zigzags: Vec<u32> = codes.iter().map(|&q| zigzag(q)).collect();
+    let plain = encode_u32(coder, &zigzags);
+    if plain.len() <= coded.len() + raw.len() + 4 {
+        let mut out = vec![ZIGZAG];
+        out.extend_from_slice(&plain);
+        return out;
+    }
+    let mut out = Vec::with_capacity(coded.len() + raw.len() + 8);
+    out.push(TOKENS);
     put_uvarint(&mut out, coded.len() as u64);
     out.extend_from_slice(&coded);
-    out.extend_from_slice(&raw.finish());
+    out.extend_from_slice(&raw);
     out
 }
 
@@ -84,6 +103,14 @@ fn corrupt(what: &str) -> Error {
 /// the edit range.
 pub fn decode(coder: Coder, data: &[u8], count: usize) -> Result<Vec<i32>> {
     let mut at = 0;
+    match get_u8(data, &mut at, "edit codes layout")? {
+        ZIGZAG => {
+            let z = decode_u32(coder, &data[at..], count)?;
+            return Ok(z.into_iter().map(unzigzag).collect());
+        }
+        TOKENS => {}
+        _ => return Err(corrupt("unknown layout")),
+    }
     let len = get_uvarint_max(data, &mut at, data.len() as u64, "edit token bytes")? as usize;
     let coded = data
         .get(at..at + len)
@@ -154,6 +181,20 @@ mod tests {
             .collect();
         let e = encode(Coder::Rans, &codes);
         assert!(e.len() * 8 < 5 * codes.len(), "{} bytes", e.len());
+    }
+
+    /// Codes with no trailing-zero structure keep the zig-zag layout when it
+    /// is smaller; structured ones take tokens.
+    #[test]
+    fn the_smaller_layout_is_kept() {
+        // A few odd values: their middle bits are not uniform, byte planes see it.
+        let noisy: Vec<i32> = (0..4000).map(|i| [-77, 91, 123, 45][i % 4]).collect();
+        let coarse: Vec<i32> = (0..4000).map(|i| ((i % 7) - 3) << 10).collect();
+        for (codes, layout) in [(&noisy, ZIGZAG), (&coarse, TOKENS)] {
+            let e = encode(Coder::Rans, codes);
+            assert_eq!(e[0], layout);
+            assert_eq!(&decode(Coder::Rans, &e, codes.len()).unwrap(), codes);
+        }
     }
 
     #[test]
