@@ -21,7 +21,7 @@ mod edit_codes;
 use super::base::{self, Base};
 use super::correct::{apply_edit, code_range};
 use crate::codec::planes::{from_planes, pack_bits, to_planes, unpack_bits};
-use crate::codec::{decode_bytes, decode_u32, encode_bytes, unzigzag, Coder};
+use crate::codec::{decode_bytes, encode_bytes, Coder};
 use crate::error::{Error, Result};
 use crate::format::Parsed;
 
@@ -140,8 +140,7 @@ impl Correction {
         let codes: Vec<i32> = if p.header.version >= edit_codes::VERSION {
             edit_codes::decode(coder, &coded, idx.len())?
         } else {
-            let z = decode_u32(coder, &coded, idx.len())?;
-            z.into_iter().map(unzigzag).collect()
+            edit_codes::decode_zigzag(coder, &coded, idx.len())?
         };
         if codes.len() != idx.len() {
             return Err(Error::corrupt("edit code count does not match the mask"));

@@ -769,7 +769,7 @@ pub fn decode(p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result<Vec<f32>> {
     let k1 = get_uvarint_max(d, &mut at, MAX_STRIDE, "builtin base stride")?;
     let k2 = get_uvarint_max(d, &mut at, MAX_STRIDE, "builtin base stride")?;
     let chunk_len = get_uvarint_max(d, &mut at, MAX_STRIDE, "builtin base chunk length")?;
-    if range < 1 || chunk_len < 1 || (k2 > 0 && k1 == 0) {
+    if chunk_len < 1 || (k2 > 0 && k1 == 0) {
         return Err(corrupt("invalid lattice parameters"));
     }
     let lat = Lattice { step, qmin, range };

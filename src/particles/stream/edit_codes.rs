@@ -99,15 +99,21 @@ fn corrupt(what: &str) -> Error {
     Error::corrupt(format!("edit codes: {what}"))
 }
 
+/// Zig-zag codes as `codec::encode_u32` coded them: layout 0, and the whole
+/// section before format version 3.
+pub fn decode_zigzag(coder: Coder, data: &[u8], count: usize) -> Result<Vec<i32>> {
+    Ok(decode_u32(coder, data, count)?
+        .into_iter()
+        .map(unzigzag)
+        .collect())
+}
+
 /// Decodes `count` codes; a magnitude past i32 is an error, the caller checks
 /// the edit range.
 pub fn decode(coder: Coder, data: &[u8], count: usize) -> Result<Vec<i32>> {
     let mut at = 0;
     match get_u8(data, &mut at, "edit codes layout")? {
-        ZIGZAG => {
-            let z = decode_u32(coder, &data[at..], count)?;
-            return Ok(z.into_iter().map(unzigzag).collect());
-        }
+        ZIGZAG => return decode_zigzag(coder, &data[at..], count),
         TOKENS => {}
         _ => return Err(corrupt("unknown layout")),
     }
