@@ -658,6 +658,10 @@ fn inspect_particle_streams() {
     assert_eq!(j.get("layout").str(), "soa");
     assert_eq!(j.get("edit_bits").num(), 12.0);
     assert_eq!(j.get("base").str(), "builtin");
+    assert_eq!(
+        j.get("base_layout").str(),
+        "prediction along the particle order"
+    );
     let eb = j.get("abs_bound").num();
     assert!(
         (eb - 1e-3 * range(&pos)).abs() <= 1e-9,
@@ -670,6 +674,28 @@ fn inspect_particle_streams() {
     let back = s.path("back.f32");
     run_ok(&["decompress", &fz, &back, "--layout", "aos"]);
     assert!(max_error(&pos, &f32s(&read(&back))) <= eb);
+
+    // The same particles in no useful order: the base codes density cells.
+    let mut shuffled: Vec<[f32; 3]> = pos.chunks(3).map(|c| [c[0], c[1], c[2]]).collect();
+    let mut rng = Rng(11);
+    for i in (1..shuffled.len()).rev() {
+        shuffled.swap(i, (rng.unit() * (i + 1) as f64) as usize);
+    }
+    write(&input, &bytes_of(&shuffled.concat()));
+    run_ok(&[
+        "compress",
+        "--kind",
+        "particles",
+        "--b",
+        "0.2",
+        "--box",
+        "10",
+        &input,
+        &fz,
+    ]);
+    assert!(text(&run_ok(&["inspect", &fz])).contains("base layout:  density cells"));
+    let j = parse_json(&text(&run_ok(&["inspect", "--json", &fz])));
+    assert_eq!(j.get("base_layout").str(), "density cells");
 }
 
 #[test]

@@ -579,6 +579,10 @@ pub fn inspect(a: &Args, path: &str, bytes: &[u8], p: &Parsed) -> CliResult<u8> 
         None
     };
     let flags = flag_names(h.flags);
+    let layout = match info.source {
+        Source::Base(b) => factz::particles::base::layout(b, p, info.n),
+        _ => None,
+    };
     if a.has("json") {
         let sections = section_json(p, &crc_ok, section_name);
         let j = Obj::new()
@@ -602,6 +606,7 @@ pub fn inspect(a: &Args, path: &str, bytes: &[u8], p: &Parsed) -> CliResult<u8> 
                     _ => None,
                 },
             )
+            .put("base_layout", layout)
             .put("linking_length", info.linking_length)
             .put("period", info.period)
             .put("edit_bits", info.edit_bits)
@@ -628,6 +633,9 @@ pub fn inspect(a: &Args, path: &str, bytes: &[u8], p: &Parsed) -> CliResult<u8> 
         );
         let _ = writeln!(s, "particles:    {}, layout {}", info.n, info.layout.name());
         let _ = writeln!(s, "source:       {}", source_text(&info));
+        if let Some(l) = layout {
+            let _ = writeln!(s, "base layout:  {l}");
+        }
         let _ = writeln!(s, "bound:        {} (absolute)", info.abs_bound);
         let _ = writeln!(
             s,

@@ -738,6 +738,16 @@ fn corrupt(what: &str) -> Error {
     Error::corrupt(format!("builtin base: {what}"))
 }
 
+/// What the section's format byte says (`inspect`); `None` when the section
+/// cannot be read or the byte is unknown.
+pub fn layout(p: &Parsed, n: usize) -> Option<&'static str> {
+    match *p.section(SECTION, max_section_len(n)).ok()?.first()? {
+        FORMAT => Some("prediction along the particle order"),
+        FORMAT_CELLS => Some("density cells"),
+        _ => None,
+    }
+}
+
 /// Decodes `n` particles; see the module doc.
 pub fn decode(p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result<Vec<f32>> {
     let sec = p.section(SECTION, max_section_len(n))?;

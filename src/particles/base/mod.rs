@@ -104,6 +104,16 @@ pub fn encode(base: Base, pos: &[f32], xi: f64, coder: Coder) -> Result<(Section
     }
 }
 
+/// How the base laid out its section, for `inspect`: the built-in base's
+/// section format; `None` for the other bases or an unreadable section.
+pub fn layout(base: Base, p: &Parsed, n: usize) -> Option<&'static str> {
+    match base {
+        Base::Builtin => builtin::layout(p, n),
+        #[allow(unreachable_patterns)]
+        _ => None,
+    }
+}
+
 /// Decode n particles from a parsed stream. Never panics on corrupt input; returns
 /// `ErrorKind::CorruptStream`.
 pub fn decode(base: Base, p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result<Vec<f32>> {
