@@ -111,6 +111,16 @@ impl Lattice {
     fn value(&self, u: i64) -> f32 {
         ((self.qmin + u) as f64 * self.step) as f32
     }
+
+    /// A section's start, shared by both formats: the format byte, then
+    /// step (f64 LE), zig-zag qmin and range as varints.
+    fn header(&self, format: u8) -> Vec<u8> {
+        let mut sec = vec![format];
+        sec.extend_from_slice(&self.step.to_le_bytes());
+        put_uvarint(&mut sec, zigzag64(self.qmin));
+        put_uvarint(&mut sec, self.range as u64);
+        sec
+    }
 }
 
 /// Half the f32 spacing at magnitude `x >= 0` (round-to-nearest error bound):
@@ -595,10 +605,7 @@ pub fn encode(pos: &[f32], xi: f64, coder: Coder) -> Result<(Sections, Vec<f32>)
     if k1 == 0 && unordered(&u, &ok, range) {
         // Unrepresentable coordinates decode as lattice value 0.
         u.par_iter_mut().for_each(|v| *v = (*v).max(0));
-        let mut sec = vec![FORMAT_CELLS];
-        sec.extend_from_slice(&step.to_le_bytes());
-        put_uvarint(&mut sec, zigzag64(qmin));
-        put_uvarint(&mut sec, range as u64);
+        let mut sec = lat.header(FORMAT_CELLS);
         cells::encode(&u, range, &mut sec);
         let out: Vec<f32> = u.par_iter().map(|&v| lat.value(v)).collect();
         return Ok((vec![(SECTION, sec)], out));
@@ -686,10 +693,8 @@ pub fn encode(pos: &[f32], xi: f64, coder: Coder) -> Result<(Sections, Vec<f32>)
         .map(|s| codec::encode_bytes(coder, s))
         .collect();
 
-    let mut sec = vec![FORMAT];
-    sec.extend_from_slice(&step.to_le_bytes());
-    put_uvarint(&mut sec, zigzag64(qmin));
-    for v in [range as u64, k1 as u64, k2 as u64, chunk_len as u64] {
+    let mut sec = lat.header(FORMAT);
+    for v in [k1 as u64, k2 as u64, chunk_len as u64] {
         put_uvarint(&mut sec, v);
     }
     sec.extend_from_slice(&starts);
