@@ -4,7 +4,7 @@
 // codes must be the CPU's), which also writes the stream's header.
 //
 // The CPU format already cuts the symbols into independent blocks of
-// 1 << block_log2 symbols (16 when encoding), each its own byte-padded
+// 1 << block_log2 symbols (12 when encoding), each its own byte-padded
 // LSB-first bit stream of bit-reversed canonical codes, with the blocks' byte
 // lengths in the header. So:
 // - encoding: one thread block per Huffman block; each thread owns a run of
@@ -138,7 +138,7 @@ extern "C" __global__ void factz_h_block_bits(const unsigned int* symbols, fzh_u
 }
 
 // Exclusive scans of the blocks' 32-bit words and bytes (blocks + 1 entries
-// each, the totals last). Few blocks (one per 2^16 symbols): one thread.
+// each, the totals last). Few blocks (one per 2^12 symbols): one thread.
 extern "C" __global__ void factz_h_offsets(const fzh_u64* bits, fzh_u64 blocks, fzh_u64* word_off,
                                            fzh_u64* byte_off) {
     if (blockIdx.x != 0 || threadIdx.x != 0) return;

@@ -11,7 +11,7 @@
 //! -- n == 1: end of stream (every symbol is that one value) --
 //! lengths n x 5 bits (code length - 1, LSB-first, symbols in ascending order),
 //!           zero-padded to a byte; lengths are 1..=32 and the code is complete (Kraft sum 1)
-//! u8      block_log2     symbols per block = 1 << block_log2 (10..=24; the encoder uses 16)
+//! u8      block_log2     symbols per block = 1 << block_log2 (10..=24; the encoder uses 12)
 //! varint  block_bytes    one per block, ceil(count / block size) blocks (count comes from the caller)
 //! bytes   payloads       the blocks' bit streams, concatenated; each is LSB-first (see `bits`),
 //!                        codes bit-reversed so the decoder indexes its table with the next bits,
@@ -32,7 +32,7 @@ use super::varint::{get_u8, get_uvarint, get_uvarint_max, put_uvarint};
 use crate::error::{Error, Result};
 
 /// log2 of the symbols per block written by the encoder.
-pub(super) const BLOCK_LOG2: u8 = 16;
+pub(super) const BLOCK_LOG2: u8 = 12;
 const MIN_BLOCK_LOG2: u8 = 10;
 const MAX_BLOCK_LOG2: u8 = 24;
 /// Codes are limited to this length unless more distinct symbols need longer codes.
