@@ -28,6 +28,7 @@ use crate::codec::bits::{BitReader, BitWriter};
 use crate::codec::varint::{get_u8, get_uvarint_max, put_uvarint};
 use crate::codec::{decode_u32, encode_u32, unzigzag, zigzag, Coder};
 use crate::error::{Error, Result};
+use rayon::prelude::*;
 
 /// The first format version whose EDIT_CODES section has this layout.
 pub const VERSION: u16 = 3;
@@ -35,6 +36,9 @@ pub const VERSION: u16 = 3;
 /// Section layouts.
 const ZIGZAG: u8 = 0;
 const TOKENS: u8 = 1;
+
+/// Codes per piece of the parallel decode.
+const PIECE: usize = 1 << 16;
 
 /// Largest token (len = 32, k = 31).
 const MAX_TOKEN: u32 = 1 + 32 * 31 / 2 + 31;
@@ -49,14 +53,38 @@ fn token_of(m: u32) -> (u32, u32, u32) {
     (1 + len * (len - 1) / 2 + k, len, k)
 }
 
+/// Bit length and trailing zeros of every token (index 0, code 0, unused).
+const SHAPES: [(u8, u8); MAX_TOKEN as usize + 1] = shapes();
+
+const fn shapes() -> [(u8, u8); MAX_TOKEN as usize + 1] {
+    let mut t = [(0, 0); MAX_TOKEN as usize + 1];
+    let mut len = 1;
+    while len <= 32 {
+        let mut k = 0;
+        while k < len {
+            t[(1 + len * (len - 1) / 2 + k) as usize] = (len as u8, k as u8);
+            k += 1;
+        }
+        len += 1;
+    }
+    t
+}
+
 /// Bit length and trailing zeros of a nonzero token (`1..=MAX_TOKEN`).
 #[inline]
 fn shape_of(t: u32) -> (u32, u32) {
-    let mut len = 1;
-    while (len + 1) * len / 2 < t {
-        len += 1;
+    let (len, k) = SHAPES[t as usize];
+    (u32::from(len), u32::from(k))
+}
+
+/// Raw bits a valid token carries: the sign and the bits between (none for 0).
+#[inline]
+fn raw_bits(t: u32) -> u32 {
+    if t == 0 {
+        return 0;
     }
-    (len, t - 1 - len * (len - 1) / 2)
+    let (len, k) = shape_of(t);
+    1 + between(len, k)
 }
 
 /// Bits strictly between the top bit and bit k.
@@ -125,24 +153,50 @@ pub fn decode(coder: Coder, data: &[u8], count: usize) -> Result<Vec<i32>> {
     if tokens.len() != count {
         return Err(corrupt("token count does not match"));
     }
-    let mut raw = BitReader::new(&data[at + len..]);
-    let mut out = Vec::with_capacity(count);
-    for t in tokens {
-        if t == 0 {
-            out.push(0);
-            continue;
-        }
-        if t > MAX_TOKEN {
-            return Err(corrupt("invalid token"));
-        }
-        let (len, k) = shape_of(t);
-        let negative = raw.get(1) == 1;
-        let mid = between(len, k);
-        let m = (1u64 << (len - 1)) | u64::from(raw.get(mid)) << (k + 1) | 1u64 << k;
-        let q = if negative { -(m as i64) } else { m as i64 };
-        out.push(i32::try_from(q).map_err(|_| corrupt("code beyond 32 bits"))?);
+    // Each piece's raw bits start where the pieces before it end: the pieces
+    // decode in parallel from offsets summed first.
+    let piece_bits = tokens
+        .par_chunks(PIECE)
+        .map(|c| {
+            c.iter().try_fold(0u64, |acc, &t| match t {
+                0..=MAX_TOKEN => Ok(acc + u64::from(raw_bits(t))),
+                _ => Err(corrupt("invalid token")),
+            })
+        })
+        .collect::<Result<Vec<u64>>>()?;
+    let raw = &data[at + len..];
+    let mut starts = Vec::with_capacity(piece_bits.len());
+    let mut total = 0u64;
+    for b in piece_bits {
+        starts.push(total);
+        total += b;
     }
-    raw.finish()?;
+    if total.div_ceil(8) != raw.len() as u64 {
+        return Err(corrupt("raw bits do not match the tokens"));
+    }
+    if total % 8 != 0 && raw[raw.len() - 1] >> (total % 8) != 0 {
+        return Err(corrupt("raw bits padding is not zero"));
+    }
+    let mut out = vec![0i32; count];
+    out.par_chunks_mut(PIECE)
+        .zip(tokens.par_chunks(PIECE))
+        .zip(starts.par_iter())
+        .try_for_each(|((out, tokens), &start)| {
+            let mut r = BitReader::new(&raw[(start / 8) as usize..]);
+            r.get((start % 8) as u32);
+            for (o, &t) in out.iter_mut().zip(tokens) {
+                if t == 0 {
+                    continue;
+                }
+                let (len, k) = shape_of(t);
+                // The sign, then the bits between: one read.
+                let v = u64::from(r.get(1 + between(len, k)));
+                let m = (1u64 << (len - 1)) | (v >> 1) << (k + 1) | 1u64 << k;
+                let q = if v & 1 == 1 { -(m as i64) } else { m as i64 };
+                *o = i32::try_from(q).map_err(|_| corrupt("code beyond 32 bits"))?;
+            }
+            Ok(())
+        })?;
     Ok(out)
 }
 
@@ -176,6 +230,34 @@ mod tests {
             let e = encode(coder, &codes);
             assert_eq!(decode(coder, &e, codes.len()).unwrap(), codes);
             assert!(decode(coder, &encode(coder, &[]), 0).unwrap().is_empty());
+        }
+    }
+
+    /// Several parallel pieces, each starting mid-byte in the raw bits.
+    #[test]
+    fn pieces_round_trip() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let codes: Vec<i32> = (0..3 * PIECE + 17)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let m = (x >> 40) as i32 >> (x % 23);
+                if x & 1 == 0 {
+                    -m
+                } else {
+                    m
+                }
+            })
+            .collect();
+        for coder in [Coder::Huffman, Coder::Rans] {
+            let e = encode(coder, &codes);
+            assert_eq!(e[0], TOKENS);
+            assert_eq!(decode(coder, &e, codes.len()).unwrap(), codes);
+            assert!(decode(coder, &e[..e.len() - 1], codes.len()).is_err());
+            let mut longer = e.clone();
+            longer.push(0);
+            assert!(decode(coder, &longer, codes.len()).is_err());
         }
     }
 
