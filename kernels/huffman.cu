@@ -21,7 +21,7 @@
 // per-block shared histograms) -> factz_h_merge (sums in block order), or
 // factz_h_histogram_global for wider alphabets (global integer atomics: the
 // sums do not depend on the order).
-// Encoding: factz_h_block_bits -> factz_h_offsets -> factz_h_pack -> factz_h_gather.
+// Encoding: factz_h_block_bits -> factz_h_sizes -> (scans) -> factz_h_pack -> factz_h_gather.
 // Decoding: factz_h_decode (factz_h_fill for a single-symbol stream).
 //
 // No #include: NVRTC compiles it without headers, and the host build runs it
@@ -137,20 +137,16 @@ extern "C" __global__ void factz_h_block_bits(const unsigned int* symbols, fzh_u
     if (t == 0) bits[blockIdx.x] = part[0];
 }
 
-// Exclusive scans of the blocks' 32-bit words and bytes (blocks + 1 entries
-// each, the totals last). Few blocks (one per 2^12 symbols): one thread.
-extern "C" __global__ void factz_h_offsets(const fzh_u64* bits, fzh_u64 blocks, fzh_u64* word_off,
-                                           fzh_u64* byte_off) {
-    if (blockIdx.x != 0 || threadIdx.x != 0) return;
-    fzh_u64 w = 0, y = 0;
-    for (fzh_u64 b = 0; b < blocks; b++) {
-        word_off[b] = w;
-        byte_off[b] = y;
-        w += (bits[b] + 31) / 32;
-        y += (bits[b] + 7) / 8;
-    }
-    word_off[blocks] = w;
-    byte_off[blocks] = y;
+// Each block's 32-bit words and bytes, in place of its bit count and into
+// `bytes` (one thread per Huffman block); kernels/scan.cu's grid-wide scan then
+// turns both into offsets (thousands of blocks at 2^12 symbols each: a serial
+// scan on one thread would cost milliseconds).
+extern "C" __global__ void factz_h_sizes(fzh_u64* bits_words, fzh_u64 blocks, fzh_u64* bytes) {
+    fzh_u64 b = (fzh_u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= blocks) return;
+    fzh_u64 bits = bits_words[b];
+    bits_words[b] = (bits + 31) / 32;
+    bytes[b] = (bits + 7) / 8;
 }
 
 // ORs the low len bits of code into the block's words at bit `at`.
@@ -290,7 +286,7 @@ FZSHIM_EXPORT(factz_h_histogram)
 FZSHIM_EXPORT(factz_h_merge)
 FZSHIM_EXPORT(factz_h_histogram_global)
 FZSHIM_EXPORT(factz_h_block_bits)
-FZSHIM_EXPORT(factz_h_offsets)
+FZSHIM_EXPORT(factz_h_sizes)
 FZSHIM_EXPORT(factz_h_pack)
 FZSHIM_EXPORT(factz_h_gather)
 FZSHIM_EXPORT(factz_h_decode)

@@ -126,7 +126,7 @@ fn shuffle(v: &mut [u32], r: &mut Rng) {
 
 #[test]
 fn quantization_codes_of_turbulence() {
-    // 256^2 vertices: several 2^16-symbol blocks, the last one partial.
+    // 256^2 vertices: several Huffman blocks, the last one partial.
     let turb = fields::turbulence(256, 5);
     let small = fields::window(&turb, 3, 7, 61, 93);
     let mut blocks_seen = 0;
@@ -142,7 +142,7 @@ fn quantization_codes_of_turbulence() {
             );
             check(&format!("mode B codes of {} at {rel:e}", f.name), &b);
             check(&format!("mode S codes of {} at {rel:e}", f.name), &s);
-            blocks_seen = blocks_seen.max(b.len().div_ceil(1 << 16));
+            blocks_seen = blocks_seen.max(b.len().div_ceil(1 << host::BLOCK_LOG2));
         }
     }
     assert!(blocks_seen >= 2, "no multi-block stream");

@@ -60,7 +60,7 @@ const KERNELS: &[(&str, &[&str])] = &[
             "factz_h_merge",
             "factz_h_histogram_global",
             "factz_h_block_bits",
-            "factz_h_offsets",
+            "factz_h_sizes",
             "factz_h_pack",
             "factz_h_gather",
             "factz_h_decode",

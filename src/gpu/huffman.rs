@@ -1,11 +1,12 @@
 //! Huffman coding on an [`Exec`] (a device, or the host build of the kernels in
 //! tests) in the CPU's stream format: `kernels/huffman.cu` counts the symbols
-//! and packs / decodes the 2^16-symbol blocks, the host builds the code and the
+//! and packs / decodes the 2^12-symbol blocks, the host builds the code and the
 //! header with the CPU's code (`codec::gpu_host::huffman`), so the bytes equal
 //! `codec::encode_u32(Coder::Huffman, ..)`'s.
 
 use super::exec::{Buf, Exec, View};
 use super::launch::kernels;
+use super::scan;
 use crate::codec::gpu_host::huffman::{self as host, Parsed};
 use crate::error::{Error, Result};
 
@@ -30,9 +31,7 @@ kernels! {
         symbols: View<u32>, n: u64, block_log2: u32, lut: View<u64>, lut_size: u64,
         bits: View<u64>, bad: View<u32>,
     );
-    H_OFFSETS = factz_h_offsets(
-        bits: View<u64>, blocks: u64, word_off: View<u64>, byte_off: View<u64>,
-    );
+    H_SIZES = factz_h_sizes(bits_words: View<u64>, blocks: u64, bytes: View<u64>);
     H_PACK = factz_h_pack(
         symbols: View<u32>, n: u64, block_log2: u32, lut: View<u64>, lut_size: u64,
         word_off: View<u64>, words: View<u32>, bad: View<u32>,
@@ -177,7 +176,8 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
         let lut_size = lut.len() as u64;
         let lut = Buf::from(e, &lut)?;
         let bad = Buf::<E, u32>::zeros(e, 1)?;
-        let bits = Buf::<E, u64>::zeros(e, blocks)?;
+        // blocks + 1: it becomes the word offsets, the total last.
+        let bits = Buf::<E, u64>::zeros(e, blocks + 1)?;
         // SAFETY: one thread block and one bits entry per Huffman block.
         unsafe {
             H_BLOCK_BITS.launch(
@@ -195,19 +195,23 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
                 ),
             )?
         };
-        let word_off = Buf::<E, u64>::zeros(e, blocks + 1)?;
+        // Each block's words (in place of its bits) and bytes, then their
+        // offsets by the grid-wide scan, in place.
         let byte_off = Buf::<E, u64>::zeros(e, blocks + 1)?;
-        // SAFETY: both offsets hold blocks + 1 entries.
+        // SAFETY: bits and byte_off hold at least `blocks` entries.
         unsafe {
-            H_OFFSETS.launch(
+            H_SIZES.launch_items(
                 e,
-                1,
-                32,
-                (bits.view(), blocks as u64, word_off.view(), byte_off.view()),
+                blocks,
+                THREADS,
+                (bits.view(), blocks as u64, byte_off.view()),
             )?
         };
+        let word_off = bits;
+        let total_words = scan::exclusive_into(e, word_off.view(), blocks, word_off.view())?;
+        scan::exclusive_into(e, byte_off.view(), blocks, byte_off.view())?;
         let offs = byte_off.read(e, 0..blocks + 1)?;
-        let total_words = word_off.read(e, blocks..blocks + 1)?[0] as usize;
+        let total_words = total_words as usize;
         let words = Buf::<E, u32>::zeros(e, total_words)?;
         // SAFETY: words holds the scanned total.
         unsafe {
@@ -257,7 +261,7 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
     }
 
     /// `codec::decode_u32(Coder::Huffman, data, out.len())` into `out` on the
-    /// executor, the blocks decoded there (one thread per 2^16-symbol block;
+    /// executor, the blocks decoded there (one thread per 2^12-symbol block;
     /// the header on the host).
     pub fn decode_into(&self, data: &[u8], out: View<u32>) -> Result<()> {
         self.decode_limited(data, out, u32::MAX)
