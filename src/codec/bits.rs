@@ -82,6 +82,20 @@ impl<'a> BitReader<'a> {
         }
     }
 
+    /// A reader positioned at bit `bit` of `data`, as if that many bits had
+    /// been read. Past the end it reads zero bits and `finish` reports an
+    /// overrun (the position is clamped there, so nothing overflows).
+    pub(crate) fn at(data: &'a [u8], bit: u64) -> Self {
+        let mut r = BitReader {
+            data,
+            pos: usize::try_from(bit / 8).map_or(data.len() + 1, |p| p.min(data.len() + 1)),
+            buf: 0,
+            nbits: 0,
+        };
+        r.get((bit % 8) as u32);
+        r
+    }
+
     /// Ensures at least 32 valid bits are buffered (zero bits past the end of input).
     #[inline(always)]
     pub(crate) fn refill(&mut self) {
@@ -181,6 +195,30 @@ mod tests {
             assert_eq!(u64::from(r.get(l)), v);
         }
         r.finish().unwrap();
+    }
+
+    /// `at` reads from any bit what a reader that got there reads, and past
+    /// the end reports an overrun.
+    #[test]
+    fn reader_at_any_bit() {
+        let bytes: Vec<u8> = (0..40u32).map(|i| (i * 73 + 11) as u8).collect();
+        for bit in 0..8 * bytes.len() as u64 {
+            let mut walked = BitReader::new(&bytes);
+            walked.get((bit % 32) as u32);
+            for _ in 0..bit / 32 {
+                walked.get(32);
+            }
+            let mut placed = BitReader::at(&bytes, bit);
+            assert_eq!(placed.consumed_bits(), bit);
+            let left = (8 * bytes.len() as u64 - bit).min(29) as u32;
+            assert_eq!(placed.get(left), walked.get(left), "bit {bit}");
+        }
+        BitReader::at(&bytes, 8 * bytes.len() as u64)
+            .finish()
+            .unwrap();
+        for past in [8 * bytes.len() as u64 + 1, 1 << 40, u64::MAX] {
+            assert!(BitReader::at(&bytes, past).finish().is_err(), "{past}");
+        }
     }
 
     #[test]

@@ -171,19 +171,14 @@ pub fn decode(coder: Coder, data: &[u8], count: usize) -> Result<Vec<i32>> {
         starts.push(total);
         total += b;
     }
-    if total.div_ceil(8) != raw.len() as u64 {
-        return Err(corrupt("raw bits do not match the tokens"));
-    }
-    if total % 8 != 0 && raw[raw.len() - 1] >> (total % 8) != 0 {
-        return Err(corrupt("raw bits padding is not zero"));
-    }
+    // The end of the last piece: exactly the section's bits, zero-padded.
+    BitReader::at(raw, total).finish()?;
     let mut out = vec![0i32; count];
     out.par_chunks_mut(PIECE)
         .zip(tokens.par_chunks(PIECE))
         .zip(starts.par_iter())
         .try_for_each(|((out, tokens), &start)| {
-            let mut r = BitReader::new(&raw[(start / 8) as usize..]);
-            r.get((start % 8) as u32);
+            let mut r = BitReader::at(raw, start);
             for (o, &t) in out.iter_mut().zip(tokens) {
                 if t == 0 {
                     continue;
