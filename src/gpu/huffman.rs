@@ -208,10 +208,10 @@ impl<'e, E: Exec> HuffmanKernels<'e, E> {
             )?
         };
         let word_off = bits;
-        let total_words = scan::exclusive_into(e, word_off.view(), blocks, word_off.view())?;
+        let total_words =
+            scan::exclusive_into(e, word_off.view(), blocks, word_off.view())? as usize;
         scan::exclusive_into(e, byte_off.view(), blocks, byte_off.view())?;
         let offs = byte_off.read(e, 0..blocks + 1)?;
-        let total_words = total_words as usize;
         let words = Buf::<E, u32>::zeros(e, total_words)?;
         // SAFETY: words holds the scanned total.
         unsafe {
