@@ -15,6 +15,30 @@ pub fn unpack_bits(bytes: &[u8], n: usize) -> Vec<bool> {
     (0..n).map(|k| bytes[k / 8] >> (k % 8) & 1 == 1).collect()
 }
 
+/// Indices of the set bits among the first `n` of a bitmap, ascending:
+/// [`unpack_bits`]'s true positions, a word at a time, without the `Vec<bool>`.
+pub fn set_bits(bytes: &[u8], n: usize) -> impl Iterator<Item = usize> + '_ {
+    bytes[..n.div_ceil(8)]
+        .chunks(8)
+        .enumerate()
+        .flat_map(move |(w, c)| {
+            let mut word = [0u8; 8];
+            word[..c.len()].copy_from_slice(c);
+            let base = 64 * w;
+            let mut x = u64::from_le_bytes(word);
+            if n - base < 64 {
+                x &= (1u64 << (n - base)) - 1;
+            }
+            std::iter::from_fn(move || {
+                (x != 0).then(|| {
+                    let i = x.trailing_zeros() as usize;
+                    x &= x - 1;
+                    base + i
+                })
+            })
+        })
+}
+
 /// Set bits among the first n of a bitmap ([`unpack_bits`]'s count of true).
 pub fn count_bits(bytes: &[u8], n: usize) -> usize {
     let full = &bytes[..n / 8];
@@ -41,4 +65,27 @@ pub fn from_planes(bytes: &[u8]) -> Vec<u32> {
     (0..n)
         .map(|k| u32::from_le_bytes([bytes[k], bytes[n + k], bytes[2 * n + k], bytes[3 * n + k]]))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_bits_are_unpack_bits_true_positions() {
+        // Padding bits past n set on purpose: both must ignore them.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for n in [0usize, 1, 7, 8, 9, 63, 64, 65, 127, 128, 200, 1000] {
+            let bytes: Vec<u8> = (0..n.div_ceil(8))
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8 | 0x80
+                })
+                .collect();
+            let want: Vec<usize> = (0..n).filter(|&k| unpack_bits(&bytes, n)[k]).collect();
+            assert_eq!(set_bits(&bytes, n).collect::<Vec<_>>(), want, "n = {n}");
+        }
+    }
 }

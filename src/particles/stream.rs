@@ -20,7 +20,7 @@ mod edit_codes;
 
 use super::base::{self, Base};
 use super::correct::{apply_edit, code_range};
-use crate::codec::planes::{from_planes, pack_bits, to_planes, unpack_bits};
+use crate::codec::planes::{from_planes, pack_bits, set_bits, to_planes, unpack_bits};
 use crate::codec::{decode_bytes, encode_bytes, Coder};
 use crate::error::{Error, Result};
 use crate::format::Parsed;
@@ -131,11 +131,8 @@ impl Correction {
         let exact = unpack_bits(&section_bytes(p, SEC_EXACT, coder, n.div_ceil(8))?, n);
         let n_exact = exact.iter().filter(|&&e| e).count();
         let exact_values = from_planes(&section_bytes(p, SEC_EXACT_VALUES, coder, 12 * n_exact)?);
-        let mask = unpack_bits(
-            &section_bytes(p, SEC_EDIT_MASK, coder, (3 * n).div_ceil(8))?,
-            3 * n,
-        );
-        let idx: Vec<u64> = (0..3 * n as u64).filter(|&c| mask[c as usize]).collect();
+        let mask = section_bytes(p, SEC_EDIT_MASK, coder, (3 * n).div_ceil(8))?;
+        let idx: Vec<u64> = set_bits(&mask, 3 * n).map(|c| c as u64).collect();
         let coded = p.section(SEC_EDIT_CODES, ceiling(idx.len()))?;
         let codes: Vec<i32> = if p.header.version >= edit_codes::VERSION {
             edit_codes::decode(coder, &coded, idx.len())?

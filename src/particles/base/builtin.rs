@@ -327,103 +327,219 @@ struct Scratch {
 }
 
 impl Scratch {
-    /// Zeroed state for `len` particles.
+    /// State for `len` particles. Not cleared: [`walk`] writes each entry
+    /// before it reads it.
     fn take(&mut self, len: usize) -> (&mut [[u32; NPRED]], &mut [u64]) {
-        self.err.clear();
         self.err.resize(len, [0; NPRED]);
-        self.mag.clear();
         self.mag.resize(len, 0);
-        (&mut self.err, &mut self.mag)
+        (&mut self.err[..len], &mut self.mag[..len])
     }
 }
 
-/// Runs the predictor over one chunk of `u.len() / 3` particles. For each
-/// coordinate, in order, it calls `code(id, pred, old)` with the prediction in
-/// `[0, range)` and the value `u` held there before (the walk overwrites `u` in
-/// order); `code` returns the coordinate's
-/// lattice value in `[0, range)` (encoder: the true one, or the prediction for an
-/// unrepresentable coordinate; decoder: prediction plus the decoded residual).
-/// `id = sel * NCTX + ctx` names the context. Encoder and decoder share this
-/// function, so they cannot disagree on predictions or contexts.
-fn walk<F>(
-    u: &mut [i64],
+/// Runs the predictor over one chunk of particles, calling
+/// [`Coordinates::code`] for each coordinate in order (the walk overwrites `u`
+/// in order with what it returns). `id = sel * NCTX + ctx` names the context.
+/// Encoder and decoder share this function, so they cannot disagree on
+/// predictions or contexts.
+///
+/// Particle `t` sees particle `t - 1` when `t >= 1`, adds `t - K1` when
+/// `K1 > 0` and `t > K1`, and `t - K2` when also `K2 > 0` and `t > K1 + K2`.
+/// The walk runs each of those four ranges of `t` as its own loop
+/// ([`Walk::range_of`]), so the per-particle step has no branch on them.
+fn walk<C: Coordinates>(
+    u: &mut [[i64; 3]],
     k1: usize,
     k2: usize,
     range: i64,
     scratch: &mut Scratch,
-    mut code: F,
-) -> Result<()>
-where
-    F: FnMut(usize, i64, i64) -> Result<i64>,
-{
-    let len = u.len() / 3;
-    let half = range / 2;
+    code: &mut C,
+) -> Result<()> {
+    let len = u.len();
     let (err, mag) = scratch.take(len);
-    let tri = |u: &[i64], t: usize| -> [i64; 3] { [u[3 * t], u[3 * t + 1], u[3 * t + 2]] };
-    for t in 0..len {
-        let has1 = t >= 1;
-        let has_k1 = k1 > 0 && t > k1;
-        let has_k2 = has_k1 && k2 > 0 && t > k2 + k1;
-        let (sel, m_prev) = if has1 {
-            let e1 = err[t - 1];
-            let (e2, m2) = if has_k1 {
-                (err[t - k1], mag[t - k1])
-            } else {
-                (e1, mag[t - 1])
-            };
-            let score = std::array::from_fn(|p| u64::from(e1[p]) + u64::from(e2[p]));
-            (argmin(score), mag[t - 1].saturating_add(m2))
+    let end1 = if k1 == 0 { len } else { len.min(k1 + 1) };
+    let end2 = if k1 == 0 || k2 == 0 {
+        len
+    } else {
+        len.min(k1 + k2 + 1)
+    };
+    let mut w = Walk {
+        u,
+        err,
+        mag,
+        k1,
+        k2,
+        range,
+    };
+    w.range_of::<0, C>(0..len.min(1), code)?;
+    w.range_of::<1, C>(len.min(1)..end1, code)?;
+    w.range_of::<2, C>(end1..end2, code)?;
+    w.range_of::<3, C>(end2..len, code)
+}
+
+/// What [`walk`] does with each coordinate: the encoder codes it, the
+/// decoder decodes it. A trait rather than a closure so that the step is
+/// inlined into the walk's loop (a closure of this size was not).
+trait Coordinates {
+    /// Given the context id, the prediction in `[0, range)` and the value `u`
+    /// held there before, returns the coordinate's lattice value in
+    /// `[0, range)` (encoder: the true one, or the prediction for an
+    /// unrepresentable coordinate; decoder: prediction plus the decoded residual).
+    fn code(&mut self, id: usize, pred: i64, old: i64) -> Result<i64>;
+}
+
+/// One chunk's token and raw-bit writer.
+struct Encoder<'a> {
+    out: &'a mut ChunkOut,
+    bits: BitWriter,
+    range: i64,
+}
+
+impl Coordinates for Encoder<'_> {
+    #[inline(always)]
+    fn code(&mut self, id: usize, pred: i64, old: i64) -> Result<i64> {
+        let (v, r) = if old >= 0 {
+            (old, centered_near(old - pred, self.range))
         } else {
-            (0, 0)
+            (pred, 0)
         };
-        // preds[p][j]: predictor p for coordinate j, reduced to [0, range).
-        let a = if has1 { tri(u, t - 1) } else { [half; 3] };
-        let mut preds = [a; NPRED];
-        if has_k1 {
-            let (b, c) = (tri(u, t - k1), tri(u, t - k1 - 1));
-            let d4 = if has_k2 {
-                Some([
-                    tri(u, t - k2),
-                    tri(u, t - k2 - 1),
-                    tri(u, t - k2 - k1),
-                    tri(u, t - k2 - k1 - 1),
-                ])
-            } else {
-                None
-            };
-            for j in 0..3 {
-                let l2 = a[j] + b[j] - c[j];
-                let ab = centered_near(b[j] - a[j], range);
-                preds[1][j] = wrap(l2, range);
-                match d4 {
-                    Some([d, e, f, g]) => {
-                        preds[2][j] = wrap(l2 + d[j] - e[j] - f[j] + g[j], range);
-                        let ad = centered_near(d[j] - a[j], range);
-                        preds[3][j] = wrap(a[j] + median3(0, ab, ad), range);
-                    }
-                    None => {
-                        preds[2][j] = preds[1][j];
-                        preds[3][j] = wrap(a[j] + ab / 2, range);
-                    }
-                }
-            }
+        let (tok, shift) = token_of(zigzag64(r));
+        self.out.coded.push((id as u16) << 8 | u16::from(tok));
+        self.out.counts[id] += 1;
+        if shift > 0 {
+            self.bits.put(zigzag64(r) & ((1u64 << shift) - 1), shift);
         }
-        let mut m_cur = 0u64;
-        let mut e = [0u64; NPRED];
-        for j in 0..3 {
-            let m = m_prev.saturating_add(m_cur.saturating_mul(4));
-            let ctx = (bit_len(m) as usize).min(NCTX - 1);
-            let v = code(sel * NCTX + ctx, preds[sel][j], u[3 * t + j])?;
-            u[3 * t + j] = v;
-            for (ep, pr) in e.iter_mut().zip(&preds) {
-                *ep += lattice_dist(v, pr[j], range);
-            }
-            m_cur += lattice_dist(v, preds[sel][j], range);
-        }
-        err[t] = e.map(|x| x.min(u64::from(u32::MAX)) as u32);
-        mag[t] = m_cur;
+        Ok(v)
     }
-    Ok(())
+}
+
+/// One chunk's token and raw-bit reader.
+struct Decoder<'a> {
+    /// The chunk's tokens in each stream.
+    toks: Vec<std::slice::Iter<'a, u8>>,
+    /// Stream of each context id.
+    map: &'a [usize; NIDS],
+    bits: BitReader<'a>,
+    range: i64,
+}
+
+impl Coordinates for Decoder<'_> {
+    #[inline(always)]
+    fn code(&mut self, id: usize, pred: i64, _old: i64) -> Result<i64> {
+        let tok = *self.toks[self.map[id]]
+            .next()
+            .ok_or_else(|| corrupt("a context stream is exhausted"))?;
+        let tok = u32::from(tok);
+        if tok >= NUM_TOKENS {
+            return Err(corrupt("invalid token"));
+        }
+        let (shift, high) = token_parts(tok);
+        let zz = high | self.bits.get(shift)?;
+        Ok(wrap(pred + unzigzag64(zz), self.range))
+    }
+}
+
+/// One chunk's walk state.
+struct Walk<'a> {
+    u: &'a mut [[i64; 3]],
+    err: &'a mut [[u32; NPRED]],
+    mag: &'a mut [u64],
+    k1: usize,
+    k2: usize,
+    range: i64,
+}
+
+impl Walk<'_> {
+    /// Particles `ts`, all of which see the same neighbours: none (`L = 0`),
+    /// `t - 1` (1), and `t - K1` (2), and `t - K2` (3).
+    #[inline(always)]
+    fn range_of<const L: u8, C: Coordinates>(
+        &mut self,
+        ts: std::ops::Range<usize>,
+        code: &mut C,
+    ) -> Result<()> {
+        let (k1, k2, range) = (self.k1, self.k2, self.range);
+        let Some(t0) = ts.clone().next() else {
+            return Ok(());
+        };
+        // Neighbours t - 1, t - K1 - 1, t - K2 - 1 and t - K2 - K1 - 1 are the
+        // previous step's t, t - K1, t - K2 and t - K2 - K1: carried, not reloaded.
+        let at =
+            |t: usize, lag: usize, level: u8| if L >= level { self.u[t - lag] } else { [0; 3] };
+        let mut a = if L >= 1 {
+            self.u[t0 - 1]
+        } else {
+            [range / 2; 3]
+        };
+        let mut c = at(t0, k1 + 1, 2);
+        let mut e = at(t0, k2 + 1, 3);
+        let mut g = at(t0, k2 + k1 + 1, 3);
+        for t in ts {
+            let (sel, m_prev) = if L >= 1 {
+                let e1 = self.err[t - 1];
+                let (e2, m2) = if L >= 2 {
+                    (self.err[t - k1], self.mag[t - k1])
+                } else {
+                    (e1, self.mag[t - 1])
+                };
+                let score = std::array::from_fn(|p| u64::from(e1[p]) + u64::from(e2[p]));
+                (argmin(score), self.mag[t - 1].saturating_add(m2))
+            } else {
+                (0, 0)
+            };
+            let b = if L >= 2 { self.u[t - k1] } else { [0; 3] };
+            let (d, f) = if L >= 3 {
+                (self.u[t - k2], self.u[t - k2 - k1])
+            } else {
+                ([0; 3], [0; 3])
+            };
+            let old = self.u[t];
+            let mut m_cur = 0u64;
+            let mut miss = [0u64; NPRED];
+            let mut out = [0i64; 3];
+            for j in 0..3 {
+                let preds = predictions::<L>([a[j], b[j], c[j], d[j], e[j], f[j], g[j]], range);
+                let m = m_prev.saturating_add(m_cur.saturating_mul(4));
+                let ctx = (bit_len(m) as usize).min(NCTX - 1);
+                let v = code.code(sel * NCTX + ctx, preds[sel], old[j])?;
+                out[j] = v;
+                for (x, &p) in miss.iter_mut().zip(&preds) {
+                    *x += lattice_dist(v, p, range);
+                }
+                m_cur += lattice_dist(v, preds[sel], range);
+            }
+            self.u[t] = out;
+            self.err[t] = miss.map(|x| x.min(u64::from(u32::MAX)) as u32);
+            self.mag[t] = m_cur;
+            (a, c, e, g) = (out, b, d, f);
+        }
+        Ok(())
+    }
+}
+
+/// The four predictions, in `[0, range)`, of one coordinate from its values
+/// `[a, b, c, d, e, f, g]` at particles t - 1, t - K1, t - K1 - 1, t - K2,
+/// t - K2 - 1, t - K2 - K1, t - K2 - K1 - 1, of which level `L` (see
+/// [`Walk::range_of`]) sees the first 0, 1, 3 or all 7: previous particle,
+/// 2D Lorenzo, 3D Lorenzo, median (or at level 2, half way to t - K1).
+#[inline(always)]
+fn predictions<const L: u8>(x: [i64; 7], range: i64) -> [i64; NPRED] {
+    let [a, b, c, d, e, f, g] = x;
+    if L < 2 {
+        return [a; NPRED];
+    }
+    let l2 = a + b - c;
+    let ab = centered_near(b - a, range);
+    let p1 = wrap(l2, range);
+    if L < 3 {
+        return [a, p1, p1, wrap(a + ab / 2, range)];
+    }
+    let ad = centered_near(d - a, range);
+    [
+        a,
+        p1,
+        wrap(l2 + d - e - f + g, range),
+        wrap(a + median3(0, ab, ad), range),
+    ]
 }
 
 /// Bit length of the periodic lattice distance between particles i and j (both
@@ -570,17 +686,19 @@ pub fn encode(pos: &[f32], xi: f64, coder: Coder) -> Result<(Sections, Vec<f32>)
         .reduce(|| 0.0, f64::max);
     let step = lattice_step(xi, max_abs);
     // Lattice values q (i64::MIN: unrepresentable), then u = q - qmin in place (-1).
-    let mut u: Vec<i64> = pos
-        .par_iter()
-        .map(|&x| {
-            let v = f64::from(x) / step;
-            if x.is_finite() && v.abs() <= MAX_Q {
-                v.round() as i64
-            } else {
-                i64::MIN
-            }
-        })
+    let lattice_q = |x: f32| {
+        let v = f64::from(x) / step;
+        if x.is_finite() && v.abs() <= MAX_Q {
+            v.round() as i64
+        } else {
+            i64::MIN
+        }
+    };
+    let mut u3: Vec<[i64; 3]> = pos
+        .par_chunks_exact(3)
+        .map(|p| [lattice_q(p[0]), lattice_q(p[1]), lattice_q(p[2])])
         .collect();
+    let u = u3.as_flattened_mut();
     let (qmin, qmax) = u
         .par_chunks(1 << 16)
         .map(|c| {
@@ -601,41 +719,33 @@ pub fn encode(pos: &[f32], xi: f64, coder: Coder) -> Result<(Sections, Vec<f32>)
         .chunks_exact(3)
         .map(|c| c.iter().all(|&v| v >= 0))
         .collect();
-    let (k1, k2) = detect_strides(&u, &ok, range);
-    if k1 == 0 && unordered(&u, &ok, range) {
+    let (k1, k2) = detect_strides(u, &ok, range);
+    if k1 == 0 && unordered(u, &ok, range) {
         // Unrepresentable coordinates decode as lattice value 0.
         u.par_iter_mut().for_each(|v| *v = (*v).max(0));
         let mut sec = lat.header(FORMAT_CELLS);
-        cells::encode(&u, range, &mut sec);
+        cells::encode(u, range, &mut sec);
         let out: Vec<f32> = u.par_iter().map(|&v| lat.value(v)).collect();
         return Ok((vec![(SECTION, sec)], out));
     }
     let chunk_len = MIN_CHUNK.max(16 * k2);
 
     // Each chunk is walked in place: u ends up holding what the decoder will.
-    let chunks: Vec<ChunkOut> = u
-        .par_chunks_mut(3 * chunk_len)
+    let chunks: Vec<ChunkOut> = u3
+        .par_chunks_mut(chunk_len)
         .map_init(Scratch::default, |scratch, u| {
             let mut out = ChunkOut {
                 coded: Vec::with_capacity(u.len()),
                 counts: [0; NIDS],
                 raw: Vec::new(),
             };
-            let mut bits = BitWriter::new();
-            walk(u, k1, k2, range, scratch, |id, pred, old| {
-                let (v, r) = if old >= 0 {
-                    (old, centered_near(old - pred, range))
-                } else {
-                    (pred, 0)
-                };
-                let (tok, shift) = token_of(zigzag64(r));
-                out.coded.push((id as u16) << 8 | u16::from(tok));
-                out.counts[id] += 1;
-                if shift > 0 {
-                    bits.put(zigzag64(r) & ((1u64 << shift) - 1), shift);
-                }
-                Ok(v)
-            })?;
+            let mut enc = Encoder {
+                out: &mut out,
+                bits: BitWriter::new(),
+                range,
+            };
+            walk(u, k1, k2, range, scratch, &mut enc)?;
+            let bits = enc.bits;
             out.raw = bits.finish();
             Ok(out)
         })
@@ -713,7 +823,11 @@ pub fn encode(pos: &[f32], xi: f64, coder: Coder) -> Result<(Sections, Vec<f32>)
     for c in &chunks {
         sec.extend_from_slice(&c.raw);
     }
-    let out: Vec<f32> = u.par_iter().map(|&v| lat.value(v)).collect();
+    let out: Vec<f32> = u3
+        .as_flattened()
+        .par_iter()
+        .map(|&v| lat.value(v))
+        .collect();
     Ok((vec![(SECTION, sec)], out))
 }
 
@@ -873,32 +987,27 @@ pub fn decode(p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result<Vec<f32>> {
         .try_for_each_init(
             || (Vec::new(), Scratch::default()),
             |(u, scratch), (c, o)| -> Result<()> {
-                let mut toks: Vec<std::slice::Iter<u8>> = (0..nstreams)
+                let toks: Vec<std::slice::Iter<u8>> = (0..nstreams)
                     .map(|s| {
                         let b = begin[c * nstreams + s];
                         streams[s][b..b + chunk_counts[c * nstreams + s]].iter()
                     })
                     .collect();
-                let mut bits = BitReader::new(raws[c]);
-                u.clear();
-                u.resize(o.len(), 0);
-                walk(u, k1, k2, range, scratch, |id, pred, _| {
-                    let tok = *toks[map[id]]
-                        .next()
-                        .ok_or_else(|| corrupt("a context stream is exhausted"))?;
-                    let tok = u32::from(tok);
-                    if tok >= NUM_TOKENS {
-                        return Err(corrupt("invalid token"));
-                    }
-                    let (shift, high) = token_parts(tok);
-                    let zz = high | bits.get(shift)?;
-                    Ok(wrap(pred + unzigzag64(zz), range))
-                })?;
-                if toks.iter().any(|t| t.len() != 0) {
+                let mut dec = Decoder {
+                    toks,
+                    map: &map,
+                    bits: BitReader::new(raws[c]),
+                    range,
+                };
+                // Not cleared: the walk writes each particle before reading it.
+                u.resize(o.len() / 3, [0; 3]);
+                let u = &mut u[..o.len() / 3];
+                walk(u, k1, k2, range, scratch, &mut dec)?;
+                if dec.toks.iter().any(|t| t.len() != 0) {
                     return Err(corrupt("token counts do not match the chunk"));
                 }
-                bits.finish()?;
-                for (x, &v) in o.iter_mut().zip(u.iter()) {
+                dec.bits.finish()?;
+                for (x, &v) in o.iter_mut().zip(u.as_flattened()) {
                     *x = lat.value(v);
                 }
                 Ok(())
