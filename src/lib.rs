@@ -19,6 +19,7 @@ pub mod gpu;
 pub mod kernels;
 pub mod particles;
 pub mod synth;
+pub mod vtk;
 #[cfg(feature = "zfp")]
 pub mod zfp;
 

@@ -13,6 +13,8 @@ mod backend;
 mod bench;
 #[path = "factz/commands.rs"]
 mod commands;
+#[path = "factz/cps.rs"]
+mod cps;
 #[path = "factz/fileio.rs"]
 mod fileio;
 #[path = "factz/fof.rs"]
@@ -150,6 +152,7 @@ fn run(argv: Vec<std::ffi::OsString>) -> CliResult<u8> {
         "correct" => particle_commands::correct(rest),
         "apply" => particle_commands::apply(rest),
         "fof" => fof::fof(rest),
+        "cps" => cps::cps(rest),
         "synth" => synth::synth(rest),
         other if other.starts_with('-') => Err(CliError::usage(format!(
             "unknown option '{other}' before the command (try `factz --help`)"

@@ -125,16 +125,20 @@ fn decode(bytes: &[u8], path: &str) -> CliResult<field::Decoded> {
 }
 
 pub fn decompress(argv: Vec<OsString>) -> CliResult<u8> {
-    let a = args::parse("decompress", argv, &[val("layout")])?;
+    let a = args::parse("decompress", argv, &[val("layout"), val("vtk")])?;
     if print_help_if(&a, help::DECOMPRESS)? {
         return Ok(0);
     }
     let layout = a.layout()?;
+    let vtk_out = a.value("vtk");
     a.positionals_exact(&["IN.fz", "OUT.f32"])?;
     let (inp, out) = (&a.positionals[0], &a.positionals[1]);
+    if vtk_out.is_some_and(|v| v == "-" || v == out) {
+        return Err(a.usage_err("--vtk needs a file of its own (not - and not OUT.f32)"));
+    }
     let bytes = fileio::read_all(inp)?;
     if stream_kind(&bytes, inp)? == Kind::Particles {
-        return particle_commands::decompress(bytes, inp, out, layout);
+        return particle_commands::decompress(bytes, inp, out, layout, vtk_out);
     }
     let raw_len = field::info(&bytes)
         .map(|i| 8 * i.ny as u64 * i.nx as u64)
@@ -146,6 +150,10 @@ pub fn decompress(argv: Vec<OsString>) -> CliResult<u8> {
     progress.phase("writing");
     let raw = fileio::field_to_bytes(&d.u, &d.v, layout.unwrap_or(d.layout));
     fileio::write_all(out, &raw)?;
+    if let Some(path) = vtk_out {
+        progress.phase("writing VTK");
+        fileio::write_all(path, &factz::vtk::field_vti(&d.u, &d.v, d.ny, d.nx))?;
+    }
     progress.done();
     Ok(0)
 }

@@ -13,7 +13,8 @@ Usage:
                    [--base builtin|sz3|zfp] [--coder huffman|rans] [--zstd LEVEL]
                    [--chunk] [--verify] [--method auto|correct|safe] [--edit-bits M]
                    [--max-iters K] [--backend cpu|cuda|auto] IN.f32 OUT.fz
-  factz decompress IN.fz OUT.f32
+  factz decompress IN.fz OUT.f32 [--vtk OUT.vti|OUT.vtp]
+  factz cps        FIELD.f32|IN.fz [--shape NY,NX] [--json] [--vtk OUT.vtp]
   factz verify     ORIG.f32 IN.fz|RECON.f32 [--kind field2d|particles] [shape flags]
                    [--abs X | --rel X] [--json]
   factz inspect    IN.fz [--json]
@@ -97,12 +98,17 @@ pub const DECOMPRESS: &str = "\
 factz decompress: decompress a stream to raw float32
 
 Usage:
-  factz decompress IN.fz OUT.f32 [--layout soa|aos]
+  factz decompress IN.fz OUT.f32 [--layout soa|aos] [--vtk OUT.vti|OUT.vtp]
 
 Works for field and particle streams (the header says which). Writes the layout
 the data came in (recorded in the stream) unless --layout overrides it. IN and
 OUT may be `-`. A particle correction stream (from `factz correct`) is not a
 complete stream: use `factz apply`.
+
+--vtk also writes the data for ParaView / VisIt / TTK (VTK XML, raw appended
+arrays): a field as ImageData (.vti; vertex (i, j) at (i, j, 0), point array
+`vector` = (u, v, 0)), particles as PolyData points (.vtp). `factz cps --vtk`
+writes the field's critical points to overlay on it.
 ";
 
 pub const VERIFY: &str = "\
@@ -248,6 +254,24 @@ particle index in its group) as little-endian uint32, in particle order.
 IN may be `-`; so may --labels (the summary then goes to stderr).
 ";
 
+pub const CPS: &str = "\
+factz cps: the critical points of a 2D vector field
+
+Usage:
+  factz cps FIELD.f32 --shape NY,NX [--layout soa|aos] [--json] [--vtk OUT.vtp]
+  factz cps IN.fz [--json] [--vtk OUT.vtp]
+
+Extracts every critical point of the piecewise-linear field (the triangulation
+and exact type rule compression preserves; ARCHITECTURE.md) from raw float32
+(shape from --shape or the sidecar FIELD.json) or from a field stream, and
+prints the count of each type. --json lists every point: its cell (triangle
+id), position x, y in grid units (x = column) and type. --vtk writes them as
+VTK XML PolyData for ParaView / TTK: points (x, y, 0), point arrays `type`
+(0 saddle, 1 source, 2 sink, 3 repelling focus, 4 attracting focus, 5 center)
+and `cell`, one vertex cell each; they overlay `factz decompress --vtk`'s .vti.
+FIELD may be `-`; so may --vtk (the summary then goes to stderr).
+";
+
 pub const SYNTH: &str = "\
 factz synth: write deterministic sample data (and a JSON sidecar OUT.json)
 
@@ -292,6 +316,7 @@ pub fn for_command(cmd: &str) -> Option<&'static str> {
         "correct" => CORRECT,
         "apply" => APPLY,
         "fof" => FOF,
+        "cps" => CPS,
         "synth" => SYNTH,
         _ => return None,
     })

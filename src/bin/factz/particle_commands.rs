@@ -201,7 +201,13 @@ fn decode(bytes: &[u8], path: &str) -> CliResult<(ParticleInfo, particles::Decod
 
 /// `decompress` of a particle stream: the positions in the layout they came in
 /// (or `layout` when given).
-pub fn decompress(bytes: Vec<u8>, inp: &str, out: &str, layout: Option<Layout>) -> CliResult<u8> {
+pub fn decompress(
+    bytes: Vec<u8>,
+    inp: &str,
+    out: &str,
+    layout: Option<Layout>,
+    vtk_out: Option<&str>,
+) -> CliResult<u8> {
     let n = stream_info(&bytes, inp)?.n;
     let progress = Progress::for_input(12 * n as u64);
     progress.phase("decompressing");
@@ -212,6 +218,10 @@ pub fn decompress(bytes: Vec<u8>, inp: &str, out: &str, layout: Option<Layout>) 
         out,
         &fileio::positions_to_bytes(&d.pos, layout.unwrap_or(d.layout)),
     )?;
+    if let Some(path) = vtk_out {
+        progress.phase("writing VTK");
+        fileio::write_all(path, &factz::vtk::particles_vtp(&d.pos))?;
+    }
     progress.done();
     Ok(0)
 }

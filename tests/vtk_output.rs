@@ -1,0 +1,214 @@
+//! ParaView / VTK output, read back by VTK itself (its Python package, as
+//! ParaView and TTK would): `factz cps --vtk` against the library's
+//! extraction, `factz decompress --vtk` against the decompressed float32, for
+//! a field (.vti) and particles (.vtp), plus the CLI's errors around them.
+
+#[path = "common/cli.rs"]
+mod cli;
+
+use cli::*;
+use factz::field::topology::extract;
+use factz::vtk::type_code;
+use std::process::Command;
+
+const NY: usize = 40;
+const NX: usize = 52;
+const SHAPE: &str = "40,52";
+
+/// A smooth non-square field with a few dozen critical points of several
+/// types (non-square so that a transposed grid would show), SoA.
+fn field() -> (Vec<f32>, Vec<f32>) {
+    let (mut u, mut v) = (Vec::new(), Vec::new());
+    for j in 0..NY {
+        for i in 0..NX {
+            let (x, y) = (i as f64 * 0.31, j as f64 * 0.27);
+            u.push((x.sin() * y.cos() + 0.3 * (0.7 * y + 0.2).sin() + 0.05 * x) as f32);
+            v.push((-(x.cos()) * y.sin() + 0.2 * (1.3 * x).cos() - 0.04 * y) as f32);
+        }
+    }
+    (u, v)
+}
+
+fn bytes_of(values: impl IntoIterator<Item = f32>) -> Vec<u8> {
+    values.into_iter().flat_map(f32::to_le_bytes).collect()
+}
+
+/// What VTK's XML reader finds in `path` (tests/vtk/read_vtk.py).
+fn read_vtk(path: &str) -> J {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vtk/read_vtk.py");
+    let out = Command::new("python3")
+        .args([script, path])
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "VTK could not read {path} (VTK's Python package comes from scripts/setup: \
+         pip install vtk): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    parse_json(&String::from_utf8(out.stdout).unwrap())
+}
+
+fn nums(j: &J) -> Vec<f64> {
+    j.arr().iter().map(J::num).collect()
+}
+
+/// The .vtp of `factz cps` lists exactly the library's critical points.
+fn check_cps_vtp(path: &str, u: &[f32], v: &[f32]) -> usize {
+    let want = extract(u, v, NY, NX);
+    let got = read_vtk(path);
+    assert_eq!(got.get("points").num() as usize, want.len());
+    assert_eq!(got.get("verts").num() as usize, want.len());
+    assert_eq!(got.get("coord_type").str(), "double");
+    let xyz = nums(got.get("coords"));
+    let types = nums(got.get("arrays").get("type").get("values"));
+    let cells = nums(got.get("arrays").get("cell").get("values"));
+    for (k, c) in want.iter().enumerate() {
+        assert_eq!(
+            [xyz[3 * k], xyz[3 * k + 1], xyz[3 * k + 2]],
+            [c.x, c.y, 0.0]
+        );
+        assert_eq!(types[k] as i32, type_code(c.kind), "point {k}");
+        assert_eq!(cells[k] as usize, c.tri, "point {k}");
+    }
+    want.len()
+}
+
+#[test]
+fn field_and_critical_points_read_back_in_vtk() {
+    let s = Scratch::new("vtk-field");
+    let (u, v) = field();
+    let orig = s.path("f.f32");
+    write(&orig, &bytes_of(u.iter().chain(&v).copied()));
+
+    // The original's critical points.
+    let cp = s.path("cp.vtp");
+    run_ok(&["cps", &orig, "--shape", SHAPE, "--vtk", &cp]);
+    let n_cps = check_cps_vtp(&cp, &u, &v);
+    assert!(
+        n_cps >= 10,
+        "the test field should have critical points: {n_cps}"
+    );
+
+    // Decompressed field as ImageData: every value, grid in (x, y) order.
+    let fz = s.path("f.fz");
+    run_ok(&["compress", "--shape", SHAPE, "--rel", "1e-2", &orig, &fz]);
+    let (out, vti) = (s.path("out.f32"), s.path("out.vti"));
+    run_ok(&["decompress", &fz, &out, "--vtk", &vti]);
+    let dec = f32s(&read(&out));
+    let (du, dv) = dec.split_at(NY * NX);
+    let img = read_vtk(&vti);
+    assert_eq!(nums(img.get("dimensions")), [NX as f64, NY as f64, 1.0]);
+    assert_eq!(nums(img.get("origin")), [0.0; 3]);
+    assert_eq!(nums(img.get("spacing")), [1.0; 3]);
+    let vec = img.get("arrays").get("vector");
+    assert_eq!(vec.get("components").num(), 3.0);
+    assert_eq!(vec.get("type").str(), "float");
+    let vals = nums(vec.get("values"));
+    assert_eq!(vals.len(), 3 * NY * NX);
+    for k in 0..NY * NX {
+        assert_eq!(
+            [
+                vals[3 * k] as f32,
+                vals[3 * k + 1] as f32,
+                vals[3 * k + 2] as f32
+            ],
+            [du[k], dv[k], 0.0],
+            "vertex {k}"
+        );
+    }
+
+    // The stream's critical points (cps reads it directly): the library's
+    // extraction on the decoded field, with every original cell and type kept.
+    let cpd = s.path("cpd.vtp");
+    run_ok(&["cps", &fz, "--vtk", &cpd]);
+    assert_eq!(check_cps_vtp(&cpd, du, dv), n_cps);
+    let (a, b) = (extract(&u, &v, NY, NX), extract(du, dv, NY, NX));
+    let key = |c: &factz::field::topology::CriticalPoint| (c.tri, c.kind);
+    assert_eq!(
+        a.iter().map(key).collect::<Vec<_>>(),
+        b.iter().map(key).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_field_without_critical_points_is_an_empty_polydata() {
+    let s = Scratch::new("vtk-empty");
+    let (u, v) = (vec![1.0f32; NY * NX], vec![0.5f32; NY * NX]);
+    let orig = s.path("flat.f32");
+    write(&orig, &bytes_of(u.iter().chain(&v).copied()));
+    let cp = s.path("cp.vtp");
+    let out = run_ok(&["cps", &orig, "--shape", SHAPE, "--json", "--vtk", &cp]);
+    let j = parse_json(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(j.get("critical_points").num(), 0.0);
+    assert_eq!(check_cps_vtp(&cp, &u, &v), 0);
+}
+
+#[test]
+fn particles_read_back_in_vtk() {
+    let s = Scratch::new("vtk-particles");
+    // Clumps on a jittered lattice: links to keep, in a 16^3 box.
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut rnd = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let pos: Vec<f32> = (0..3 * 3000)
+        .map(|k| ((k / 3 % 16) as f64 + 0.3 * rnd() + (k % 3) as f64 * 4.0) as f32)
+        .collect();
+    let orig = s.path("p.f32");
+    write(&orig, &bytes_of(pos.iter().copied()));
+    let fz = s.path("p.fz");
+    run_ok(&[
+        "compress",
+        "--kind",
+        "particles",
+        "--rel",
+        "1e-4",
+        &orig,
+        &fz,
+    ]);
+    let (out, vtp) = (s.path("out.f32"), s.path("p.vtp"));
+    run_ok(&["decompress", &fz, &out, "--vtk", &vtp]);
+    let dec = f32s(&read(&out));
+    let got = read_vtk(&vtp);
+    assert_eq!(got.get("points").num(), 3000.0);
+    assert_eq!(got.get("verts").num(), 3000.0);
+    assert_eq!(got.get("coord_type").str(), "float");
+    let xyz: Vec<f32> = nums(got.get("coords")).iter().map(|&c| c as f32).collect();
+    assert_eq!(xyz, dec);
+}
+
+#[test]
+fn vtk_flags_fail_cleanly() {
+    let s = Scratch::new("vtk-errors");
+    let (u, v) = field();
+    let orig = s.path("f.f32");
+    write(&orig, &bytes_of(u.iter().chain(&v).copied()));
+    let fz = s.path("f.fz");
+    run_ok(&["compress", "--shape", SHAPE, &orig, &fz]);
+    let out = s.path("out.f32");
+    run_err(
+        &["decompress", &fz, &out, "--vtk", "-"],
+        "--vtk needs a file",
+    );
+    run_err(
+        &["decompress", &fz, &out, "--vtk", &out],
+        "--vtk needs a file",
+    );
+    run_err(&["cps", &orig], "--shape");
+    run_err(&["cps", &orig, "--shape", "40,50"], "needs 16000");
+    let p = s.path("p.f32");
+    write(&p, &bytes_of((0..300).map(|k| k as f32 * 0.1)));
+    let pfz = s.path("p.fz");
+    run_ok(&["compress", "--kind", "particles", &p, &pfz]);
+    run_err(&["cps", &pfz], "particles");
+    // The VTK file lands in a folder that does not exist: an error, not a panic.
+    let missing = s.path("no/such/dir/out.vti");
+    run_err(
+        &["decompress", &fz, &out, "--vtk", &missing],
+        "cannot write",
+    );
+}
