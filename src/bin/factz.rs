@@ -29,6 +29,8 @@ mod particle_baselines;
 mod particle_bench;
 #[path = "factz/particle_commands.rs"]
 mod particle_commands;
+#[path = "factz/plot.rs"]
+mod plot;
 #[path = "factz/sidecar.rs"]
 mod sidecar;
 #[path = "factz/stats.rs"]

@@ -5,6 +5,7 @@ use crate::backend;
 use crate::fileio::{self, shown, Progress};
 use crate::json::{Json, Obj};
 use crate::particle_commands::{self, PARTICLE_ONLY};
+use crate::plot;
 use crate::stats::{self, short};
 use crate::{help, CliError, CliResult};
 use factz::field::metrics;
@@ -171,6 +172,9 @@ pub fn verify(argv: Vec<OsString>) -> CliResult<u8> {
         val("eta"),
         val("box"),
         val("min-members"),
+        val("plot"),
+        val("against"),
+        val("plot-size"),
     ];
     let a = args::parse("verify", argv, SPECS)?;
     if print_help_if(&a, help::VERIFY)? {
@@ -203,7 +207,21 @@ pub fn verify(argv: Vec<OsString>) -> CliResult<u8> {
     } else {
         kind_flag.unwrap_or(Kind::Field2d)
     };
+    let plot = a.value("plot");
+    if plot.is_none() {
+        if let Some(f) = a.given(&["against", "plot-size"]).first() {
+            return Err(a.usage_err(format!("--{f} only goes with --plot OUT.png")));
+        }
+    }
+    let plot_px = a
+        .int_in("plot-size", 64, 8192)?
+        .map_or(plot::PANEL, |p| p as usize);
     if kind == Kind::Particles {
+        if plot.is_some() {
+            return Err(a.usage_err(
+                "--plot draws fields only for now (particle pictures are not built yet)",
+            ));
+        }
         return particle_commands::verify(&a, orig_path, second, second_path, is_stream, progress);
     }
     a.refuse(&PARTICLE_ONLY, "--kind particles")?;
@@ -211,6 +229,16 @@ pub fn verify(argv: Vec<OsString>) -> CliResult<u8> {
     let inputs = FieldInputs::load(&a, orig_path, read, (shape, layout_flag), &progress)?;
     progress.phase("comparing");
     let report = inputs.compare(bound_flag);
+    if let Some(path) = plot {
+        progress.phase("plotting");
+        inputs.plot(
+            path,
+            second_path,
+            a.value("against"),
+            report.ratio(),
+            plot_px,
+        )?;
+    }
     progress.done();
     fileio::print_report(a.has("json"), || report.json(), || report.text())?;
     report.outcome()
@@ -283,6 +311,58 @@ impl FieldInputs {
             stream_bound,
             stream_len,
         })
+    }
+
+    /// `verify --plot`: the original, the reconstruction and `against` (raw
+    /// float32 in the same shape and layout, or a field stream) side by side.
+    fn plot(
+        &self,
+        path: &str,
+        second_path: &str,
+        against: Option<&str>,
+        ratio: Option<f64>,
+        plot_px: usize,
+    ) -> CliResult<()> {
+        let other = match against {
+            None => None,
+            Some(p) => {
+                let bytes = fileio::read_all(p)?;
+                Some(if fileio::is_stream(&bytes) {
+                    let d = decode(&bytes, p)?;
+                    if (d.ny, d.nx) != (self.ny, self.nx) {
+                        return Err(CliError::fail(format!(
+                            "{} has shape {},{}, not {},{}",
+                            shown(p),
+                            d.ny,
+                            d.nx,
+                            self.ny,
+                            self.nx
+                        )));
+                    }
+                    (d.u, d.v)
+                } else {
+                    fileio::field_from_bytes(&bytes, self.ny, self.nx, self.layout, p)?
+                })
+            }
+        };
+        let title = match ratio {
+            Some(r) => format!("factz, ratio {r:.1}"),
+            None => shown(second_path).to_string(),
+        };
+        let mut panels = vec![plot::Panel {
+            title,
+            u: &self.recon.0,
+            v: &self.recon.1,
+        }];
+        if let (Some((u, v)), Some(p)) = (&other, against) {
+            panels.push(plot::Panel {
+                title: shown(p).to_string(),
+                u,
+                v,
+            });
+        }
+        let orig = (&self.orig.0[..], &self.orig.1[..]);
+        plot::field_png(path, self.ny, self.nx, orig, "original", &panels, plot_px)
     }
 
     /// The library's metrics under the given bound, else the stream's.

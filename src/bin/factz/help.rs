@@ -117,6 +117,7 @@ factz verify: check a reconstruction against its original
 Usage:
   factz verify ORIG.f32 IN.fz [--layout soa|aos] [--abs X | --rel X] [--json]
   factz verify ORIG.f32 RECON.f32 --shape NY,NX [--layout soa|aos] [--abs X | --rel X] [--json]
+  factz verify ORIG.f32 IN.fz|RECON.f32 ... --plot OUT.png [--against OTHER.f32] [--plot-size PX]
   factz verify ORIG.f32 IN.fz [--b B | --eta E] [--box L] [--min-members M] [...]
   factz verify ORIG.f32 RECON.f32 --kind particles [--count N] [--layout aos|soa]
                [--b B | --eta E] [--box L] [--abs X | --rel X] [--min-members M] [--json]
@@ -127,6 +128,15 @@ bit rate. With a stream the shape and layout come from it; with a raw
 reconstruction --shape is required (both files in the same --layout, default
 soa). Exits with status 1 if P1 + P2 + P3 > 0 or a value exceeds the bound (or a
 non-finite value changed).
+
+--plot OUT.png draws the original and the reconstruction side by side (field
+magnitude on one colour scale, shaded by a line-integral-convolution texture;
+y up) with their critical points coloured by type, and marks on the
+reconstruction every critical point lost (red cross), false (magenta square) or
+with a changed type (yellow square). --against OTHER (raw float32 in ORIG's
+shape and layout, e.g. SZ3's or ZFP's output at the same bound, or a field
+stream) adds a third panel, marked the same way. --plot-size PX sets a panel's
+larger side (default 520; small fields are magnified at most 16x). Fields only.
 
 Particles (a particle stream, or --kind particles): reports friends-of-friends
 links broken and false, the Matthews correlation over the vulnerable pairs,

@@ -1,7 +1,9 @@
-//! ParaView / VTK output, read back by VTK itself (its Python package, as
-//! ParaView and TTK would): `factz cps --vtk` against the library's
-//! extraction, `factz decompress --vtk` against the decompressed float32, for
-//! a field (.vti) and particles (.vtp), plus the CLI's errors around them.
+//! What users look at: ParaView / VTK output, read back by VTK itself (its
+//! Python package, as ParaView and TTK would): `factz cps --vtk` against the
+//! library's extraction, `factz decompress --vtk` against the decompressed
+//! float32, for a field (.vti) and particles (.vtp); and `factz verify
+//! --plot`'s marks of lost, false and changed critical points; plus the CLI's
+//! errors around them.
 
 #[path = "common/cli.rs"]
 mod cli;
@@ -211,4 +213,90 @@ fn vtk_flags_fail_cleanly() {
         &["decompress", &fz, &out, "--vtk", &missing],
         "cannot write",
     );
+}
+
+/// Pixels of exactly colour `c` in a third of the image (one panel), above
+/// the legend.
+fn count_in_panel(png: &[u8], w: usize, h: usize, panel: usize, c: [u8; 3]) -> usize {
+    let third = w / 3;
+    (0..h - 52)
+        .flat_map(|y| (panel * third..(panel + 1) * third).map(move |x| (x, y)))
+        .filter(|&(x, y)| png[3 * (y * w + x)..3 * (y * w + x) + 3] == c)
+        .count()
+}
+
+#[test]
+fn verify_plot_marks_what_each_reconstruction_changed() {
+    let s = Scratch::new("plot");
+    let (u, v) = field();
+    let orig = s.path("f.f32");
+    write(&orig, &bytes_of(u.iter().chain(&v).copied()));
+    let fz = s.path("f.fz");
+    run_ok(&["compress", "--shape", SHAPE, "--rel", "1e-2", &orig, &fz]);
+    // Another "compressor": the original plus noise of 3% of the range.
+    let mut x = 7u64;
+    let mut noisy = |a: f32| {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        a + ((x >> 33) as f32 / (1u64 << 31) as f32 - 0.5) * 0.12
+    };
+    let (nu, nv): (Vec<f32>, Vec<f32>) = u
+        .iter()
+        .zip(&v)
+        .map(|(&a, &b)| (noisy(a), noisy(b)))
+        .unzip();
+    let other = s.path("other.f32");
+    write(&other, &bytes_of(nu.iter().chain(&nv).copied()));
+    let d = factz::field::topology::diff((&u, &v), (&nu, &nv), NY, NX);
+    assert!(
+        !d.lost.is_empty() && !d.spurious.is_empty(),
+        "the noise should move critical points"
+    );
+
+    let png_path = s.path("plot.png");
+    run_ok(&[
+        "verify",
+        &orig,
+        &fz,
+        "--plot",
+        &png_path,
+        "--against",
+        &other,
+    ]);
+    let dec = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(&png_path).unwrap(),
+    ));
+    let mut r = dec.read_info().unwrap();
+    let mut buf = vec![0; r.output_buffer_size().unwrap()];
+    let info = r.next_frame(&mut buf).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    let (w, h) = (info.width as usize, info.height as usize);
+    assert!(w > 3 * NX && h > NY, "{w} x {h}");
+    let (lost, false_, changed) = ([230, 20, 20], [255, 0, 255], [255, 230, 0]);
+    // factz kept every critical point: no marks on its panel; the noisy one has them.
+    for c in [lost, false_, changed] {
+        assert_eq!(
+            count_in_panel(&buf, w, h, 1, c),
+            0,
+            "factz panel, colour {c:?}"
+        );
+    }
+    assert!(count_in_panel(&buf, w, h, 2, lost) > 0);
+    assert!(count_in_panel(&buf, w, h, 2, false_) > 0);
+    assert_eq!(
+        count_in_panel(&buf, w, h, 2, changed) > 0,
+        !d.type_changed.is_empty()
+    );
+
+    // Flags that do not go together fail on one line.
+    run_err(
+        &["verify", &orig, &fz, "--against", &other],
+        "only goes with --plot",
+    );
+    let p = s.path("p.f32");
+    write(&p, &bytes_of((0..300).map(|k| k as f32 * 0.1)));
+    let pfz = s.path("p.fz");
+    run_ok(&["compress", "--kind", "particles", &p, &pfz]);
+    run_err(&["verify", &p, &pfz, "--plot", &png_path], "fields only");
 }
