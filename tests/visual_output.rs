@@ -2,8 +2,8 @@
 //! Python package, as ParaView and TTK would): `factz cps --vtk` against the
 //! library's extraction, `factz decompress --vtk` against the decompressed
 //! float32, for a field (.vti) and particles (.vtp); and `factz verify
-//! --plot`'s marks of lost, false and changed critical points; plus the CLI's
-//! errors around them.
+//! --plot`'s marks of lost, false and changed critical points and of broken
+//! and false links; plus the CLI's errors around them.
 
 #[path = "common/cli.rs"]
 mod cli;
@@ -215,12 +215,27 @@ fn vtk_flags_fail_cleanly() {
     );
 }
 
-/// Pixels of exactly colour `c` in a third of the image (one panel), above
-/// the legend.
-fn count_in_panel(png: &[u8], w: usize, h: usize, panel: usize, c: [u8; 3]) -> usize {
-    let third = w / 3;
+/// A PNG's RGB pixels, width and height.
+fn read_png(path: &str) -> (Vec<u8>, usize, usize) {
+    let dec = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut r = dec.read_info().unwrap();
+    let mut buf = vec![0; r.output_buffer_size().unwrap()];
+    let info = r.next_frame(&mut buf).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    (buf, info.width as usize, info.height as usize)
+}
+
+/// Pixels of exactly colour `c` in panel `panel` of `panels` side by side,
+/// above the legend.
+fn count_in_panel(
+    png: &[u8],
+    (w, h): (usize, usize),
+    (panel, panels): (usize, usize),
+    c: [u8; 3],
+) -> usize {
+    let part = w / panels;
     (0..h - 52)
-        .flat_map(|y| (panel * third..(panel + 1) * third).map(move |x| (x, y)))
+        .flat_map(|y| (panel * part..(panel + 1) * part).map(move |x| (x, y)))
         .filter(|&(x, y)| png[3 * (y * w + x)..3 * (y * w + x) + 3] == c)
         .count()
 }
@@ -264,39 +279,102 @@ fn verify_plot_marks_what_each_reconstruction_changed() {
         "--against",
         &other,
     ]);
-    let dec = png::Decoder::new(std::io::BufReader::new(
-        std::fs::File::open(&png_path).unwrap(),
-    ));
-    let mut r = dec.read_info().unwrap();
-    let mut buf = vec![0; r.output_buffer_size().unwrap()];
-    let info = r.next_frame(&mut buf).unwrap();
-    assert_eq!(info.color_type, png::ColorType::Rgb);
-    let (w, h) = (info.width as usize, info.height as usize);
+    let (buf, w, h) = read_png(&png_path);
     assert!(w > 3 * NX && h > NY, "{w} x {h}");
-    let (lost, false_, changed) = ([230, 20, 20], [255, 0, 255], [255, 230, 0]);
     // factz kept every critical point: no marks on its panel; the noisy one has them.
-    for c in [lost, false_, changed] {
+    for c in [LOST, FALSE, CHANGED] {
         assert_eq!(
-            count_in_panel(&buf, w, h, 1, c),
+            count_in_panel(&buf, (w, h), (1, 3), c),
             0,
             "factz panel, colour {c:?}"
         );
     }
-    assert!(count_in_panel(&buf, w, h, 2, lost) > 0);
-    assert!(count_in_panel(&buf, w, h, 2, false_) > 0);
+    assert!(count_in_panel(&buf, (w, h), (2, 3), LOST) > 0);
+    assert!(count_in_panel(&buf, (w, h), (2, 3), FALSE) > 0);
     assert_eq!(
-        count_in_panel(&buf, w, h, 2, changed) > 0,
+        count_in_panel(&buf, (w, h), (2, 3), CHANGED) > 0,
         !d.type_changed.is_empty()
     );
 
-    // Flags that do not go together fail on one line.
+    // --against alone fails on one line.
     run_err(
         &["verify", &orig, &fz, "--against", &other],
         "only goes with --plot",
     );
-    let p = s.path("p.f32");
-    write(&p, &bytes_of((0..300).map(|k| k as f32 * 0.1)));
-    let pfz = s.path("p.fz");
-    run_ok(&["compress", "--kind", "particles", &p, &pfz]);
-    run_err(&["verify", &p, &pfz, "--plot", &png_path], "fields only");
+}
+
+/// Mark colours of `verify --plot`: lost / broken, false, changed type.
+const LOST: [u8; 3] = [230, 20, 20];
+const FALSE: [u8; 3] = [255, 0, 255];
+const CHANGED: [u8; 3] = [255, 230, 0];
+
+#[test]
+fn verify_plot_marks_the_links_each_reconstruction_changed() {
+    let s = Scratch::new("plot-particles");
+    // Clumps of 8 within b of each other on a coarse lattice, in a 20^3 box.
+    let mut x = 11u64;
+    let mut rnd = || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut pos = Vec::new();
+    for c in 0..400 {
+        let centre = [
+            (c % 8) as f64 * 2.5,
+            (c / 8 % 8) as f64 * 2.5,
+            (c / 64) as f64 * 2.5,
+        ];
+        for _ in 0..8 {
+            for c in centre {
+                pos.push((c + 0.3 * rnd()) as f32);
+            }
+        }
+    }
+    let orig = s.path("p.f32");
+    write(&orig, &bytes_of(pos.iter().copied()));
+    let fz = s.path("p.fz");
+    run_ok(&[
+        "compress",
+        "--kind",
+        "particles",
+        "--b",
+        "0.2",
+        "--rel",
+        "1e-3",
+        &orig,
+        &fz,
+    ]);
+    let noisy: Vec<f32> = pos
+        .iter()
+        .map(|&p| p + (rnd() as f32 - 0.5) * 0.1)
+        .collect();
+    let other = s.path("other.f32");
+    write(&other, &bytes_of(noisy.iter().copied()));
+
+    let png_path = s.path("plot.png");
+    let out = run_ok(&[
+        "verify",
+        &orig,
+        &fz,
+        "--plot",
+        &png_path,
+        "--against",
+        &other,
+    ]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("OK"));
+    // Panels: original, factz, the noisy copy, the mass functions.
+    let (buf, w, h) = read_png(&png_path);
+    for c in [LOST, FALSE] {
+        assert_eq!(
+            count_in_panel(&buf, (w, h), (1, 4), c),
+            0,
+            "factz panel, colour {c:?}"
+        );
+        assert!(
+            count_in_panel(&buf, (w, h), (2, 4), c) > 0,
+            "noisy panel, colour {c:?}"
+        );
+    }
 }

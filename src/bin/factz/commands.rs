@@ -217,12 +217,9 @@ pub fn verify(argv: Vec<OsString>) -> CliResult<u8> {
         .int_in("plot-size", 64, 8192)?
         .map_or(plot::PANEL, |p| p as usize);
     if kind == Kind::Particles {
-        if plot.is_some() {
-            return Err(a.usage_err(
-                "--plot draws fields only for now (particle pictures are not built yet)",
-            ));
-        }
-        return particle_commands::verify(&a, orig_path, second, second_path, is_stream, progress);
+        let plot = plot.map(|p| (p, a.value("against"), plot_px));
+        let second = (second, second_path.as_str(), is_stream);
+        return particle_commands::verify(&a, orig_path, second, plot, progress);
     }
     a.refuse(&PARTICLE_ONLY, "--kind particles")?;
     let read = (second, second_path.as_str(), is_stream);

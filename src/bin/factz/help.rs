@@ -136,7 +136,7 @@ reconstruction every critical point lost (red cross), false (magenta square) or
 with a changed type (yellow square). --against OTHER (raw float32 in ORIG's
 shape and layout, e.g. SZ3's or ZFP's output at the same bound, or a field
 stream) adds a third panel, marked the same way. --plot-size PX sets a panel's
-larger side (default 520; small fields are magnified at most 16x). Fields only.
+larger side (default 520; small fields are magnified at most 16x).
 
 Particles (a particle stream, or --kind particles): reports friends-of-friends
 links broken and false, the Matthews correlation over the vulnerable pairs,
@@ -146,7 +146,12 @@ bound, PSNR and, for a stream, the ratio and bits/particle. With a stream the
 count, layout, linking length, box and bound default to what it records; with
 raw positions --b/--eta (default eta 0.2) and --box describe the links, and
 both files share --layout (default aos). Exits with status 1 if a link changed
-or a coordinate exceeds the bound (or a non-finite value changed).
+or a coordinate exceeds the bound (or a non-finite value changed). --plot draws
+the x-y projection of the original and of each reconstruction (density, halo
+members coloured by FoF group), marks every broken link (red) and false link
+(magenta) at the pair's middle (crosses and squares, dots when over 500), and
+overlays the cumulative halo mass functions; --against and --plot-size as for
+fields.
 
 The bound is --abs/--rel when given, else the one the stream records; without
 either no bound is checked. One of the two inputs may be `-`.

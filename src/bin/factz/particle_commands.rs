@@ -8,6 +8,7 @@ use crate::commands::{
 };
 use crate::fileio::{self, shown, Progress};
 use crate::json::{Json, Obj};
+use crate::plot;
 use crate::stats::short;
 use crate::{help, CliError, CliResult};
 use factz::format::{self, Parsed};
@@ -236,12 +237,12 @@ fn max_finite_error(orig: &[f32], recon: &[f32]) -> f64 {
 }
 
 /// `verify` of particles: ORIG against a particle stream or raw positions.
+/// `plot`: `--plot`'s path, `--against`'s and the panel size.
 pub fn verify(
     a: &Args,
     orig_path: &str,
-    second: Vec<u8>,
-    second_path: &str,
-    is_stream: bool,
+    (second, second_path, is_stream): (Vec<u8>, &str, bool),
+    plot: Option<(&str, Option<&str>, usize)>,
     progress: Progress,
 ) -> CliResult<u8> {
     a.refuse(&FIELD_ONLY, "--kind field2d")?;
@@ -257,6 +258,10 @@ pub fn verify(
     let flags = (linking_flag, period_flag, bound_flag);
     progress.phase("comparing links and halos");
     let report = inputs.compare(flags, min_members)?;
+    if let Some((path, against, px)) = plot {
+        progress.phase("plotting");
+        inputs.plot(&report, second_path, (path, against, px))?;
+    }
     progress.done();
     fileio::print_report(a.has("json"), || report.json(), || report.text())?;
     report.outcome()
@@ -313,6 +318,62 @@ impl ParticleInputs {
             info,
             stream_len,
         })
+    }
+
+    /// `verify --plot`: the original, the reconstruction and `against` (raw
+    /// positions in the same count and layout, or a particle stream).
+    fn plot(
+        &self,
+        report: &ParticleVerify,
+        second_path: &str,
+        (path, against, px): (&str, Option<&str>, usize),
+    ) -> CliResult<()> {
+        let n = self.orig.len() / 3;
+        let other = match against {
+            None => None,
+            Some(p) => {
+                let bytes = fileio::read_all(p)?;
+                Some(if fileio::is_stream(&bytes) {
+                    let (_, d) = decode(&bytes, p)?;
+                    if d.n != n {
+                        return Err(CliError::fail(format!(
+                            "{} holds {} particles, not {n}",
+                            shown(p),
+                            d.n
+                        )));
+                    }
+                    d.pos
+                } else {
+                    fileio::positions_from_bytes(&bytes, Some(n), self.layout, p)?
+                })
+            }
+        };
+        let title = match self.stream_len {
+            Some(len) => format!("factz, ratio {:.2}", (12 * n) as f64 / len as f64),
+            None => shown(second_path).to_string(),
+        };
+        let mut panels = vec![plot::ParticlePanel {
+            title,
+            pos: &self.recon,
+        }];
+        if let (Some(pos), Some(p)) = (&other, against) {
+            panels.push(plot::ParticlePanel {
+                title: shown(p).to_string(),
+                pos,
+            });
+        }
+        let space = Space {
+            period: report.period,
+        };
+        plot::particles_png(
+            path,
+            &self.orig,
+            &panels,
+            space,
+            report.b,
+            report.min_members,
+            px,
+        )
     }
 
     /// The library's metrics under the given linking length, box and bound,

@@ -1,6 +1,7 @@
 //! `factz verify --plot`: a picture of a field and its critical points, the
 //! original beside each reconstruction, with every lost, false or changed
-//! critical point marked.
+//! critical point marked; or of a particle set's projection with its halos,
+//! every broken or false link marked, and the halo mass functions.
 //!
 //! Each panel shows the field's magnitude (one colour scale, the original's,
 //! for all panels) shaded by a line-integral-convolution texture, so the flow
@@ -11,6 +12,7 @@
 
 use crate::{CliError, CliResult};
 use factz::field::topology::{diff, extract, CpType, CriticalPoint};
+use factz::particles::{fof, Space};
 use factz::vtk::CP_TYPES;
 use font8x8::UnicodeFonts;
 use rayon::prelude::*;
@@ -316,19 +318,7 @@ pub fn field_png(
         }
         titles.push((x0, line));
     }
-    // One text size for every title: double where they all fit on one line,
-    // else name and counts on two lines.
-    if titles.iter().all(|(_, t)| 16 * t.chars().count() <= view.w) {
-        for (x0, line) in &titles {
-            cv.text(*x0, (TITLE_H - 16) / 2, line, 2, view.w, BLACK);
-        }
-    } else {
-        for (x0, line) in &titles {
-            let (name, counts) = line.split_once(": ").unwrap_or((line, ""));
-            cv.text(*x0, 4, name, 1, view.w, BLACK);
-            cv.text(*x0, 16, counts, 1, view.w, BLACK);
-        }
-    }
+    draw_titles(&mut cv, &titles, view.w);
     // Legend: types, then the marks.
     let mut x = MARGIN;
     let y = TITLE_H + view.h + 10;
@@ -351,6 +341,23 @@ pub fn field_png(
     write_png(path, &cv)
 }
 
+/// Panel titles "name: counts" at their panels' left edges, one text size
+/// for all: double where every one fits on one line, else name and counts on
+/// two lines.
+fn draw_titles(cv: &mut Canvas, titles: &[(usize, String)], w: usize) {
+    if titles.iter().all(|(_, t)| 16 * t.chars().count() <= w) {
+        for (x0, line) in titles {
+            cv.text(*x0, (TITLE_H - 16) / 2, line, 2, w, BLACK);
+        }
+    } else {
+        for (x0, line) in titles {
+            let (name, counts) = line.split_once(": ").unwrap_or((line, ""));
+            cv.text(*x0, 4, name, 1, w, BLACK);
+            cv.text(*x0, 16, counts, 1, w, BLACK);
+        }
+    }
+}
+
 fn write_png(path: &str, cv: &Canvas) -> CliResult<()> {
     let fail = |e: &dyn std::fmt::Display| CliError::fail(format!("cannot write {path}: {e}"));
     let file = std::fs::File::create(path).map_err(|e| fail(&e))?;
@@ -361,4 +368,328 @@ fn write_png(path: &str, cv: &Canvas) -> CliResult<()> {
     let data: Vec<u8> = cv.px.iter().flatten().copied().collect();
     w.write_image_data(&data).map_err(|e| fail(&e))?;
     w.finish().map_err(|e| fail(&e))
+}
+
+/// One particle reconstruction to draw beside the original.
+pub struct ParticlePanel<'a> {
+    pub title: String,
+    pub pos: &'a [f32],
+}
+
+/// A set's FoF catalogue as the picture needs it.
+struct Catalogue {
+    /// Linked pairs (i < j), sorted.
+    links: Vec<(u32, u32)>,
+    /// Group label of each particle, or u32::MAX outside halos.
+    halo: Vec<u32>,
+    /// Member counts of the halos.
+    sizes: Vec<usize>,
+}
+
+fn catalogue(pos: &[f32], space: Space, b: f64, min: usize) -> CliResult<Catalogue> {
+    let fail = |e: factz::Error| CliError::fail(format!("--plot: {e}"));
+    let mut links = fof::links(pos, space, b).map_err(fail)?;
+    links.par_sort_unstable();
+    let labels = fof::group_labels(pos.len() / 3, &links);
+    let halos = fof::halos(&labels, min).map_err(fail)?;
+    let mut halo = vec![u32::MAX; labels.len()];
+    for h in &halos {
+        for &m in &h.members {
+            halo[m as usize] = h.label;
+        }
+    }
+    let sizes = halos.iter().map(|h| h.members.len()).collect();
+    Ok(Catalogue { links, halo, sizes })
+}
+
+/// Pairs in `a` and not in `b` (both sorted).
+fn missing(a: &[(u32, u32)], b: &[(u32, u32)]) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    let mut k = 0;
+    for &p in a {
+        while k < b.len() && b[k] < p {
+            k += 1;
+        }
+        if b.get(k) != Some(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// A bright colour for a halo label, the same in every panel.
+fn halo_colour(label: u32) -> Rgb {
+    let h = (f64::from(label) * 0.618_033_988_75).fract() * 6.0;
+    let x = 1.0 - (h % 2.0 - 1.0).abs();
+    let (r, g, b) = match h as u32 {
+        0 => (1.0, x, 0.0),
+        1 => (x, 1.0, 0.0),
+        2 => (0.0, 1.0, x),
+        3 => (0.0, x, 1.0),
+        4 => (x, 0.0, 1.0),
+        _ => (1.0, 0.0, x),
+    };
+    [r, g, b].map(|c: f64| (40.0 + 190.0 * c) as u8)
+}
+
+/// Draws the original's and each reconstruction's x-y projection (every
+/// particle as density, halo members coloured by their FoF group, each broken
+/// link a red cross and each false one a magenta square at the pair's middle)
+/// and the halo mass functions overlaid, into a PNG at `path`.
+#[allow(clippy::too_many_arguments)]
+pub fn particles_png(
+    path: &str,
+    orig: &[f32],
+    panels: &[ParticlePanel],
+    space: Space,
+    b: f64,
+    min: usize,
+    panel_px: usize,
+) -> CliResult<()> {
+    let fin = |k: usize| orig[3 * (k / 2) + k % 2];
+    let (mut lo, mut hi) = ([f64::MAX; 2], [f64::MIN; 2]);
+    for k in 0..orig.len() / 3 * 2 {
+        let x = f64::from(fin(k));
+        if x.is_finite() {
+            lo[k % 2] = lo[k % 2].min(x);
+            hi[k % 2] = hi[k % 2].max(x);
+        }
+    }
+    if lo[0] > hi[0] {
+        return Err(CliError::fail("--plot: no finite positions to draw"));
+    }
+    let extent = (hi[0] - lo[0]).max(hi[1] - lo[1]).max(f64::MIN_POSITIVE);
+    let side = panel_px;
+    let s = side as f64 / extent;
+    let n_panels = 2 + panels.len();
+    let width = MARGIN + n_panels * (side + MARGIN);
+    let height = TITLE_H + side + LEGEND_H + MARGIN;
+    let mut cv = Canvas {
+        w: width,
+        h: height,
+        px: vec![[255, 255, 255]; width * height],
+    };
+    let to_px = |p: &[f32], i: usize| -> Option<(f64, f64)> {
+        let (x, y) = (f64::from(p[3 * i]), f64::from(p[3 * i + 1]));
+        (x.is_finite() && y.is_finite()).then(|| ((x - lo[0]) * s, side as f64 - (y - lo[1]) * s))
+    };
+    let base = catalogue(orig, space, b, min)?;
+    let sets: Vec<(&[f32], String)> = std::iter::once((orig, "original".to_string()))
+        .chain(panels.iter().map(|p| (p.pos, p.title.clone())))
+        .collect();
+    let mut titles = Vec::new();
+    let mut hmfs = Vec::new();
+    for (k, (pos, title)) in sets.iter().enumerate() {
+        let x0 = MARGIN + k * (side + MARGIN);
+        let cat = if k == 0 {
+            None
+        } else {
+            Some(catalogue(pos, space, b, min)?)
+        };
+        let cat_ref = cat.as_ref().unwrap_or(&base);
+        // Density of every particle, then halo members in their group's colour.
+        let mut count = vec![0u32; side * side];
+        for i in 0..pos.len() / 3 {
+            if let Some((px, py)) = to_px(pos, i) {
+                let (px, py) = (px as usize, py as usize);
+                if px < side && py < side {
+                    count[py * side + px] += 1;
+                }
+            }
+        }
+        let cmax = f64::from(count.iter().copied().max().unwrap_or(0).max(1));
+        for py in 0..side {
+            for px in 0..side {
+                let c = f64::from(count[py * side + px]);
+                let g = (250.0 - 150.0 * (1.0 + c).ln() / (1.0 + cmax).ln()) as u8;
+                cv.px[(TITLE_H + py) * width + x0 + px] = [g; 3];
+            }
+        }
+        for i in 0..pos.len() / 3 {
+            let l = cat_ref.halo[i];
+            if l != u32::MAX {
+                if let Some((px, py)) = to_px(pos, i) {
+                    let (px, py) = (px as i64, py as i64);
+                    if px >= 0 && py >= 0 && (px as usize) < side && (py as usize) < side {
+                        cv.put(x0 as i64 + px, (TITLE_H as i64) + py, halo_colour(l));
+                    }
+                }
+            }
+        }
+        let middle = |p: &[f32], (i, j): (u32, u32)| -> Option<(f64, f64)> {
+            let (a, c) = (to_px(p, i as usize)?, to_px(p, j as usize)?);
+            Some((
+                x0 as f64 + (a.0 + c.0) / 2.0,
+                TITLE_H as f64 + (a.1 + c.1) / 2.0,
+            ))
+        };
+        let line = if let Some(cat) = &cat {
+            let broken = missing(&base.links, &cat.links);
+            let made = missing(&cat.links, &base.links);
+            // Marks shrink to dots where there are too many to tell apart.
+            let few = broken.len() + made.len() <= 500;
+            for &pair in &made {
+                if let Some((px, py)) = middle(pos, pair) {
+                    if few {
+                        cv.square(px, py, 5, FALSE);
+                    } else {
+                        cv.put(px as i64, py as i64, FALSE);
+                    }
+                }
+            }
+            for &pair in &broken {
+                if let Some((px, py)) = middle(orig, pair) {
+                    if few {
+                        cv.cross(px, py, 4, LOST);
+                    } else {
+                        cv.put(px as i64, py as i64, LOST);
+                    }
+                }
+            }
+            format!(
+                "{title}: {} broken, {} false links; {} halos",
+                broken.len(),
+                made.len(),
+                cat.sizes.len()
+            )
+        } else {
+            format!(
+                "{title}: {} links, {} halos >= {min}",
+                base.links.len(),
+                base.sizes.len()
+            )
+        };
+        titles.push((x0, line));
+        hmfs.push((
+            title.clone(),
+            cat.map_or_else(|| base.sizes.clone(), |c| c.sizes),
+        ));
+    }
+    draw_titles(&mut cv, &titles, side);
+    let x0 = MARGIN + (n_panels - 1) * (side + MARGIN);
+    mass_functions(&mut cv, x0, TITLE_H, side, min, &hmfs);
+    let y = TITLE_H + side + 10;
+    let mut x = MARGIN;
+    for (mark, name) in [(LOST, "broken link"), (FALSE, "false link")] {
+        if mark == LOST {
+            cv.cross(x as f64 + 5.0, y as f64 + 4.0, 4, mark);
+        } else {
+            cv.square(x as f64 + 5.0, y as f64 + 4.0, 5, mark);
+        }
+        cv.text(x + 16, y, name, 1, width, BLACK);
+        x += 16 + 8 * name.len() + 16;
+    }
+    cv.text(
+        x,
+        y,
+        "x-y projection; halo members coloured by FoF group",
+        1,
+        width,
+        BLACK,
+    );
+    write_png(path, &cv)
+}
+
+/// Set colours of the mass-function curves: the original, then each panel.
+const CURVES: [Rgb; 3] = [[0, 0, 0], [55, 126, 184], [255, 127, 0]];
+
+/// Cumulative halo mass functions, N(>= M) halos of at least M members, on
+/// log-log axes in a `side`-pixel square at (x0, y0), one curve per set (no
+/// binning: every halo is a step).
+fn mass_functions(
+    cv: &mut Canvas,
+    x0: usize,
+    y0: usize,
+    side: usize,
+    min: usize,
+    sets: &[(String, Vec<usize>)],
+) {
+    let largest = sets
+        .iter()
+        .flat_map(|(_, s)| s.iter().copied())
+        .max()
+        .unwrap_or(min)
+        .max(min + 1);
+    let nmax = sets.iter().map(|(_, s)| s.len()).max().unwrap_or(1).max(1) as f64;
+    let (pad_l, pad_b, pad_t) = (44.0, 28.0, 22.0);
+    let (w, h) = (side as f64 - pad_l - 8.0, side as f64 - pad_b - pad_t);
+    let (lx0, lx1) = ((min.max(1) as f64).log10(), (largest as f64 * 1.2).log10());
+    let ly1 = (nmax * 2.0).log10();
+    let (fx0, fy0) = (x0 as f64 + pad_l, y0 as f64 + pad_t);
+    let at = |m: f64, c: f64| -> (f64, f64) {
+        (
+            fx0 + w * (m.log10() - lx0) / (lx1 - lx0).max(1e-9),
+            fy0 + h * (1.0 - c.max(1.0).log10() / ly1),
+        )
+    };
+    for t in 0..=(w as i64) {
+        cv.put(fx0 as i64 + t, (fy0 + h) as i64, BLACK);
+        cv.put(fx0 as i64 + t, fy0 as i64, BLACK);
+    }
+    for t in 0..=(h as i64) {
+        cv.put(fx0 as i64, fy0 as i64 + t, BLACK);
+        cv.put((fx0 + w) as i64, fy0 as i64 + t, BLACK);
+    }
+    // Decade ticks and labels.
+    let mut d = 1.0f64;
+    while d <= largest as f64 * 1.2 {
+        if d >= min as f64 {
+            let (px, _) = at(d, 1.0);
+            for t in 0..5 {
+                cv.put(px as i64, (fy0 + h) as i64 - t, BLACK);
+            }
+            let label = format!("{d}");
+            let lx = (px as usize).saturating_sub(4 * label.len());
+            cv.text(lx, (fy0 + h) as usize + 4, &label, 1, 64, BLACK);
+        }
+        d *= 10.0;
+    }
+    let mut d = 1.0f64;
+    while d <= nmax * 2.0 {
+        let (_, py) = at(10f64.powf(lx0), d);
+        for t in 0..5 {
+            cv.put(fx0 as i64 + t, py as i64, BLACK);
+        }
+        cv.text(
+            x0 + 2,
+            (py as usize).saturating_sub(4),
+            &format!("{d}"),
+            1,
+            40,
+            BLACK,
+        );
+        d *= 10.0;
+    }
+    let xlabel = "members M";
+    let lx = (fx0 + w / 2.0) as usize - 4 * xlabel.len();
+    cv.text(lx, (fy0 + h) as usize + 16, xlabel, 1, 160, BLACK);
+    cv.text(x0, y0 + 4, "halos with >= M members", 1, side, BLACK);
+    // Steps: N drops by one at each halo's size. The original first and
+    // thickest, so a reconstruction that matches it draws over its middle.
+    for (k, (name, sizes)) in sets.iter().enumerate() {
+        let colour = CURVES[k.min(CURVES.len() - 1)];
+        let mut sorted = sizes.clone();
+        sorted.sort_unstable_by(|a, b| b.cmp(a));
+        let mut pts = Vec::with_capacity(2 * sorted.len());
+        for (i, &m) in sorted.iter().enumerate() {
+            pts.push(at(m as f64, i as f64));
+            pts.push(at(m as f64, (i + 1) as f64));
+        }
+        let thick = if k == 0 { 1 } else { 0 };
+        for seg in pts.windows(2) {
+            let (a, b) = (seg[0], seg[1]);
+            let steps = ((b.0 - a.0).abs().max((b.1 - a.1).abs()) as usize).max(1);
+            for t in 0..=steps {
+                let f = t as f64 / steps as f64;
+                let (x, y) = (a.0 + f * (b.0 - a.0), a.1 + f * (b.1 - a.1));
+                for dx in -thick..=thick {
+                    for dy in -thick..=thick {
+                        cv.put(x as i64 + dx, y as i64 + dy, colour);
+                    }
+                }
+            }
+        }
+        let ty = (fy0 + 6.0 + 12.0 * k as f64) as usize;
+        cv.text((fx0 + w - 8.0 * 20.0) as usize, ty, name, 1, 8 * 20, colour);
+    }
 }
