@@ -13,26 +13,12 @@ use factz::field::topology::extract;
 use factz::vtk::type_code;
 use std::process::Command;
 
-const NY: usize = 40;
-const NX: usize = 52;
-const SHAPE: &str = "40,52";
-
-/// A smooth non-square field with a few dozen critical points of several
-/// types (non-square so that a transposed grid would show), SoA.
-fn field() -> (Vec<f32>, Vec<f32>) {
-    let (mut u, mut v) = (Vec::new(), Vec::new());
-    for j in 0..NY {
-        for i in 0..NX {
-            let (x, y) = (i as f64 * 0.31, j as f64 * 0.27);
-            u.push((x.sin() * y.cos() + 0.3 * (0.7 * y + 0.2).sin() + 0.05 * x) as f32);
-            v.push((-(x.cos()) * y.sin() + 0.2 * (1.3 * x).cos() - 0.04 * y) as f32);
-        }
-    }
-    (u, v)
-}
-
-fn bytes_of(values: impl IntoIterator<Item = f32>) -> Vec<u8> {
-    values.into_iter().flat_map(f32::to_le_bytes).collect()
+/// The sample field written SoA into `s` as f.f32: its path and components.
+fn field_file(s: &Scratch) -> (String, Vec<f32>, Vec<f32>) {
+    let (u, v) = field();
+    let orig = s.path("f.f32");
+    write(&orig, &bytes_of(u.iter().chain(&v).copied()));
+    (orig, u, v)
 }
 
 /// What VTK's XML reader finds in `path` (tests/vtk/read_vtk.py).
@@ -79,9 +65,7 @@ fn check_cps_vtp(path: &str, u: &[f32], v: &[f32]) -> usize {
 #[test]
 fn field_and_critical_points_read_back_in_vtk() {
     let s = Scratch::new("vtk-field");
-    let (u, v) = field();
-    let orig = s.path("f.f32");
-    write(&orig, &bytes_of(u.iter().chain(&v).copied()));
+    let (orig, u, v) = field_file(&s);
 
     // The original's critical points.
     let cp = s.path("cp.vtp");
@@ -186,9 +170,7 @@ fn particles_read_back_in_vtk() {
 #[test]
 fn vtk_flags_fail_cleanly() {
     let s = Scratch::new("vtk-errors");
-    let (u, v) = field();
-    let orig = s.path("f.f32");
-    write(&orig, &bytes_of(u.iter().chain(&v).copied()));
+    let (orig, _, _) = field_file(&s);
     let fz = s.path("f.fz");
     run_ok(&["compress", "--shape", SHAPE, &orig, &fz]);
     let out = s.path("out.f32");
@@ -243,9 +225,7 @@ fn count_in_panel(
 #[test]
 fn verify_plot_marks_what_each_reconstruction_changed() {
     let s = Scratch::new("plot");
-    let (u, v) = field();
-    let orig = s.path("f.f32");
-    write(&orig, &bytes_of(u.iter().chain(&v).copied()));
+    let (orig, u, v) = field_file(&s);
     let fz = s.path("f.fz");
     run_ok(&["compress", "--shape", SHAPE, "--rel", "1e-2", &orig, &fz]);
     // Another "compressor": the original plus noise of 3% of the range.

@@ -33,6 +33,30 @@ impl Drop for Scratch {
     }
 }
 
+/// The sample field's shape (`NY,NX` for --shape): non-square, so a transposed
+/// grid shows.
+pub const NY: usize = 40;
+pub const NX: usize = 52;
+pub const SHAPE: &str = "40,52";
+
+/// A smooth field with a few dozen critical points of several types, SoA.
+pub fn field() -> (Vec<f32>, Vec<f32>) {
+    let (mut u, mut v) = (Vec::new(), Vec::new());
+    for j in 0..NY {
+        for i in 0..NX {
+            let (x, y) = (i as f64 * 0.31, j as f64 * 0.27);
+            u.push((x.sin() * y.cos() + 0.3 * (0.7 * y + 0.2).sin() + 0.05 * x) as f32);
+            v.push((-(x.cos()) * y.sin() + 0.2 * (1.3 * x).cos() - 0.04 * y) as f32);
+        }
+    }
+    (u, v)
+}
+
+/// Little-endian float32 bytes.
+pub fn bytes_of(values: impl IntoIterator<Item = f32>) -> Vec<u8> {
+    values.into_iter().flat_map(f32::to_le_bytes).collect()
+}
+
 pub fn f32s(bytes: &[u8]) -> Vec<f32> {
     bytes
         .chunks_exact(4)

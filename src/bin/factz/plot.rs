@@ -327,18 +327,24 @@ pub fn field_png(
         cv.text(x + 14, y, t.name(), 1, width, BLACK);
         x += 14 + 8 * t.name().len() + 14;
     }
-    let y2 = y + 16;
-    let mut x = MARGIN;
-    for (mark, name) in [(LOST, "lost"), (FALSE, "false"), (CHANGED, "type changed")] {
+    let marks = [(LOST, "lost"), (FALSE, "false"), (CHANGED, "type changed")];
+    legend_marks(&mut cv, MARGIN, y + 16, &marks);
+    write_png(path, &cv)
+}
+
+/// A legend row of marks (a cross for [`LOST`], squares otherwise) from
+/// (x, y); returns where it ends.
+fn legend_marks(cv: &mut Canvas, mut x: usize, y: usize, marks: &[(Rgb, &str)]) -> usize {
+    for &(mark, name) in marks {
         if mark == LOST {
-            cv.cross(x as f64 + 5.0, y2 as f64 + 4.0, 4, mark);
+            cv.cross(x as f64 + 5.0, y as f64 + 4.0, 4, mark);
         } else {
-            cv.square(x as f64 + 5.0, y2 as f64 + 4.0, 5, mark);
+            cv.square(x as f64 + 5.0, y as f64 + 4.0, 5, mark);
         }
-        cv.text(x + 16, y2, name, 1, width, BLACK);
+        cv.text(x + 16, y, name, 1, cv.w, BLACK);
         x += 16 + 8 * name.len() + 16;
     }
-    write_png(path, &cv)
+    x
 }
 
 /// Panel titles "name: counts" at their panels' left edges, one text size
@@ -569,16 +575,12 @@ pub fn particles_png(
     let x0 = MARGIN + (n_panels - 1) * (side + MARGIN);
     mass_functions(&mut cv, x0, TITLE_H, side, min, &hmfs);
     let y = TITLE_H + side + 10;
-    let mut x = MARGIN;
-    for (mark, name) in [(LOST, "broken link"), (FALSE, "false link")] {
-        if mark == LOST {
-            cv.cross(x as f64 + 5.0, y as f64 + 4.0, 4, mark);
-        } else {
-            cv.square(x as f64 + 5.0, y as f64 + 4.0, 5, mark);
-        }
-        cv.text(x + 16, y, name, 1, width, BLACK);
-        x += 16 + 8 * name.len() + 16;
-    }
+    let x = legend_marks(
+        &mut cv,
+        MARGIN,
+        y,
+        &[(LOST, "broken link"), (FALSE, "false link")],
+    );
     cv.text(
         x,
         y,
