@@ -180,20 +180,26 @@ pub fn changed_links(orig: &[f32], recon: &[f32], space: Space, b: f64) -> Resul
     Ok(vulnerable::violated(&vulnerable::pairs(orig, space, b, err), recon, space, b).len())
 }
 
-/// Counts of (a \ b, b \ a) for two pair lists.
-fn set_difference(a: &[(u32, u32)], b: &[(u32, u32)]) -> (usize, usize) {
+/// A pair of particle indices (i < j).
+pub type Pair = (u32, u32);
+
+/// The pairs in `a` and not in `b`, and in `b` and not in `a` (any order in;
+/// sorted out): links broken and made, as `verify` counts them and
+/// `verify --plot` marks them.
+pub fn pair_difference(a: &[Pair], b: &[Pair]) -> (Vec<Pair>, Vec<Pair>) {
     let (mut a, mut b) = (a.to_vec(), b.to_vec());
     a.sort_unstable();
     b.sort_unstable();
-    let (mut i, mut j, mut only_a, mut only_b) = (0, 0, 0, 0);
+    let (mut i, mut j) = (0, 0);
+    let (mut only_a, mut only_b) = (Vec::new(), Vec::new());
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
             std::cmp::Ordering::Less => {
-                only_a += 1;
+                only_a.push(a[i]);
                 i += 1;
             }
             std::cmp::Ordering::Greater => {
-                only_b += 1;
+                only_b.push(b[j]);
                 j += 1;
             }
             std::cmp::Ordering::Equal => {
@@ -202,7 +208,15 @@ fn set_difference(a: &[(u32, u32)], b: &[(u32, u32)]) -> (usize, usize) {
             }
         }
     }
-    (only_a + a.len() - i, only_b + b.len() - j)
+    only_a.extend_from_slice(&a[i..]);
+    only_b.extend_from_slice(&b[j..]);
+    (only_a, only_b)
+}
+
+/// Counts of [`pair_difference`]'s two lists.
+fn set_difference(a: &[(u32, u32)], b: &[(u32, u32)]) -> (usize, usize) {
+    let (only_a, only_b) = pair_difference(a, b);
+    (only_a.len(), only_b.len())
 }
 
 #[cfg(test)]

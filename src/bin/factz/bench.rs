@@ -70,16 +70,12 @@ pub fn best_of<T>(repeat: usize, mut f: impl FnMut() -> CliResult<T>) -> CliResu
 }
 
 fn load(path: &str, shape: Option<(usize, usize)>, layout: Option<Layout>) -> CliResult<Input> {
-    let (ny, nx, lay) = match (shape, Sidecar::beside(path).field_shape()) {
-        (Some((ny, nx)), _) => (ny, nx, layout.unwrap_or(Layout::Soa)),
-        (None, Some((ny, nx, l))) => (ny, nx, layout.unwrap_or(l)),
-        (None, None) => {
-            return Err(CliError::usage(format!(
-                "bench: give --shape NY,NX for {path} (no sidecar {} beside it)",
-                Path::new(path).with_extension("json").display()
-            )))
-        }
-    };
+    let (ny, nx, lay) = Sidecar::field_geometry(path, shape, layout).ok_or_else(|| {
+        CliError::usage(format!(
+            "bench: give --shape NY,NX for {path} (no sidecar {} beside it)",
+            Path::new(path).with_extension("json").display()
+        ))
+    })?;
     let bytes = fileio::read_all(path)?;
     let (u, v) = fileio::field_from_bytes(&bytes, ny, nx, lay, path)?;
     let name = Path::new(path)

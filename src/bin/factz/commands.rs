@@ -121,7 +121,7 @@ fn stream_kind(bytes: &[u8], path: &str) -> CliResult<Kind> {
     Ok(p.header.kind)
 }
 
-fn decode(bytes: &[u8], path: &str) -> CliResult<field::Decoded> {
+pub fn decode(bytes: &[u8], path: &str) -> CliResult<field::Decoded> {
     field::decompress(bytes).map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))
 }
 

@@ -2,12 +2,12 @@
 //! a field stream), as a summary, JSON, or VTK PolyData for ParaView / TTK.
 
 use crate::args::{self, switch, val, FlagSpec};
-use crate::commands::print_help_if;
+use crate::commands::{decode, print_help_if};
 use crate::fileio::{self, shown, Progress};
 use crate::json::{Json, Obj};
 use crate::sidecar::Sidecar;
 use crate::{help, CliError, CliResult};
-use factz::field::{self, topology, Layout};
+use factz::field::topology;
 use factz::vtk::{type_code, CP_TYPES};
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -29,8 +29,7 @@ pub fn cps(argv: Vec<OsString>) -> CliResult<u8> {
     let bytes = fileio::read_all(inp)?;
     let (ny, nx, u, v) = if fileio::is_stream(&bytes) {
         progress.phase("decompressing");
-        let d = field::decompress(&bytes)
-            .map_err(|e| CliError::fail(format!("{}: {e}", shown(inp))))?;
+        let d = decode(&bytes, inp)?;
         if let Some((sy, sx)) = shape.filter(|&s| s != (d.ny, d.nx)) {
             return Err(CliError::fail(format!(
                 "--shape {sy},{sx} does not match the stream's shape {},{}",
@@ -39,17 +38,13 @@ pub fn cps(argv: Vec<OsString>) -> CliResult<u8> {
         }
         (d.ny, d.nx, d.u, d.v)
     } else {
-        let (ny, nx, lay) = match (shape, Sidecar::beside(inp).field_shape()) {
-            (Some((ny, nx)), _) => (ny, nx, layout.unwrap_or(Layout::Soa)),
-            (None, Some((ny, nx, l))) => (ny, nx, layout.unwrap_or(l)),
-            (None, None) => {
-                return Err(a.usage_err(format!(
-                    "{} is not a factz stream: give --shape NY,NX (or a sidecar {})",
-                    shown(inp),
-                    Path::new(inp).with_extension("json").display()
-                )))
-            }
-        };
+        let (ny, nx, lay) = Sidecar::field_geometry(inp, shape, layout).ok_or_else(|| {
+            a.usage_err(format!(
+                "{} is not a factz stream: give --shape NY,NX (or a sidecar {})",
+                shown(inp),
+                Path::new(inp).with_extension("json").display()
+            ))
+        })?;
         let (u, v) = fileio::field_from_bytes(&bytes, ny, nx, lay, inp)?;
         (ny, nx, u, v)
     };

@@ -12,7 +12,7 @@
 
 use crate::{CliError, CliResult};
 use factz::field::topology::{diff, extract, CpType, CriticalPoint};
-use factz::particles::{fof, Space};
+use factz::particles::{fof, metrics, Space};
 use factz::vtk::CP_TYPES;
 use font8x8::UnicodeFonts;
 use rayon::prelude::*;
@@ -384,7 +384,7 @@ pub struct ParticlePanel<'a> {
 
 /// A set's FoF catalogue as the picture needs it.
 struct Catalogue {
-    /// Linked pairs (i < j), sorted.
+    /// Linked pairs (i < j).
     links: Vec<(u32, u32)>,
     /// Group label of each particle, or u32::MAX outside halos.
     halo: Vec<u32>,
@@ -394,8 +394,7 @@ struct Catalogue {
 
 fn catalogue(pos: &[f32], space: Space, b: f64, min: usize) -> CliResult<Catalogue> {
     let fail = |e: factz::Error| CliError::fail(format!("--plot: {e}"));
-    let mut links = fof::links(pos, space, b).map_err(fail)?;
-    links.par_sort_unstable();
+    let links = fof::links(pos, space, b).map_err(fail)?;
     let labels = fof::group_labels(pos.len() / 3, &links);
     let halos = fof::halos(&labels, min).map_err(fail)?;
     let mut halo = vec![u32::MAX; labels.len()];
@@ -406,21 +405,6 @@ fn catalogue(pos: &[f32], space: Space, b: f64, min: usize) -> CliResult<Catalog
     }
     let sizes = halos.iter().map(|h| h.members.len()).collect();
     Ok(Catalogue { links, halo, sizes })
-}
-
-/// Pairs in `a` and not in `b` (both sorted).
-fn missing(a: &[(u32, u32)], b: &[(u32, u32)]) -> Vec<(u32, u32)> {
-    let mut out = Vec::new();
-    let mut k = 0;
-    for &p in a {
-        while k < b.len() && b[k] < p {
-            k += 1;
-        }
-        if b.get(k) != Some(&p) {
-            out.push(p);
-        }
-    }
-    out
 }
 
 /// A bright colour for a halo label, the same in every panel.
@@ -530,8 +514,7 @@ pub fn particles_png(
             ))
         };
         let line = if let Some(cat) = &cat {
-            let broken = missing(&base.links, &cat.links);
-            let made = missing(&cat.links, &base.links);
+            let (broken, made) = metrics::pair_difference(&base.links, &cat.links);
             // Marks shrink to dots where there are too many to tell apart.
             let few = broken.len() + made.len() <= 500;
             for &pair in &made {

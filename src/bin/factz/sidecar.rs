@@ -92,6 +92,21 @@ impl Sidecar {
         }
     }
 
+    /// A raw field's `(ny, nx)` and layout from the flags, else from the
+    /// sidecar of `path` (flags win; SoA when neither says); None when
+    /// neither gives a shape.
+    pub fn field_geometry(
+        path: &str,
+        shape: Option<(usize, usize)>,
+        layout: Option<Layout>,
+    ) -> Option<(usize, usize, Layout)> {
+        match (shape, Sidecar::beside(path).field_shape()) {
+            (Some((ny, nx)), _) => Some((ny, nx, layout.unwrap_or(Layout::Soa))),
+            (None, Some((ny, nx, l))) => Some((ny, nx, layout.unwrap_or(l))),
+            (None, None) => None,
+        }
+    }
+
     /// A particle set's count: shape `[n, 3]`.
     pub fn particle_count(&self) -> Option<usize> {
         match *self.shape.as_deref()? {
