@@ -13,16 +13,17 @@ pub enum Bound {
 }
 
 /// Is `r` within `eb` of `x`, decided exactly (the f64 difference of two f32 may round).
+/// Branch-free (`&`, `|`), so that loops over lanes vectorise.
 ///
 /// Kernel twin: kernels/common.cuh `fzk_within`.
-#[inline]
+#[inline(always)]
 pub fn within(r: f32, x: f32, eb: f64) -> bool {
     let (a, b) = (r as f64, x as f64);
     let s = a - b;
     let bb = s - a;
     let err = (a - (s - bb)) + (-b - bb); // two-sum: a - b == s + err exactly
     let abs = s.abs();
-    abs < eb || (abs == eb && (err == 0.0 || (err < 0.0) == (s > 0.0)))
+    (abs < eb) | ((abs == eb) & ((err == 0.0) | ((err < 0.0) == (s > 0.0))))
 }
 
 /// The smallest and largest finite value of all `parts`, `(INF, -INF)` when

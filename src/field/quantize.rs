@@ -85,18 +85,27 @@ pub fn reconstruct(pred: f64, eb: f64, q: i32) -> f32 {
 }
 
 /// `y.round()` (half away from zero) as a code, or None when that is NaN or
-/// beyond `RADIUS`. From the truncation, as the kernel twin does: exact (the
-/// fraction `y - trunc(y)` is exact below 2^52), and no libm call per value.
-#[inline]
+/// beyond `RADIUS`: [`code_lanes`]'s answer (the tests' reference form).
+#[cfg(test)]
 fn code_of(y: f64) -> Option<i32> {
-    // NaN, infinities and whatever cannot round into range leave first.
-    if y.is_nan() || y.abs() >= 2.0 * RADIUS as f64 {
-        return None;
-    }
-    let t = y as i64;
-    let frac = y - t as f64;
-    let q = t + i64::from(frac >= 0.5) - i64::from(frac <= -0.5);
-    (q.abs() <= RADIUS).then_some(q as i32)
+    let (ok, q) = code_lanes(y);
+    ok.then_some(q)
+}
+
+/// [`code_of`] without a branch, so that a loop over lanes vectorises:
+/// (whether the code exists, the code; 0 when it does not). From the
+/// truncation, as the kernel twin does: exact (the fraction `y - trunc(y)` is
+/// exact below 2^52), and no libm call per value. NaN, infinities and
+/// whatever cannot round into range fail the first test; the rest truncate
+/// exactly in an i32.
+#[inline(always)]
+fn code_lanes(y: f64) -> (bool, i32) {
+    let in_range = y.abs() < 2.0 * RADIUS as f64;
+    let y = if in_range { y } else { 0.0 };
+    let t = y as i32;
+    let frac = y - f64::from(t);
+    let q = t + i32::from(frac >= 0.5) - i32::from(frac <= -0.5);
+    (in_range & (q.abs() <= RADIUS as i32), q)
 }
 
 /// Quantize `x` against `pred` under bound `eb`; None when the code would be out of
@@ -108,9 +117,18 @@ pub fn quantize(x: f32, pred: f64, eb: f64) -> Option<(i32, f32)> {
     if eb.is_nan() || eb <= 0.0 || !x.is_finite() {
         return None;
     }
-    let q = code_of((x as f64 - pred) / (2.0 * eb))?;
+    let (ok, q, r) = quantize_lanes(x, pred, eb);
+    ok.then_some((q, r))
+}
+
+/// [`quantize`] without a branch, for a finite `x` and a positive `eb`
+/// (the caller's to check): (whether it quantizes, code, reconstruction),
+/// the same answer.
+#[inline(always)]
+pub fn quantize_lanes(x: f32, pred: f64, eb: f64) -> (bool, i32, f32) {
+    let (ok, q) = code_lanes((x as f64 - pred) / (2.0 * eb));
     let r = reconstruct(pred, eb, q);
-    (r.is_finite() && within(r, x, eb)).then_some((q, r))
+    (ok & r.is_finite() & within(r, x, eb), q, r)
 }
 
 #[cfg(test)]

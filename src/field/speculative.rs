@@ -18,7 +18,8 @@
 use super::forced::forced_exact_and_signatures;
 use super::parts::Parts;
 use super::quantize::{
-    eb_of_id, id_for_bound, predictor_input, predictor_input_of, quantize, reconstruct, NUM_IDS,
+    eb_of_id, id_for_bound, predictor_input, predictor_input_of, quantize, quantize_lanes,
+    reconstruct, NUM_IDS,
 };
 use super::topology::{incident, incident_ids, signature, Sig};
 use crate::codec::{unzigzag, zigzag};
@@ -239,6 +240,21 @@ impl Ring {
     /// None when the vertex is on the border or a triangle around it holds a critical point.
     #[inline]
     fn new(f: &Field, sigs: &[Sig], i: usize, j: usize) -> Option<Ring> {
+        let ring = Ring::around(f, sigs, i, j)?;
+        // from_fn, not ring.map: the map went through an uninlined try_map here.
+        let u = std::array::from_fn(|a| f.u[ring[a]]);
+        let v = std::array::from_fn(|a| f.v[ring[a]]);
+        Some(Ring {
+            u,
+            v,
+            edge: ring_edges(&u, &v),
+        })
+    }
+
+    /// The ring's vertices E, NE, N, W, SW, S of (i, j), when it has the fast
+    /// path (see [`Ring::new`]).
+    #[inline(always)]
+    fn around(f: &Field, sigs: &[Sig], i: usize, j: usize) -> Option<[usize; 6]> {
         let nx = f.nx;
         if i == 0 || j == 0 || i + 1 >= nx || j + 1 >= f.ny {
             return None;
@@ -248,34 +264,99 @@ impl Ring {
             return None;
         }
         let k = j * nx + i;
-        let ring = [k + 1, k + nx + 1, k + nx, k - 1, k - nx - 1, k - nx];
-        // from_fn, not ring.map: the map went through an uninlined try_map here.
-        let u = std::array::from_fn(|a| f.u[ring[a]]);
-        let v = std::array::from_fn(|a| f.v[ring[a]]);
-        let edge = std::array::from_fn(|a| {
-            let b = (a + 1) % 6;
-            (u[a] as f64) * (v[b] as f64) - (u[b] as f64) * (v[a] as f64)
-        });
-        Some(Ring { u, v, edge })
+        Some([k + 1, k + nx + 1, k + nx, k - 1, k - nx - 1, k - nx])
     }
 
     /// True when no triangle of the ring holds a critical point with k at (x, y).
     #[inline]
     fn stays_free(&self, x: f32, y: f32) -> bool {
-        let (x, y) = (x as f64, y as f64);
-        let d: [f64; 6] = std::array::from_fn(|a| x * (self.v[a] as f64) - (self.u[a] as f64) * y);
-        // Every triangle tested, without a branch each: the answer is one AND.
-        let mut free = true;
-        for a in 0..6 {
-            // Triangle (k, r[a], r[b]): m = (edge_ab, -d_b, d_a), the closed-triangle rule.
-            let b = if a == 5 { 0 } else { a + 1 };
-            let m = [self.edge[a], -d[b], d[a]];
-            let finite = (m[0] + m[1] + m[2]).is_finite();
-            let pos = (m[0] > 0.0) | (m[1] > 0.0) | (m[2] > 0.0);
-            let neg = (m[0] < 0.0) | (m[1] < 0.0) | (m[2] < 0.0);
-            free &= !finite | (pos == neg);
-        }
-        free
+        ring_free(&self.u, &self.v, &self.edge, x, y)
+    }
+}
+
+/// The ring edges' cross products `u_a v_b - u_b v_a`, b the next vertex.
+#[inline(always)]
+fn ring_edges(u: &[f32; 6], v: &[f32; 6]) -> [f64; 6] {
+    std::array::from_fn(|a| {
+        let b = (a + 1) % 6;
+        (u[a] as f64) * (v[b] as f64) - (u[b] as f64) * (v[a] as f64)
+    })
+}
+
+/// [`Ring::stays_free`] of the ring `u, v` with edge products `edge`: every
+/// triangle tested, without a branch each (the answer is one AND), so that a
+/// loop over lanes vectorises.
+#[inline(always)]
+fn ring_free(u: &[f32; 6], v: &[f32; 6], edge: &[f64; 6], x: f32, y: f32) -> bool {
+    let (x, y) = (x as f64, y as f64);
+    let d: [f64; 6] = std::array::from_fn(|a| x * (v[a] as f64) - (u[a] as f64) * y);
+    let mut free = true;
+    for a in 0..6 {
+        // Triangle (k, r[a], r[b]): m = (edge_ab, -d_b, d_a), the closed-triangle rule.
+        let b = if a == 5 { 0 } else { a + 1 };
+        let m = [edge[a], -d[b], d[a]];
+        let finite = (m[0] + m[1] + m[2]).is_finite();
+        let pos = (m[0] > 0.0) | (m[1] > 0.0) | (m[2] > 0.0);
+        let neg = (m[0] < 0.0) | (m[1] < 0.0) | (m[2] < 0.0);
+        free &= !finite | (pos == neg);
+    }
+    free
+}
+
+/// Targets per batch of [`first_tries`] (stack arrays of this many lanes).
+const BATCH: usize = 16;
+
+/// Up to `BATCH` targets with a ring, gathered for their first try: originals,
+/// predictions and ring vertices, a lane each (unused lanes hold zeros: tried,
+/// never read).
+#[derive(Default)]
+struct Lanes {
+    x: [f32; BATCH],
+    y: [f32; BATCH],
+    pu: [f64; BATCH],
+    pw: [f64; BATCH],
+    u: [[f32; BATCH]; 6],
+    v: [[f32; BATCH]; 6],
+}
+
+/// Each lane's try of one bound: whether both components quantize and the
+/// ring stays free ([`decide`]'s test), and the codes and reconstructions.
+#[derive(Default)]
+struct Tries {
+    ok: [bool; BATCH],
+    q: [[i32; BATCH]; 2],
+    r: [[f32; BATCH]; 2],
+}
+
+/// Every lane's try of bound `eb` (positive; the originals finite): the
+/// scalar formulas across lanes, so the compiler vectorises them (AVX2 where
+/// the CPU has it, chosen at run time; no FMA, so the same bits).
+fn first_tries(l: &Lanes, eb: f64, t: &mut Tries) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { tries_avx2(l, eb, t) };
+    }
+    tries_lanes(l, eb, t)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn tries_avx2(l: &Lanes, eb: f64, t: &mut Tries) {
+    tries_lanes(l, eb, t)
+}
+
+#[inline(always)]
+fn tries_lanes(l: &Lanes, eb: f64, t: &mut Tries) {
+    for k in 0..BATCH {
+        let (oka, qa, ra) = quantize_lanes(l.x[k], l.pu[k], eb);
+        let (okb, qb, rb) = quantize_lanes(l.y[k], l.pw[k], eb);
+        let u = std::array::from_fn(|a| l.u[a][k]);
+        let v = std::array::from_fn(|a| l.v[a][k]);
+        let free = ring_free(&u, &v, &ring_edges(&u, &v), ra, rb);
+        t.ok[k] = oka & okb & free;
+        (t.q[0][k], t.q[1][k]) = (qa, qb);
+        (t.r[0][k], t.r[1][k]) = (ra, rb);
     }
 }
 
@@ -328,6 +409,65 @@ fn decide<const FINITE: bool>(
         }
     }
     Decision::Exact
+}
+
+/// One target row's decisions (row `j`, columns `cols`, of step `s`'s
+/// `phase`) when every value is finite, no vertex is capped and `xi` is
+/// positive: [`decide`]'s, in the same order. The first try (id 0, the full
+/// bound) of every target with a ring runs in lanes ([`first_tries`]); it
+/// settles nearly all of them, and [`decide`] takes the rest from the start.
+#[allow(clippy::too_many_arguments)]
+fn decide_row(
+    f: &Field,
+    orig: (&[f32], &[f32]),
+    sigs: &[Sig],
+    xi: f64,
+    (j, s, phase): (usize, usize, Phase),
+    cols: impl Iterator<Item = usize>,
+    exact: &[bool],
+    out: &mut RowOut,
+) {
+    let (ny, nx) = (f.ny, f.nx);
+    let mut cols = cols.peekable();
+    let (mut lanes, mut tries) = (Lanes::default(), Tries::default());
+    while cols.peek().is_some() {
+        // Per lane: the column, and whether it was gathered (not exact, a ring).
+        let mut at = [(0usize, false); BATCH];
+        let mut n = 0;
+        for (lane, i) in cols.by_ref().take(BATCH).enumerate() {
+            let k = j * nx + i;
+            let ring = (!exact[k]).then(|| Ring::around(f, sigs, i, j)).flatten();
+            at[lane] = (i, ring.is_some());
+            n += 1;
+            let Some(ring) = ring else {
+                continue;
+            };
+            let pred = Predictor::new(ny, nx, i, j, s, phase);
+            (lanes.x[lane], lanes.y[lane]) = (orig.0[k], orig.1[k]);
+            lanes.pu[lane] = pred.apply::<true>(f.u);
+            lanes.pw[lane] = pred.apply::<true>(f.v);
+            for (a, &r) in ring.iter().enumerate() {
+                (lanes.u[a][lane], lanes.v[a][lane]) = (f.u[r], f.v[r]);
+            }
+        }
+        first_tries(&lanes, xi, &mut tries);
+        for (lane, &(i, gathered)) in at[..n].iter().enumerate() {
+            let k = j * nx + i;
+            let d = if exact[k] {
+                Decision::Exact
+            } else if gathered && tries.ok[lane] {
+                Decision::Coded {
+                    id: 0,
+                    q: [tries.q[0][lane], tries.q[1][lane]],
+                    r: [tries.r[0][lane], tries.r[1][lane]],
+                }
+            } else {
+                let pred = Predictor::new(ny, nx, i, j, s, phase);
+                decide::<true>(f, orig, sigs, xi, (i, j), pred, f64::INFINITY)
+            };
+            out.push(d, [orig.0[k], orig.1[k]]);
+        }
+    }
 }
 
 /// The target rows of `t` in a row-major field `a` of width `nx`, in
@@ -454,6 +594,11 @@ pub fn encode_capped(
             rows.par_iter()
                 .map(|&j| {
                     let mut out = RowOut::default();
+                    if finite && caps.is_none() && xi > 0.0 {
+                        let at = (j, s, phase);
+                        decide_row(&f, (u, v), &sigs, xi, at, t.cols(nx), exact, &mut out);
+                        return out;
+                    }
                     for i in t.cols(nx) {
                         let k = j * nx + i;
                         let d = if exact[k] {
@@ -633,6 +778,87 @@ fn decode_reads(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The lanes' first try decides every target as [`decide`] alone does:
+    /// same stream entries and reconstructions, on bounds where the first
+    /// try nearly always holds and where it often fails (border, critical
+    /// points and exact vertices included).
+    #[test]
+    fn row_in_lanes_decides_as_decide() {
+        let (ny, nx) = (41, 67);
+        let mut s = 7u64;
+        let mut rnd = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s % 20_000) as f32 / 1000.0 - 10.0
+        };
+        let u: Vec<f32> = (0..ny * nx).map(|_| rnd()).collect();
+        let v: Vec<f32> = (0..ny * nx).map(|_| rnd()).collect();
+        let (exact, sigs) = forced_exact_and_signatures(&u, &v, ny, nx, true);
+        assert!(exact.iter().any(|&e| e) && sigs.iter().any(|s| s.is_cp()));
+        let f = Field {
+            u: &u,
+            v: &v,
+            ny,
+            nx,
+        };
+        let (mut first_ok, mut first_failed) = (0, 0);
+        for xi in [1e-4, 1e-2, 0.3, 3.0, 100.0] {
+            for (step, phase) in schedule() {
+                let t = Targets::of(step, phase);
+                for j in t.rows(ny) {
+                    let mut lanes = RowOut::default();
+                    decide_row(
+                        &f,
+                        (&u, &v),
+                        &sigs,
+                        xi,
+                        (j, step, phase),
+                        t.cols(nx),
+                        &exact,
+                        &mut lanes,
+                    );
+                    let mut one = RowOut::default();
+                    for i in t.cols(nx) {
+                        let k = j * nx + i;
+                        let d = if exact[k] {
+                            Decision::Exact
+                        } else {
+                            let pred = Predictor::new(ny, nx, i, j, step, phase);
+                            let d = decide::<true>(
+                                &f,
+                                (&u, &v),
+                                &sigs,
+                                xi,
+                                (i, j),
+                                pred,
+                                f64::INFINITY,
+                            );
+                            match d {
+                                Decision::Coded { id: 0, .. } => first_ok += 1,
+                                _ => first_failed += 1,
+                            }
+                            d
+                        };
+                        one.push(d, [u[k], v[k]]);
+                    }
+                    assert_eq!(
+                        (lanes.ids, lanes.codes, lanes.raw),
+                        (one.ids, one.codes, one.raw)
+                    );
+                    let bits = |r: &[Option<[f32; 2]>]| -> Vec<_> {
+                        r.iter().map(|r| r.map(|r| r.map(f32::to_bits))).collect()
+                    };
+                    assert_eq!(bits(&lanes.recon), bits(&one.recon));
+                }
+            }
+        }
+        assert!(
+            first_ok > 1000 && first_failed > 1000,
+            "{first_ok} {first_failed}"
+        );
+    }
 
     /// Decoding with untested reads gives the reference's bits: on fields
     /// with NaN and infinities (stored exactly, decided mid-schedule), and on
