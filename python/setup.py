@@ -24,6 +24,7 @@ import sys
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
+from setuptools.dist import Distribution
 
 try:  # setuptools >= 70.1 has its own
     from setuptools.command.bdist_wheel import bdist_wheel
@@ -120,17 +121,23 @@ class BuildPyWithNative(build_py):
             sys.exit(f"error: factz: {e}")
 
 
-class PlatformWheel(bdist_wheel):
-    """The wheel holds native libraries (loaded with ctypes, so any Python 3
-    of this platform can use it): tag it py3-none-<platform>."""
+class NativeDistribution(Distribution):
+    """The package holds native libraries: build and install it as platform
+    specific (platlib, a platform-tagged wheel)."""
 
-    def finalize_options(self):
-        super().finalize_options()
-        self.root_is_pure = False
+    def has_ext_modules(self):
+        return True
+
+
+class PlatformWheel(bdist_wheel):
+    """The libraries are loaded with ctypes, not imported as extension
+    modules, so any Python 3 of this platform can use the wheel: tag it
+    py3-none-<platform>."""
 
     def get_tag(self):
         _, _, plat = super().get_tag()
         return "py3", "none", plat
 
 
-setup(cmdclass={"build_py": BuildPyWithNative, "bdist_wheel": PlatformWheel})
+setup(distclass=NativeDistribution,
+      cmdclass={"build_py": BuildPyWithNative, "bdist_wheel": PlatformWheel})
