@@ -310,6 +310,15 @@ def decompress(stream):
     return xyz
 
 
+# factz_critical_point as numpy sees it (checked against ctypes below)
+_CP_C_DTYPE = np.dtype([("triangle", "<u8"), ("i", "<u8"), ("j", "<u8"), ("x", "<f8"),
+                        ("y", "<f8"), ("kind", "<u4"), ("half", "<u4"), ("det_sign", "<i4"),
+                        ("trace_sign", "<i4"), ("disc_sign", "<i4"), ("reserved", "<u4")])
+if _CP_C_DTYPE.itemsize != _capi.ctypes.sizeof(_capi.CriticalPoint) or any(
+        _CP_C_DTYPE.fields[n][1] != getattr(_capi.CriticalPoint, n).offset
+        for n in _CP_C_DTYPE.names):
+    raise ImportError("factz: the numpy and ctypes layouts of factz_critical_point differ")
+
 _CP_DTYPE = np.dtype([("cell", np.uint64), ("i", np.uint64), ("j", np.uint64),
                       ("x", np.float64), ("y", np.float64), ("type", "U16")])
 
@@ -333,9 +342,13 @@ def critical_points(u, v):
     if count.value:
         _check(lib.factz_field_critical_points(_capi.fptr(u), _capi.fptr(v), ny, nx, got,
                                                buf, count.value))
+    raw = np.frombuffer(buf, dtype=_CP_C_DTYPE, count=count.value)
     out = np.empty(count.value, dtype=_CP_DTYPE)
-    for k, cp in enumerate(buf):
-        out[k] = (cp.triangle, cp.i, cp.j, cp.x, cp.y, CP_TYPES.get(cp.kind, str(cp.kind)))
+    for name in ("cell", "i", "j", "x", "y"):
+        out[name] = raw["triangle" if name == "cell" else name]
+    names = np.array([CP_TYPES.get(k, str(k)) for k in range(7)])
+    kind = raw["kind"].astype(np.intp)
+    out["type"] = names[np.where((kind >= 1) & (kind <= 6), kind, 0)]
     return out
 
 
@@ -667,11 +680,11 @@ def verify(original, data, *, abs=None, rel=None, b=None, eta=None, box=None, mi
                              f"{xyz.shape}")
         orig_all, rec_all = xyz, r
         nvalues = xyz.size
-        if b is None and eta is None and box is None and stream is not None:
+        # each of b / eta and box defaults to what the stream records
+        boxv = sinfo.box_side if box is None and stream is not None else _box(box)
+        if b is None and eta is None and stream is not None:
             blen = sinfo.linking_length
-            boxv = sinfo.box_side
         else:
-            boxv = _box(box)
             blen = linking_length(xyz, b=b, eta=eta, box=boxv)
         lo = _link_pairs(xyz, blen, boxv)
         lr = _link_pairs(r, blen, boxv)
