@@ -188,7 +188,7 @@ def _particle_array(xyz, name="xyz"):
 
 
 def compress_field(u, v, *, abs=None, rel=None, mode="s", coder="rans", zstd=0, chunk=False,
-                   verify=False, backend="cpu"):
+                   verify=False, backend="cpu", report=False):
     """Compresses a 2D vector field (two float32 arrays of shape (ny, nx),
     row-major, x fastest) into a factz stream (bytes).
 
@@ -205,6 +205,9 @@ def compress_field(u, v, *, abs=None, rel=None, mode="s", coder="rans", zstd=0, 
     :param chunk: the field is one chunk of a larger one (border kept exact).
     :param verify: decode and re-check before returning (fallback: lossless).
     :param backend: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``.
+    :param report: also return what the compression did, as ``(stream,
+        report)``: ``abs_bound`` used, ``exact_vertices``, ``verified``,
+        ``lossless_fallback``, ``ran_on_gpu``.
     """
     u, v = _field_arrays(u, v)
     lib = _capi.lib()
@@ -225,7 +228,17 @@ def compress_field(u, v, *, abs=None, rel=None, mode="s", coder="rans", zstd=0, 
     _check(lib.factz_field_compress_ex(cfg, _capi.fptr(u), _capi.fptr(v), ny, nx,
                                        out.ctypes.data_as(_capi.POINTER(_capi.c_uint8)),
                                        out.size, n, rep))
-    return out[:n.value].tobytes()
+    stream = out[:n.value].tobytes()
+    if not report:
+        return stream
+    return stream, {"abs_bound": rep.abs_bound, "exact_vertices": int(rep.exact_vertices),
+                    **_report_flags(rep.flags)}
+
+
+def _report_flags(flags):
+    return {"verified": bool(flags & _capi.VERIFY),
+            "lossless_fallback": bool(flags & _capi.LOSSLESS_FALLBACK),
+            "ran_on_gpu": bool(flags & _capi.RAN_ON_GPU)}
 
 
 def _field_info(buf):
@@ -365,7 +378,7 @@ def _linking(b, eta):
 
 def compress_particles(xyz, *, b=None, eta=None, abs=None, rel=None, box=None, base="builtin",
                        coder="rans", zstd=0, chunk=False, verify=False, edit_bits=16,
-                       max_iters=1000, backend="cpu"):
+                       max_iters=1000, backend="cpu", report=False):
     """Compresses particle positions (float32, shape (n, 3), x, y, z per
     particle) into a factz stream (bytes).
 
@@ -386,6 +399,12 @@ def compress_particles(xyz, *, b=None, eta=None, abs=None, rel=None, box=None, b
     :param edit_bits: bits per correction edit, 2..24 (default 16).
     :param max_iters: optimiser iterations before the exact-storage fallback
         (default 1000).
+    :param report: also return what the compression did, as ``(stream,
+        report)``: ``abs_bound``, ``linking_length``, ``source`` (base
+        compressor, or ``"lossless"``), ``iterations``, ``exact_particles``,
+        ``vulnerable_pairs``, ``violated_before``, ``active_particles``,
+        ``violated_after``, ``fallback_particles``, ``edited_coords``,
+        ``base_bytes``, ``correction_bytes`` and the flags.
     """
     xyz = _particle_array(xyz)
     lib = _capi.lib()
@@ -414,7 +433,17 @@ def compress_particles(xyz, *, b=None, eta=None, abs=None, rel=None, box=None, b
     _check(lib.factz_particles_compress_ex(_capi.fptr(xyz), n, cfg,
                                            out.ctypes.data_as(_capi.POINTER(_capi.c_uint8)),
                                            out.size, got, rep))
-    return out[:got.value].tobytes()
+    stream = out[:got.value].tobytes()
+    if not report:
+        return stream
+    d = {"abs_bound": rep.abs_bound, "linking_length": rep.linking_length,
+         "source": _NAMES["source"].get(rep.source, rep.source), "iterations": rep.iterations}
+    for name in ("exact_particles", "vulnerable_pairs", "violated_before", "active_particles",
+                 "violated_after", "fallback_particles", "edited_coords", "base_bytes",
+                 "correction_bytes"):
+        d[name] = int(getattr(rep, name))
+    d.update(_report_flags(rep.flags))
+    return stream, d
 
 
 def linking_length(xyz, *, b=None, eta=None, box=None):
