@@ -47,19 +47,15 @@ __all__ = [
     "verify",
     "library_version",
     "CP_TYPES",
-    # from factz.h5 when h5py is installed
     "FILTER_ID",
     "PLUGIN_PATH",
-    "Field2D",
-    "Particles",
-    "register",
-    "is_available",
 ]
 
 try:
     from .h5 import (FILTER_ID, PLUGIN_PATH, Field2D, Particles,  # noqa: F401
                      is_available, register)
-except ModuleNotFoundError as _e:  # the numpy API works without h5py
+    __all__ += ["Field2D", "Particles", "register", "is_available"]
+except ModuleNotFoundError as _e:  # the numpy API works without h5py (a dependency, though)
     if _e.name != "h5py":
         raise
     from ._plugin import FILTER_ID, PLUGIN_PATH  # noqa: F401
