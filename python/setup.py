@@ -26,10 +26,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 from setuptools.dist import Distribution
 
-try:  # setuptools >= 70.1 has its own
-    from setuptools.command.bdist_wheel import bdist_wheel
-except ImportError:  # pragma: no cover - older setuptools
-    from wheel.bdist_wheel import bdist_wheel
+from setuptools.command.bdist_wheel import bdist_wheel  # setuptools >= 70.1
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
