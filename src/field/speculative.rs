@@ -494,6 +494,17 @@ struct RowOut {
 }
 
 impl RowOut {
+    /// Room for `n` targets' entries, all coded (a row's pushes then never
+    /// reallocate but for its exact ones' raw words).
+    fn with_capacity(n: usize) -> RowOut {
+        RowOut {
+            ids: Vec::with_capacity(n),
+            codes: Vec::with_capacity(2 * n),
+            raw: Vec::new(),
+            recon: Vec::with_capacity(n),
+        }
+    }
+
     /// Record a decision on a target whose original is `orig`.
     fn push(&mut self, d: Decision, orig: [f32; 2]) {
         match d {
@@ -593,7 +604,7 @@ pub fn encode_capped(
             let exact = &exact;
             rows.par_iter()
                 .map(|&j| {
-                    let mut out = RowOut::default();
+                    let mut out = RowOut::with_capacity(t.cols(nx).len());
                     if finite && caps.is_none() && xi > 0.0 {
                         let at = (j, s, phase);
                         decide_row(&f, (u, v), &sigs, xi, at, t.cols(nx), exact, &mut out);
