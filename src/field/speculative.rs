@@ -240,10 +240,11 @@ impl Ring {
     /// None when the vertex is on the border or a triangle around it holds a critical point.
     #[inline]
     fn new(f: &Field, sigs: &[Sig], i: usize, j: usize) -> Option<Ring> {
-        let ring = Ring::around(f, sigs, i, j)?;
-        // from_fn, not ring.map: the map went through an uninlined try_map here.
-        let u = std::array::from_fn(|a| f.u[ring[a]]);
-        let v = std::array::from_fn(|a| f.v[ring[a]]);
+        if !Ring::fits(f, sigs, i, j) {
+            return None;
+        }
+        let k = j * f.nx + i;
+        let (u, v) = (ring_of(f.u, k, f.nx), ring_of(f.v, k, f.nx));
         Some(Ring {
             u,
             v,
@@ -251,20 +252,16 @@ impl Ring {
         })
     }
 
-    /// The ring's vertices E, NE, N, W, SW, S of (i, j), when it has the fast
-    /// path (see [`Ring::new`]).
+    /// Whether (i, j) has the fast path: an interior vertex whose six
+    /// triangles hold no critical point.
     #[inline(always)]
-    fn around(f: &Field, sigs: &[Sig], i: usize, j: usize) -> Option<[usize; 6]> {
+    fn fits(f: &Field, sigs: &[Sig], i: usize, j: usize) -> bool {
         let nx = f.nx;
         if i == 0 || j == 0 || i + 1 >= nx || j + 1 >= f.ny {
-            return None;
+            return false;
         }
         let (tris, _) = incident_ids(f.ny, nx, i, j);
-        if tris.iter().fold(false, |cp, &t| cp | sigs[t].is_cp()) {
-            return None;
-        }
-        let k = j * nx + i;
-        Some([k + 1, k + nx + 1, k + nx, k - 1, k - nx - 1, k - nx])
+        !tris.iter().fold(false, |cp, &t| cp | sigs[t].is_cp())
     }
 
     /// True when no triangle of the ring holds a critical point with k at (x, y).
@@ -272,6 +269,17 @@ impl Ring {
     fn stays_free(&self, x: f32, y: f32) -> bool {
         ring_free(&self.u, &self.v, &self.edge, x, y)
     }
+}
+
+/// The ring E, NE, N, W, SW, S of interior vertex k in one component `a` of
+/// a row-major field `nx` wide, read as three row slices (three bounds
+/// checks, not six).
+#[inline(always)]
+fn ring_of(a: &[f32], k: usize, nx: usize) -> [f32; 6] {
+    let [w, _, e]: [f32; 3] = a[k - 1..k + 2].try_into().unwrap();
+    let [n, ne]: [f32; 2] = a[k + nx..k + nx + 2].try_into().unwrap();
+    let [sw, s]: [f32; 2] = a[k - nx - 1..k - nx + 1].try_into().unwrap();
+    [e, ne, n, w, sw, s]
 }
 
 /// The ring edges' cross products `u_a v_b - u_b v_a`, b the next vertex.
@@ -436,18 +444,20 @@ fn decide_row(
         let mut n = 0;
         for (lane, i) in cols.by_ref().take(BATCH).enumerate() {
             let k = j * nx + i;
-            let ring = (!exact[k]).then(|| Ring::around(f, sigs, i, j)).flatten();
-            at[lane] = (i, ring.is_some());
+            let ring = !exact[k] && Ring::fits(f, sigs, i, j);
+            at[lane] = (i, ring);
             n += 1;
-            let Some(ring) = ring else {
+            if !ring {
                 continue;
-            };
+            }
             let pred = Predictor::new(ny, nx, i, j, s, phase);
             (lanes.x[lane], lanes.y[lane]) = (orig.0[k], orig.1[k]);
             lanes.pu[lane] = pred.apply::<true>(f.u);
             lanes.pw[lane] = pred.apply::<true>(f.v);
-            for (a, &r) in ring.iter().enumerate() {
-                (lanes.u[a][lane], lanes.v[a][lane]) = (f.u[r], f.v[r]);
+            for (lane_of, a) in [(&mut lanes.u, f.u), (&mut lanes.v, f.v)] {
+                for (side, x) in lane_of.iter_mut().zip(ring_of(a, k, nx)) {
+                    side[lane] = x;
+                }
             }
         }
         first_tries(&lanes, xi, &mut tries);
@@ -506,6 +516,7 @@ impl RowOut {
     }
 
     /// Record a decision on a target whose original is `orig`.
+    #[inline(always)]
     fn push(&mut self, d: Decision, orig: [f32; 2]) {
         match d {
             Decision::Exact => {
