@@ -315,8 +315,8 @@ fn ring_free(u: &[f32; 6], v: &[f32; 6], edge: &[f64; 6], x: f32, y: f32) -> boo
 const BATCH: usize = 16;
 
 /// Up to `BATCH` targets with a ring, gathered for their first try: originals,
-/// predictions and ring vertices, a lane each (unused lanes hold zeros: tried,
-/// never read).
+/// predictions and ring vertices, a lane each (a lane not gathered keeps what
+/// an earlier batch left there, finite values: tried, never read).
 #[derive(Default)]
 struct Lanes {
     x: [f32; BATCH],
