@@ -187,6 +187,19 @@ def _zstd(level):
     return level
 
 
+def _cd_words(kind, sub, bound, coder, zstd, verify):
+    """cd_values words 0-8, the part both kinds share (version, kind, mode or
+    base, bound kind and value, coder, zstd level, flags); words 9-14 are
+    the caller's to fill."""
+    bound_kind, value = bound
+    cd = [0] * USER_NELMTS
+    cd[0], cd[1], cd[2], cd[3] = CD_VERSION, kind, sub, bound_kind
+    cd[4], cd[5] = _double_words(value)
+    cd[6], cd[7] = coder, zstd
+    cd[8] = _FLAG_VERIFY if verify else 0
+    return cd
+
+
 class _FactzFilter(h5py.filters.FilterRefBase):
     filter_id = FILTER_ID
 
@@ -229,15 +242,7 @@ class Field2D(_FactzFilter):
         m = _choice("mode", mode, _FIELD_MODES)
         c = _choice("coder", coder, _CODERS)
         z = _zstd(zstd)
-        cd = [0] * USER_NELMTS
-        cd[0] = CD_VERSION
-        cd[1] = _KIND_FIELD2D
-        cd[2] = m
-        cd[3] = bound_kind
-        cd[4], cd[5] = _double_words(bound)
-        cd[6] = c
-        cd[7] = z
-        cd[8] = _FLAG_VERIFY if verify else 0
+        cd = _cd_words(_KIND_FIELD2D, m, (bound_kind, bound), c, z, verify)
         cd[14] = _CHUNK_RULE_ON
         self.filter_options = tuple(cd)
         self.config = {
@@ -312,15 +317,7 @@ class Particles(_FactzFilter):
         bs = _choice("base", base, _BASES)
         c = _choice("coder", coder, _CODERS)
         z = _zstd(zstd)
-        cd = [0] * USER_NELMTS
-        cd[0] = CD_VERSION
-        cd[1] = _KIND_PARTICLES
-        cd[2] = bs
-        cd[3] = bound_kind
-        cd[4], cd[5] = _double_words(bound)
-        cd[6] = c
-        cd[7] = z
-        cd[8] = _FLAG_VERIFY if verify else 0
+        cd = _cd_words(_KIND_PARTICLES, bs, (bound_kind, bound), c, z, verify)
         cd[9] = link_kind
         cd[10], cd[11] = _double_words(link)
         cd[12], cd[13] = _double_words(box)
