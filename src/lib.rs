@@ -18,9 +18,11 @@ pub mod format;
 pub mod gpu;
 pub mod kernels;
 pub mod particles;
+pub mod real;
 pub mod synth;
 pub mod vtk;
 #[cfg(feature = "zfp")]
 pub mod zfp;
 
 pub use error::{Error, ErrorKind, Result};
+pub use real::Real;

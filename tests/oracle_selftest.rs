@@ -163,7 +163,7 @@ fn fields_without_zeros_have_no_critical_points() {
     assert!(ex(&f).is_empty());
     // degenerate shapes
     assert!(extract(&[1.0], &[2.0], 1, 1).is_empty());
-    assert!(extract(&[], &[], 0, 0).is_empty());
+    assert!(extract::<f32>(&[], &[], 0, 0).is_empty());
     assert!(extract(&[0.0; 5], &[0.0; 5], 1, 5).is_empty());
     assert!(extract(&[0.0; 5], &[0.0; 5], 5, 1).is_empty());
     // all-zero: every triangle degenerate

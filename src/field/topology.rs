@@ -7,7 +7,8 @@
 //! `2 * (j * (nx - 1) + i) + t`. Both triangles are counter-clockwise with unit area
 //! 1/2, so det J of the linear interpolant equals `m = m0 + m1 + m2`.
 
-use super::exact::sign_of_sum;
+use super::exact::{sign_of_products, sign_of_sum};
+use crate::real::Real;
 use rayon::prelude::*;
 
 /// Which of the two triangles of a quad.
@@ -104,7 +105,7 @@ pub fn edge_products(a: [f32; 2], b: [f32; 2]) -> (f64, f64) {
 /// Vertex rows j and j + 1 of a row-major field, as `[u0, v0, u1, v1]`: the
 /// two rows of quad row j.
 #[inline]
-pub fn quad_row<'a>(u: &'a [f32], v: &'a [f32], nx: usize, j: usize) -> [&'a [f32]; 4] {
+pub fn quad_row<'a, T>(u: &'a [T], v: &'a [T], nx: usize, j: usize) -> [&'a [T]; 4] {
     let (a, b, c) = (j * nx, (j + 1) * nx, (j + 2) * nx);
     [&u[a..b], &v[a..b], &u[b..c], &v[b..c]]
 }
@@ -291,6 +292,70 @@ fn signature_of(p: [[f32; 2]; 3], half: Half, det: i8) -> Sig {
     Sig::from_signs(det, tr, disc)
 }
 
+/// m_k = u_a v_b - u_b v_a over (1,2), (2,0), (0,1), as product pairs.
+#[inline]
+fn m_terms_f64(p: [[f64; 2]; 3]) -> [[(f64, f64); 2]; 3] {
+    [(1, 2), (2, 0), (0, 1)].map(|(a, b)| [(p[a][0], p[b][1]), (-p[b][0], p[a][1])])
+}
+
+/// The exact signs of m0, m1, m2 of a triangle of finite f64 values.
+pub fn m_signs_f64(p: [[f64; 2]; 3]) -> [i8; 3] {
+    m_terms_f64(p).map(|t| sign_of_products(&t))
+}
+
+/// [`classify`] for f64 vertex values, whose products are not exact in f64:
+/// every sign comes from [`sign_of_products`] (a float filter, then exact
+/// integer sums), so the answer is exact for all finite values, overflow and
+/// subnormals included. The same rule, term for term: m_k = u_a v_b - u_b v_a
+/// over (1,2), (2,0), (0,1); tr and tr^2 - 4 det as in `signature_of`.
+pub fn classify_f64(p: [[f64; 2]; 3], half: Half) -> (Sig, bool) {
+    if !p.iter().flatten().all(|x| x.is_finite()) {
+        return (Sig::NONE, false);
+    }
+    let mk = m_terms_f64(p);
+    let signs = mk.map(|t| sign_of_products(&t));
+    let pos = signs.iter().any(|&s| s > 0);
+    let neg = signs.iter().any(|&s| s < 0);
+    let det = match (pos, neg) {
+        (true, false) => 1,
+        (false, true) => -1,
+        (false, false) => return (Sig::NONE, true),
+        (true, true) => {
+            let zero = sign_of_products(mk.as_flattened()) == 0;
+            return (Sig::NONE, zero);
+        }
+    };
+    let tr_terms: [f64; 4] = match half {
+        Half::T0 => [p[1][0], -p[0][0], p[2][1], -p[1][1]],
+        Half::T1 => [p[1][0], -p[2][0], p[2][1], -p[0][1]],
+    };
+    let tr = sign_of_products(&tr_terms.map(|t| (t, 1.0)));
+    // tr^2 - 4 det: 16 products from tr^2; 4 det as four copies of det's six
+    // products (4 a b itself could overflow where a b does not).
+    let mut terms = [(0.0f64, 0.0f64); 40];
+    let mut n = 0;
+    for a in tr_terms {
+        for b in tr_terms {
+            terms[n] = (a, b);
+            n += 1;
+        }
+    }
+    let dets = [
+        (-p[1][0], p[2][1]),
+        (p[2][0], p[1][1]),
+        (-p[2][0], p[0][1]),
+        (p[0][0], p[2][1]),
+        (-p[0][0], p[1][1]),
+        (p[1][0], p[0][1]),
+    ];
+    for d in dets {
+        terms[n..n + 4].fill(d);
+        n += 4;
+    }
+    let disc = sign_of_products(&terms);
+    (Sig::from_signs(det, tr, disc), false)
+}
+
 /// Vertex indices of a triangle of the quad with lower-left vertex (i, j).
 ///
 /// Kernel twin: kernels/mode_s.cu `fzs_tri_vertices`.
@@ -360,7 +425,7 @@ pub fn incident_ids(ny: usize, nx: usize, i: usize, j: usize) -> ([usize; 6], us
 }
 
 #[inline]
-pub fn gather(u: &[f32], v: &[f32], idx: [usize; 3]) -> [[f32; 2]; 3] {
+pub fn gather<T: Copy>(u: &[T], v: &[T], idx: [usize; 3]) -> [[T; 2]; 3] {
     [
         [u[idx[0]], v[idx[0]]],
         [u[idx[1]], v[idx[1]]],
@@ -374,7 +439,7 @@ pub fn triangle_count(ny: usize, nx: usize) -> usize {
 }
 
 /// Signatures of every triangle, indexed by triangle id.
-pub fn signatures(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<Sig> {
+pub fn signatures<T: Real>(u: &[T], v: &[T], ny: usize, nx: usize) -> Vec<Sig> {
     let mut out = vec![Sig::NONE; triangle_count(ny, nx)];
     if out.is_empty() {
         return out;
@@ -383,12 +448,13 @@ pub fn signatures(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<Sig> {
         .enumerate()
         .for_each(|(j, row)| {
             let mut plain = vec![false; row.len()];
-            plain_triangles(quad_row(u, v, nx, j), &mut plain);
+            T::plain_triangles(quad_row(u, v, nx, j), &mut plain);
             for i in 0..nx - 1 {
                 for half in [Half::T0, Half::T1] {
                     let t = 2 * i + half as usize;
                     if !plain[t] {
-                        row[t] = signature(gather(u, v, tri_vertices(nx, i, j, half)), half);
+                        let p = gather(u, v, tri_vertices(nx, i, j, half));
+                        row[t] = T::classify_triangle(p, half).0;
                     }
                 }
             }
@@ -414,7 +480,7 @@ pub struct CriticalPoint {
 }
 
 /// Every critical point of the field, in triangle-id order.
-pub fn extract(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<CriticalPoint> {
+pub fn extract<T: Real>(u: &[T], v: &[T], ny: usize, nx: usize) -> Vec<CriticalPoint> {
     let sigs = signatures(u, v, ny, nx);
     sigs.iter()
         .enumerate()
@@ -424,9 +490,18 @@ pub fn extract(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<CriticalPoint>
             let (i, j) = (q % (nx - 1), q / (nx - 1));
             let half = if tri % 2 == 0 { Half::T0 } else { Half::T1 };
             let p = gather(u, v, tri_vertices(nx, i, j, half));
-            let m = m_values(p);
+            let m = T::m_values(p);
             let sum = m[0] + m[1] + m[2];
-            let bary = [m[0] / sum, m[1] / sum, m[2] / sum];
+            let bary = if sum != 0.0 && sum.is_finite() {
+                [m[0] / sum, m[1] / sum, m[2] / sum]
+            } else {
+                // Rounding lost every m_k (f64 values far apart in
+                // magnitude): the vertices with m_k != 0, equally weighted,
+                // still place the point in its triangle.
+                let w = T::m_signs(p).map(|s| f64::from(s != 0));
+                let n = w.iter().sum::<f64>();
+                w.map(|x| x / n)
+            };
             let corners: [(f64, f64); 3] = match half {
                 Half::T0 => [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0)],
                 Half::T1 => [(0.0, 0.0), (1.0, 1.0), (0.0, 1.0)],
@@ -468,7 +543,12 @@ impl TopologyDiff {
 }
 
 /// Compare the critical points of two fields of the same shape.
-pub fn diff(orig: (&[f32], &[f32]), other: (&[f32], &[f32]), ny: usize, nx: usize) -> TopologyDiff {
+pub fn diff<T: Real>(
+    orig: (&[T], &[T]),
+    other: (&[T], &[T]),
+    ny: usize,
+    nx: usize,
+) -> TopologyDiff {
     let a = signatures(orig.0, orig.1, ny, nx);
     let b = signatures(other.0, other.1, ny, nx);
     let mut d = TopologyDiff::default();

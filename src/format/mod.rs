@@ -57,6 +57,7 @@ impl Kind {
 }
 
 pub const DTYPE_F32: u8 = 1;
+pub const DTYPE_F64: u8 = 2;
 
 /// How a stream's components lie in the caller's memory (header byte
 /// `layout`): decompression writes the caller's layout back.

@@ -16,9 +16,9 @@
 //!   interpolant, obtained by solving `J E = DF` (E = edge vectors from the vertex
 //!   positions, DF = value differences along them) with Cramer's rule.
 //!
-//! All arithmetic is exact: every finite f32 is an integer once multiplied by 2^149,
-//! and everything after that is done in `BigInt`. There is deliberately no floating
-//! point filter.
+//! All arithmetic is exact: every finite f32 is an integer once multiplied by 2^149
+//! (f64: 2^1074), and everything after that is done in `BigInt`. There is
+//! deliberately no floating point filter.
 
 use num_bigint::{BigInt, Sign};
 use std::fmt;
@@ -145,6 +145,45 @@ pub fn scaled_f32(x: f32) -> BigInt {
     }
 }
 
+/// The exact value `x * 2^1074` of a finite f64, as an integer.
+pub fn scaled_f64(x: f64) -> BigInt {
+    assert!(x.is_finite(), "scaled_f64 of a non-finite value");
+    let bits = x.to_bits();
+    let biased = (bits >> 52) & 0x7ff;
+    let frac = bits & ((1u64 << 52) - 1);
+    // normal: x = (2^52 + frac) 2^(biased - 1075); subnormal: frac 2^-1074.
+    let (mant, shift) = if biased == 0 {
+        (frac, 0)
+    } else {
+        (frac | (1u64 << 52), biased - 1)
+    };
+    let mag = BigInt::from(mant) << (shift as usize);
+    if bits >> 63 != 0 {
+        -mag
+    } else {
+        mag
+    }
+}
+
+/// A vertex value type the oracle reads exactly: every finite value times one
+/// power of two per type is an integer, and every sign the rule takes is of a
+/// homogeneous polynomial, so the common scale changes none of them.
+pub trait Value: Copy + Send + Sync {
+    fn exact(self) -> Option<BigInt>;
+}
+
+impl Value for f32 {
+    fn exact(self) -> Option<BigInt> {
+        self.is_finite().then(|| scaled_f32(self))
+    }
+}
+
+impl Value for f64 {
+    fn exact(self) -> Option<BigInt> {
+        self.is_finite().then(|| scaled_f64(self))
+    }
+}
+
 fn sgn(x: &BigInt) -> i8 {
     match x.sign() {
         Sign::Minus => -1,
@@ -168,9 +207,9 @@ pub fn triangle_vertices(tri: usize, nx: usize) -> [(usize, usize); 3] {
 }
 
 /// Exact per-vertex values; `None` where u or v is non-finite.
-fn exact_vertices(
-    u: &[f32],
-    v: &[f32],
+fn exact_vertices<T: Value>(
+    u: &[T],
+    v: &[T],
     rows: std::ops::Range<usize>,
     nx: usize,
 ) -> Vec<Option<(BigInt, BigInt)>> {
@@ -178,12 +217,7 @@ fn exact_vertices(
     for j in rows {
         for i in 0..nx {
             let k = j * nx + i;
-            let (a, b) = (u[k], v[k]);
-            out.push(if a.is_finite() && b.is_finite() {
-                Some((scaled_f32(a), scaled_f32(b)))
-            } else {
-                None
-            });
+            out.push(u[k].exact().zip(v[k].exact()));
         }
     }
     out
@@ -243,7 +277,7 @@ fn classify(pos: [(i64, i64); 3], val: [&(BigInt, BigInt); 3]) -> TriResult {
 }
 
 /// Scan the quads of rows `qrows` (quad row j spans vertex rows j, j+1).
-fn scan_rows(u: &[f32], v: &[f32], nx: usize, qrows: std::ops::Range<usize>) -> Analysis {
+fn scan_rows<T: Value>(u: &[T], v: &[T], nx: usize, qrows: std::ops::Range<usize>) -> Analysis {
     let mut out = Analysis::default();
     if qrows.is_empty() {
         return out;
@@ -289,7 +323,7 @@ fn scan_rows(u: &[f32], v: &[f32], nx: usize, qrows: std::ops::Range<usize>) -> 
 
 /// Full analysis: every critical point (sorted by triangle id) and every degenerate
 /// triangle (finite vertices, m == 0).
-pub fn analyze(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Analysis {
+pub fn analyze<T: Value>(u: &[T], v: &[T], ny: usize, nx: usize) -> Analysis {
     let n = ny.checked_mul(nx).expect("ny * nx overflows");
     assert_eq!(
         u.len(),
@@ -336,7 +370,7 @@ pub fn analyze(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Analysis {
 }
 
 /// Every critical point, sorted by triangle id.
-pub fn extract(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<OracleCp> {
+pub fn extract<T: Value>(u: &[T], v: &[T], ny: usize, nx: usize) -> Vec<OracleCp> {
     analyze(u, v, ny, nx).cps
 }
 
@@ -398,11 +432,11 @@ pub fn diff_cps(a: &[OracleCp], b: &[OracleCp]) -> OracleDiff {
 }
 
 /// Triangle-by-triangle comparison of an original and a decoded field.
-pub fn diff(
-    orig_u: &[f32],
-    orig_v: &[f32],
-    dec_u: &[f32],
-    dec_v: &[f32],
+pub fn diff<T: Value>(
+    orig_u: &[T],
+    orig_v: &[T],
+    dec_u: &[T],
+    dec_v: &[T],
     ny: usize,
     nx: usize,
 ) -> OracleDiff {

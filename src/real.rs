@@ -1,0 +1,148 @@
+//! The element types factz compresses: f32 and f64, behind one trait so each
+//! algorithm is written once. What differs between them is arithmetic only:
+//! products of two f32 are exact in f64, products of two f64 are not (nor
+//! always finite), so each type brings its own exact-sign kernel for the
+//! critical-point rule (`classify_triangle`) and its own stream encoding.
+
+use crate::field::topology::{self, Half, Sig};
+use std::fmt::Debug;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// f32 or f64.
+pub trait Real:
+    Copy + Default + PartialOrd + Debug + Send + Sync + 'static + sealed::Sealed
+{
+    /// The stream header's element-type byte.
+    const DTYPE: u8;
+    /// "f32" or "f64", as the CLI and errors name it.
+    const NAME: &'static str;
+    /// Bytes per value.
+    const BYTES: usize;
+
+    fn to_f64(self) -> f64;
+    /// Rounded to nearest.
+    fn from_f64(x: f64) -> Self;
+    fn is_finite(self) -> bool;
+    /// The value's bits, zero-extended.
+    fn to_bits64(self) -> u64;
+    /// The inverse of `to_bits64` (the high bits are ignored for f32).
+    fn from_bits64(bits: u64) -> Self;
+
+    /// A triangle's signature and whether it is degenerate (finite, m == 0),
+    /// decided exactly (ARCHITECTURE.md, "Critical-point rule").
+    fn classify_triangle(p: [[Self; 2]; 3], half: Half) -> (Sig, bool);
+
+    /// Marks the triangles of a quad row that a cheap filter proves hold no
+    /// critical point (`topology::plain_triangles`'s contract); the others are
+    /// left false for `classify_triangle`.
+    fn plain_triangles(rows: [&[Self]; 4], out: &mut [bool]);
+
+    /// m0, m1, m2 of a triangle, rounded, on a common scale (for the critical
+    /// point's barycentric position only; f64 values far apart in magnitude
+    /// may round them all to 0).
+    fn m_values(p: [[Self; 2]; 3]) -> [f64; 3];
+
+    /// The exact signs of m0, m1, m2 of a triangle of finite values.
+    fn m_signs(p: [[Self; 2]; 3]) -> [i8; 3];
+}
+
+impl Real for f32 {
+    const DTYPE: u8 = crate::format::DTYPE_F32;
+    const NAME: &'static str = "f32";
+    const BYTES: usize = 4;
+
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    #[inline(always)]
+    fn from_f64(x: f64) -> Self {
+        x as f32
+    }
+    #[inline(always)]
+    fn is_finite(self) -> bool {
+        f32::is_finite(self)
+    }
+    #[inline(always)]
+    fn to_bits64(self) -> u64 {
+        self.to_bits() as u64
+    }
+    #[inline(always)]
+    fn from_bits64(bits: u64) -> Self {
+        f32::from_bits(bits as u32)
+    }
+    #[inline]
+    fn classify_triangle(p: [[f32; 2]; 3], half: Half) -> (Sig, bool) {
+        topology::classify(p, half)
+    }
+    fn plain_triangles(rows: [&[f32]; 4], out: &mut [bool]) {
+        topology::plain_triangles(rows, out)
+    }
+    fn m_values(p: [[f32; 2]; 3]) -> [f64; 3] {
+        topology::m_products(p).map(|(t1, t2)| t1 - t2)
+    }
+    fn m_signs(p: [[f32; 2]; 3]) -> [i8; 3] {
+        // Each m_k is a correctly rounded difference of exact products.
+        Self::m_values(p).map(|m| (m > 0.0) as i8 - (m < 0.0) as i8)
+    }
+}
+
+impl Real for f64 {
+    const DTYPE: u8 = crate::format::DTYPE_F64;
+    const NAME: &'static str = "f64";
+    const BYTES: usize = 8;
+
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn from_f64(x: f64) -> Self {
+        x
+    }
+    #[inline(always)]
+    fn is_finite(self) -> bool {
+        f64::is_finite(self)
+    }
+    #[inline(always)]
+    fn to_bits64(self) -> u64 {
+        self.to_bits()
+    }
+    #[inline(always)]
+    fn from_bits64(bits: u64) -> Self {
+        f64::from_bits(bits)
+    }
+    #[inline]
+    fn classify_triangle(p: [[f64; 2]; 3], half: Half) -> (Sig, bool) {
+        topology::classify_f64(p, half)
+    }
+    fn plain_triangles(_rows: [&[f64]; 4], out: &mut [bool]) {
+        // No filter yet: classify_f64 decides every triangle (its own float
+        // filter makes that cheap where the signs are clear).
+        out.fill(false);
+    }
+    fn m_values(p: [[f64; 2]; 3]) -> [f64; 3] {
+        // m_k is bilinear in (u, v): scaling u and v each by a power of two
+        // scales every m_k alike, so the ratios m_k / m the caller takes do
+        // not change, and no product overflows.
+        let scale = |c: usize| {
+            let big = p.iter().fold(0.0f64, |a, x| a.max(x[c].abs()));
+            if big > 0.0 {
+                2f64.powi((-(big.log2().floor() as i32)).clamp(-1000, 1000))
+            } else {
+                1.0
+            }
+        };
+        let (su, sv) = (scale(0), scale(1));
+        let q = p.map(|[a, b]| [a * su, b * sv]);
+        [(1, 2), (2, 0), (0, 1)].map(|(a, b)| q[a][0].mul_add(q[b][1], -(q[b][0] * q[a][1])))
+    }
+    fn m_signs(p: [[f64; 2]; 3]) -> [i8; 3] {
+        topology::m_signs_f64(p)
+    }
+}
