@@ -12,13 +12,17 @@ pub enum Bound {
     Rel(f64),
 }
 
-/// Is `r` within `eb` of `x`, decided exactly (the f64 difference of two f32 may round).
-/// Branch-free (`&`, `|`), so that loops over lanes vectorise.
+use crate::real::Real;
+
+/// Is `r` within `eb` of `x`, decided exactly (the f64 difference of two f32
+/// or f64 may round; two-sum recovers its error, and a difference that
+/// overflows is beyond any finite `eb`). Branch-free (`&`, `|`), so that loops
+/// over lanes vectorise.
 ///
 /// Kernel twin: kernels/common.cuh `fzk_within`.
 #[inline(always)]
-pub fn within(r: f32, x: f32, eb: f64) -> bool {
-    let (a, b) = (r as f64, x as f64);
+pub fn within<T: Real>(r: T, x: T, eb: f64) -> bool {
+    let (a, b) = (r.to_f64(), x.to_f64());
     let s = a - b;
     let bb = s - a;
     let err = (a - (s - bb)) + (-b - bb); // two-sum: a - b == s + err exactly
@@ -30,11 +34,11 @@ pub fn within(r: f32, x: f32, eb: f64) -> bool {
 /// there is none. Eight running extremes at a time, so the loop vectorises;
 /// where an end is a zero, its sign is whichever came first in its lane,
 /// which [`bound_for_range`] does not see.
-pub fn finite_range(parts: &[&[f32]]) -> (f32, f32) {
+pub fn finite_range<T: Real>(parts: &[&[T]]) -> (T, T) {
     const LANES: usize = 8;
-    let mut lo = [f32::INFINITY; LANES];
-    let mut hi = [f32::NEG_INFINITY; LANES];
-    let mut take = |l: usize, x: f32| {
+    let mut lo = [T::INFINITY; LANES];
+    let mut hi = [T::NEG_INFINITY; LANES];
+    let mut take = |l: usize, x: T| {
         let finite = x.is_finite();
         lo[l] = if finite && x < lo[l] { x } else { lo[l] };
         hi[l] = if finite && x > hi[l] { x } else { hi[l] };
@@ -52,10 +56,10 @@ pub fn finite_range(parts: &[&[f32]]) -> (f32, f32) {
     }
     let lo = lo
         .into_iter()
-        .fold(f32::INFINITY, |a, x| if x < a { x } else { a });
+        .fold(T::INFINITY, |a, x| if x < a { x } else { a });
     let hi = hi
         .into_iter()
-        .fold(f32::NEG_INFINITY, |a, x| if x > a { x } else { a });
+        .fold(T::NEG_INFINITY, |a, x| if x > a { x } else { a });
     (lo, hi)
 }
 
@@ -63,19 +67,21 @@ pub fn finite_range(parts: &[&[f32]]) -> (f32, f32) {
 /// `[lo, hi]` (from [`finite_range`]; 0 for a relative bound when `lo > hi`).
 /// The one formula of relative bounds, for fields, particles, ranks and the GPU
 /// (which reduces the range on the device).
-pub fn bound_for_range(bound: Bound, lo: f32, hi: f32) -> f64 {
+pub fn bound_for_range<T: Real>(bound: Bound, lo: T, hi: T) -> f64 {
     match bound {
         Bound::Abs(x) => x,
         Bound::Rel(_) if lo > hi => 0.0,
         // + 0.0: a range of zeros is +0 whichever signed zero min and max
         // picked (f32::min leaves that open, and a GPU reduces in another order).
-        Bound::Rel(t) => (t * (hi as f64 - lo as f64 + 0.0)).min(f64::MAX),
+        // For f64 the difference rounds (or overflows, capped below): the
+        // bound is what this computes, and the stream records it.
+        Bound::Rel(t) => (t * (hi.to_f64() - lo.to_f64() + 0.0)).min(f64::MAX),
     }
 }
 
 /// The absolute bound `bound` means for these values: `Abs(x)` is x, `Rel(t)`
 /// is `t * (max - min)` over the finite ones (0 if none).
-pub fn absolute_bound(parts: &[&[f32]], bound: Bound) -> f64 {
+pub fn absolute_bound<T: Real>(parts: &[&[T]], bound: Bound) -> f64 {
     match bound {
         Bound::Abs(x) => x,
         Bound::Rel(_) => {

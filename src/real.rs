@@ -23,6 +23,10 @@ pub trait Real:
     const NAME: &'static str;
     /// Bytes per value.
     const BYTES: usize;
+    /// u32 words per value in a stream's raw (exact-value) words, low word first.
+    const WORDS: usize;
+    const INFINITY: Self;
+    const NEG_INFINITY: Self;
 
     fn to_f64(self) -> f64;
     /// Rounded to nearest.
@@ -32,6 +36,46 @@ pub trait Real:
     fn to_bits64(self) -> u64;
     /// The inverse of `to_bits64` (the high bits are ignored for f32).
     fn from_bits64(bits: u64) -> Self;
+
+    /// The value's bits as `WORDS` u32 words, low word first.
+    #[inline(always)]
+    fn push_words(self, out: &mut Vec<u32>) {
+        let b = self.to_bits64();
+        out.push(b as u32);
+        if Self::WORDS == 2 {
+            out.push((b >> 32) as u32);
+        }
+    }
+    /// The value from `WORDS` words, low word first (the inverse of `push_words`).
+    #[inline(always)]
+    fn from_words(w: &[u32]) -> Self {
+        let hi = if Self::WORDS == 2 {
+            (w[1] as u64) << 32
+        } else {
+            0
+        };
+        Self::from_bits64(w[0] as u64 | hi)
+    }
+
+    /// Appends the value's `BYTES` little-endian bytes (raw files, VTK).
+    #[inline(always)]
+    fn write_le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_bits64().to_le_bytes()[..Self::BYTES]);
+    }
+    /// The value from its `BYTES` little-endian bytes.
+    #[inline(always)]
+    fn read_le(b: &[u8]) -> Self {
+        let mut w = [0u8; 8];
+        w[..Self::BYTES].copy_from_slice(&b[..Self::BYTES]);
+        Self::from_bits64(u64::from_le_bytes(w))
+    }
+
+    /// The same slice as f32 when this is f32: the f32-only fast paths (vector
+    /// lanes, ring products exact in f64, the GPU) take it, f64 takes the
+    /// general path.
+    fn as_f32(a: &[Self]) -> Option<&[f32]>;
+    /// `as_f32` of a writable slice.
+    fn as_f32_mut(a: &mut [Self]) -> Option<&mut [f32]>;
 
     /// A triangle's signature and whether it is degenerate (finite, m == 0),
     /// decided exactly (ARCHITECTURE.md, "Critical-point rule").
@@ -55,6 +99,9 @@ impl Real for f32 {
     const DTYPE: u8 = crate::format::DTYPE_F32;
     const NAME: &'static str = "f32";
     const BYTES: usize = 4;
+    const WORDS: usize = 1;
+    const INFINITY: Self = f32::INFINITY;
+    const NEG_INFINITY: Self = f32::NEG_INFINITY;
 
     #[inline(always)]
     fn to_f64(self) -> f64 {
@@ -76,6 +123,14 @@ impl Real for f32 {
     fn from_bits64(bits: u64) -> Self {
         f32::from_bits(bits as u32)
     }
+    #[inline(always)]
+    fn as_f32(a: &[f32]) -> Option<&[f32]> {
+        Some(a)
+    }
+    #[inline(always)]
+    fn as_f32_mut(a: &mut [f32]) -> Option<&mut [f32]> {
+        Some(a)
+    }
     #[inline]
     fn classify_triangle(p: [[f32; 2]; 3], half: Half) -> (Sig, bool) {
         topology::classify(p, half)
@@ -96,6 +151,9 @@ impl Real for f64 {
     const DTYPE: u8 = crate::format::DTYPE_F64;
     const NAME: &'static str = "f64";
     const BYTES: usize = 8;
+    const WORDS: usize = 2;
+    const INFINITY: Self = f64::INFINITY;
+    const NEG_INFINITY: Self = f64::NEG_INFINITY;
 
     #[inline(always)]
     fn to_f64(self) -> f64 {
@@ -116,6 +174,14 @@ impl Real for f64 {
     #[inline(always)]
     fn from_bits64(bits: u64) -> Self {
         f64::from_bits(bits)
+    }
+    #[inline(always)]
+    fn as_f32(_: &[f64]) -> Option<&[f32]> {
+        None
+    }
+    #[inline(always)]
+    fn as_f32_mut(_: &mut [f64]) -> Option<&mut [f32]> {
+        None
     }
     #[inline]
     fn classify_triangle(p: [[f64; 2]; 3], half: Half) -> (Sig, bool) {

@@ -9,6 +9,7 @@
 //! points are few and written as ASCII, with shortest round-trip decimals.
 
 use crate::field::topology::{CpType, CriticalPoint};
+use crate::real::Real;
 
 /// Critical-point type codes of the `type` point array, in this order.
 pub const CP_TYPES: [CpType; 6] = [
@@ -59,21 +60,23 @@ fn finish(mut xml: String, appended: Appended) -> Vec<u8> {
 /// A field of `ny` rows by `nx` columns (components `u`, `v`, row-major, x
 /// fastest) as ImageData with one 3-component point array `vector` =
 /// (u, v, 0), the form ParaView's glyph and stream tracer filters take.
-pub fn field_vti(u: &[f32], v: &[f32], ny: usize, nx: usize) -> Vec<u8> {
+pub fn field_vti<T: Real>(u: &[T], v: &[T], ny: usize, nx: usize) -> Vec<u8> {
     assert!(u.len() == ny * nx && v.len() == ny * nx, "field size");
     let ext = format!("0 {} 0 {} 0 0", nx.saturating_sub(1), ny.saturating_sub(1));
     let mut app = Appended { bytes: Vec::new() };
-    let data = u
-        .iter()
-        .zip(v)
-        .flat_map(|(a, b)| [*a, *b, 0.0f32])
-        .flat_map(f32::to_le_bytes);
-    let off = app.push(data, 12 * u.len());
+    let mut data = Vec::with_capacity(3 * T::BYTES * u.len());
+    for (a, b) in u.iter().zip(v) {
+        for x in [*a, *b, T::from_f64(0.0)] {
+            x.write_le(&mut data);
+        }
+    }
+    let off = app.push(data.into_iter(), 3 * T::BYTES * u.len());
+    let float = if T::BYTES == 8 { "Float64" } else { "Float32" };
     let mut xml = header("ImageData");
     xml.push_str(&format!(
         "  <ImageData WholeExtent=\"{ext}\" Origin=\"0 0 0\" Spacing=\"1 1 1\">\n    \
          <Piece Extent=\"{ext}\">\n      <PointData Vectors=\"vector\">\n        \
-         <DataArray type=\"Float32\" Name=\"vector\" NumberOfComponents=\"3\" \
+         <DataArray type=\"{float}\" Name=\"vector\" NumberOfComponents=\"3\" \
          format=\"appended\" offset=\"{off}\"/>\n      </PointData>\n    </Piece>\n  \
          </ImageData>\n"
     ));

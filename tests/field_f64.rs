@@ -9,7 +9,8 @@ mod common;
 use common::fields::{self, Rng};
 use common::oracle::{self, OracleCp};
 use factz::field::topology::{self, Half};
-use factz::Real;
+use factz::field::{self as fz, Bound, Coder, FieldConfig, Mode};
+use factz::{ErrorKind, Real};
 
 struct F64Field {
     name: String,
@@ -219,4 +220,198 @@ fn f32_reading_decides_some_signs_differently() {
         "only {differ} triangles where the f32 reading differs"
     );
     eprintln!("{differ} triangles decided differently by the f32 reading");
+}
+
+/// Every vertex the conventions store exactly: zero vectors and the vertices
+/// of degenerate triangles (from the oracle's analysis).
+fn must_be_exact(f: &F64Field, degenerate: &[usize]) -> Vec<usize> {
+    let mut out: Vec<usize> = (0..f.u.len())
+        .filter(|&k| f.u[k] == 0.0 && f.v[k] == 0.0)
+        .collect();
+    for &t in degenerate {
+        for (i, j) in oracle::triangle_vertices(t, f.nx) {
+            out.push(j * f.nx + i);
+        }
+    }
+    out
+}
+
+/// Mode S on f64 fields: every critical point kept (oracle), every value
+/// within the bound (exact integer check), non-finite values and forced
+/// vertices bit-exact, the stream says f64, and it decodes only as f64.
+#[test]
+fn f64_mode_s_keeps_every_critical_point_and_the_bound() {
+    let mut fields = Vec::new();
+    for seed in [1, 2] {
+        fields.push(nudged(seed, 1e-9));
+        fields.push(perturbed_integers(seed));
+        fields.push(wild(seed));
+        fields.push(integers(seed, 0));
+        fields.push(integers(seed + 10, 700));
+    }
+    fields.push(lopsided(4, 900, -900));
+    fields.push(lopsided(6, -1060, -1040));
+    let mut cases = 0;
+    for f in &fields {
+        let an = oracle::analyze(&f.u, &f.v, f.ny, f.nx);
+        let forced = must_be_exact(f, &an.degenerate_tris);
+        for bound in [Bound::Rel(1e-2), Bound::Rel(1e-5), Bound::Abs(1e-12)] {
+            for coder in [Coder::Rans, Coder::Huffman] {
+                let cfg = FieldConfig {
+                    mode: Mode::Speculative,
+                    bound,
+                    coder,
+                    verify: true,
+                    ..FieldConfig::default()
+                };
+                let what = format!("{} {bound:?} {coder:?}", f.name);
+                let c = fz::compress(&f.u, &f.v, f.ny, f.nx, &cfg)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert!(!c.report.lossless_fallback, "{what}: {:?}", c.report);
+                let info = fz::info(&c.bytes).unwrap();
+                assert_eq!(info.dtype, "f64", "{what}");
+                let d =
+                    fz::decompress_as::<f64>(&c.bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let xi = c.report.abs_bound;
+                oracle::check_bound_f64(&f.u, &d.u, xi).unwrap_or_else(|e| panic!("{what}: u {e}"));
+                oracle::check_bound_f64(&f.v, &d.v, xi).unwrap_or_else(|e| panic!("{what}: v {e}"));
+                let diff = oracle::diff_cps(&an.cps, &oracle::extract(&d.u, &d.v, f.ny, f.nx));
+                assert!(diff.is_clean(), "{what}: {diff}");
+                for &k in &forced {
+                    assert_eq!(
+                        (f.u[k].to_bits(), f.v[k].to_bits()),
+                        (d.u[k].to_bits(), d.v[k].to_bits()),
+                        "{what}: forced vertex {k} not exact"
+                    );
+                }
+                let as_f32 = fz::decompress(&c.bytes).expect_err("an f64 stream decoded as f32");
+                assert_eq!(as_f32.kind, ErrorKind::InvalidArgument, "{what}: {as_f32}");
+                eprintln!(
+                    "{what}: ratio {:.2}",
+                    (16 * f.u.len()) as f64 / c.bytes.len() as f64
+                );
+                cases += 1;
+            }
+        }
+    }
+    assert_eq!(cases, fields.len() * 6);
+}
+
+/// f64 through mode B is refused with a message that names mode S; a
+/// float32 stream read as f64 is refused; a field of all non-finite values
+/// and a 1 x n field round-trip.
+#[test]
+fn f64_refusals_and_edges() {
+    let f = nudged(3, 1e-9);
+    let cfg = FieldConfig {
+        mode: Mode::Blockwise,
+        ..FieldConfig::default()
+    };
+    let e = fz::compress(&f.u, &f.v, f.ny, f.nx, &cfg).expect_err("mode B took f64");
+    assert_eq!(e.kind, ErrorKind::Unsupported);
+    assert!(e.to_string().contains("mode S"), "{e}");
+
+    let u32s: Vec<f32> = f.u.iter().map(|&x| x as f32).collect();
+    let v32s: Vec<f32> = f.v.iter().map(|&x| x as f32).collect();
+    let c32 = fz::compress(&u32s, &v32s, f.ny, f.nx, &FieldConfig::default()).unwrap();
+    assert_eq!(fz::info(&c32.bytes).unwrap().dtype, "f32");
+    let e = fz::decompress_as::<f64>(&c32.bytes).expect_err("an f32 stream decoded as f64");
+    assert_eq!(e.kind, ErrorKind::InvalidArgument);
+
+    let nan = vec![f64::NAN; 12];
+    let inf = vec![f64::NEG_INFINITY; 12];
+    let c = fz::compress(&nan, &inf, 3, 4, &FieldConfig::default()).unwrap();
+    let d = fz::decompress_as::<f64>(&c.bytes).unwrap();
+    assert!(d.u.iter().all(|x| x.is_nan()) && d.v.iter().all(|&x| x == f64::NEG_INFINITY));
+
+    let u: Vec<f64> = (0..9).map(|k| k as f64 * 0.1 + 1e-12).collect();
+    let c = fz::compress(&u, &u, 1, 9, &FieldConfig::default()).unwrap();
+    let d = fz::decompress_as::<f64>(&c.bytes).unwrap();
+    oracle::check_bound_f64(&u, &d.u, c.report.abs_bound).unwrap();
+}
+
+/// `factz compress --dtype f64` and `decompress` as a user runs them: both
+/// layouts, values within the bound and critical points kept (oracle), the
+/// stream says f64; and one-line errors for an f64 file read as f32, an
+/// unknown dtype and mode B.
+#[test]
+fn f64_through_the_cli() {
+    use std::process::Command;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("field_f64_cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_factz"))
+            .args(args)
+            .output()
+            .expect("factz runs")
+    };
+    let f = perturbed_integers(7);
+    let shape = format!("{},{}", f.ny, f.nx);
+    let xi = 1e-3;
+    for layout in ["soa", "aos"] {
+        let values: Vec<f64> = match layout {
+            "soa" => f.u.iter().chain(&f.v).copied().collect(),
+            _ => f.u.iter().zip(&f.v).flat_map(|(&a, &b)| [a, b]).collect(),
+        };
+        let bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let (inp, fz, back) = (path("in.f64"), path("out.fz"), path("back.f64"));
+        std::fs::write(&inp, &bytes).unwrap();
+        let out = run(&[
+            "compress", "--dtype", "f64", "--shape", &shape, "--layout", layout, "--abs", "1e-3",
+            &inp, &fz,
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = run(&["inspect", &fz]);
+        assert!(String::from_utf8_lossy(&out.stdout).contains("element f64"));
+        let out = run(&["decompress", &fz, &back]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got: Vec<f64> = std::fs::read(&back)
+            .unwrap()
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(got.len(), values.len(), "{layout}");
+        let n = f.u.len();
+        let (du, dv): (Vec<f64>, Vec<f64>) = match layout {
+            "soa" => (got[..n].to_vec(), got[n..].to_vec()),
+            _ => got.chunks_exact(2).map(|p| (p[0], p[1])).unzip(),
+        };
+        oracle::check_bound_f64(&f.u, &du, xi).unwrap();
+        oracle::check_bound_f64(&f.v, &dv, xi).unwrap();
+        let d = oracle::diff(&f.u, &f.v, &du, &dv, f.ny, f.nx);
+        assert!(d.is_clean(), "{layout}: {d}");
+    }
+    let inp = path("in.f64");
+    for (args, needle) in [
+        (vec!["compress", "--shape", &shape, &inp, "x.fz"], "--dtype"),
+        (
+            vec![
+                "compress", "--dtype", "f16", "--shape", &shape, &inp, "x.fz",
+            ],
+            "f16",
+        ),
+        (
+            vec![
+                "compress", "--dtype", "f64", "--mode", "b", "--shape", &shape, &inp, "x.fz",
+            ],
+            "mode S",
+        ),
+    ] {
+        let out = run(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(needle),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
 }

@@ -615,7 +615,7 @@ fn constant_zero_tiny_and_empty() {
         for (mode, coder) in combos() {
             let c = cfg(mode, coder, Bound::Rel(1e-3), 0);
             let r = catch_unwind(AssertUnwindSafe(|| {
-                compress(&[], &[], ny, nx, &c).map(|_| ())
+                compress::<f32>(&[], &[], ny, nx, &c).map(|_| ())
             }));
             match r {
                 Ok(Err(e)) if !e.message.is_empty() => {

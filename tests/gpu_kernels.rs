@@ -528,7 +528,7 @@ fn common_cuh_formulas_match_rust() {
         ] {
             assert_eq!(
                 recon(pred, eb, q).to_bits(),
-                quantize::reconstruct(pred, eb, q).to_bits()
+                quantize::reconstruct::<f32>(pred, eb, q).to_bits()
             );
         }
         for k in 0..quantize::NUM_IDS {

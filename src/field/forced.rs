@@ -3,16 +3,15 @@
 //! of degenerate triangles (m == 0), and the chunk perimeter when the field is
 //! one chunk of a larger one.
 
-use super::topology::{
-    classify, gather, plain_triangles, quad_row, tri_vertices, triangle_count, Half, Sig,
-};
+use super::topology::{gather, quad_row, tri_vertices, triangle_count, Half, Sig};
+use crate::real::Real;
 use rayon::prelude::*;
 
 /// Every forced vertex (the per-vertex rules plus vertices of degenerate triangles),
 /// and every triangle's signature, found in the same pass over the triangles.
-pub fn forced_exact_and_signatures(
-    u: &[f32],
-    v: &[f32],
+pub fn forced_exact_and_signatures<T: Real>(
+    u: &[T],
+    v: &[T],
     ny: usize,
     nx: usize,
     chunk_of_larger: bool,
@@ -29,14 +28,14 @@ pub fn forced_exact_and_signatures(
         .map(|(j, row)| {
             let mut found = Vec::new();
             let mut plain = vec![false; row.len()];
-            plain_triangles(quad_row(u, v, nx, j), &mut plain);
+            T::plain_triangles(quad_row(u, v, nx, j), &mut plain);
             for i in 0..nx - 1 {
                 for half in [Half::T0, Half::T1] {
                     if plain[2 * i + half as usize] {
                         continue; // Sig::NONE, not degenerate
                     }
                     let idx = tri_vertices(nx, i, j, half);
-                    let (sig, degenerate) = classify(gather(u, v, idx), half);
+                    let (sig, degenerate) = T::classify_triangle(gather(u, v, idx), half);
                     row[2 * i + half as usize] = sig;
                     if degenerate {
                         found.push(idx);
@@ -56,9 +55,9 @@ pub fn forced_exact_and_signatures(
 
 /// The per-vertex rules only: non-finite values, zero vectors, the chunk perimeter
 /// (mode B folds the degenerate-triangle rule into its per-triangle pass).
-pub fn forced_vertices(
-    u: &[f32],
-    v: &[f32],
+pub fn forced_vertices<T: Real>(
+    u: &[T],
+    v: &[T],
     ny: usize,
     nx: usize,
     chunk_of_larger: bool,
@@ -66,7 +65,9 @@ pub fn forced_vertices(
     let mut exact: Vec<bool> = u
         .par_iter()
         .zip(v)
-        .map(|(&a, &b)| !a.is_finite() || !b.is_finite() || (a == 0.0 && b == 0.0))
+        .map(|(&a, &b)| {
+            !a.is_finite() || !b.is_finite() || (a.to_f64() == 0.0 && b.to_f64() == 0.0)
+        })
         .collect();
     if chunk_of_larger {
         for i in 0..nx {

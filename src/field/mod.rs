@@ -18,6 +18,7 @@ pub use crate::bound::{bound_for_range, finite_range, Bound};
 use crate::error::{Error, Result};
 use crate::format::{self, Header, Kind};
 pub use crate::format::{Layout, DECODE_FLOOR, MAX_EXPANSION};
+use crate::real::Real;
 use parts::Parts;
 use stream::MODE_LOSSLESS;
 
@@ -85,11 +86,11 @@ pub struct Compressed {
 
 /// A decoded field: SoA components plus the layout the data came in.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Decoded {
+pub struct Decoded<T = f32> {
     pub ny: usize,
     pub nx: usize,
-    pub u: Vec<f32>,
-    pub v: Vec<f32>,
+    pub u: Vec<T>,
+    pub v: Vec<T>,
     pub layout: Layout,
 }
 
@@ -143,7 +144,7 @@ pub fn check_config(cfg: &FieldConfig) -> Result<()> {
 
 /// The absolute bound a configuration means for this field: `Rel` over the
 /// finite values of both components ([`crate::bound::absolute_bound`]).
-pub fn absolute_bound(u: &[f32], v: &[f32], bound: Bound) -> f64 {
+pub fn absolute_bound<T: Real>(u: &[T], v: &[T], bound: Bound) -> f64 {
     crate::bound::absolute_bound(&[u, v], bound)
 }
 
@@ -154,11 +155,12 @@ pub(crate) fn header(
     mode: u8,
     cfg: &FieldConfig,
     flags: u32,
+    dtype: u8,
 ) -> Header {
     Header {
         version: format::VERSION,
         kind: Kind::Field2d,
-        dtype: format::DTYPE_F32,
+        dtype,
         flags,
         dims: [ny as u64, nx as u64, 0],
         abs_bound: xi,
@@ -170,43 +172,49 @@ pub(crate) fn header(
     }
 }
 
-pub(crate) fn lossless(
-    u: &[f32],
-    v: &[f32],
+pub(crate) fn lossless<T: Real>(
+    u: &[T],
+    v: &[T],
     ny: usize,
     nx: usize,
     xi: f64,
     cfg: &FieldConfig,
     flags: u32,
 ) -> Result<Vec<u8>> {
-    let raw = u
-        .iter()
-        .zip(v)
-        .flat_map(|(a, b)| [a.to_bits(), b.to_bits()])
-        .collect();
+    let mut raw = Vec::with_capacity(2 * T::WORDS * u.len());
+    for (a, b) in u.iter().zip(v) {
+        a.push_words(&mut raw);
+        b.push_words(&mut raw);
+    }
     let parts = Parts {
         raw,
         ..Parts::default()
     };
     stream::write(
-        &header(ny, nx, xi, MODE_LOSSLESS, cfg, flags),
+        &header(ny, nx, xi, MODE_LOSSLESS, cfg, flags, T::DTYPE),
         &parts,
         cfg.coder,
         cfg.zstd_level,
     )
 }
 
-/// The largest stream `compress` can return for a field of this shape (a stream
-/// that would be larger is stored losslessly, uncoded).
+/// The largest stream `compress` can return for a float32 field of this shape
+/// (a stream that would be larger is stored losslessly, uncoded).
 pub fn max_compressed_size(ny: usize, nx: usize) -> Result<usize> {
-    let n = vertex_count(ny, nx)?;
-    Ok(format::header_len(1) + 8 * n)
+    max_compressed_size_of::<f32>(ny, nx)
 }
 
-/// Compress a field given as two component arrays (row-major `ny x nx`, x fastest).
-pub fn compress(
-    u: &[f32],
-    v: &[f32],
+/// [`max_compressed_size`] for element type `T`.
+pub fn max_compressed_size_of<T: Real>(ny: usize, nx: usize) -> Result<usize> {
+    let n = vertex_count(ny, nx)?;
+    Ok(format::header_len(1) + 2 * T::BYTES * n)
+}
+
+/// Compress a field given as two component arrays (row-major `ny x nx`, x
+/// fastest) of f32 or f64 (mode S only for f64).
+pub fn compress<T: Real>(
+    u: &[T],
+    v: &[T],
     ny: usize,
     nx: usize,
     cfg: &FieldConfig,
@@ -218,9 +226,9 @@ pub fn compress(
 /// `+inf` none, negative: store exactly): what a block of a larger field needs
 /// so triangles crossing into its neighbours keep their critical points
 /// (`halo::BlockWithRing::caps`, `crate::dist` with a halo).
-pub fn compress_capped(
-    u: &[f32],
-    v: &[f32],
+pub fn compress_capped<T: Real>(
+    u: &[T],
+    v: &[T],
     ny: usize,
     nx: usize,
     cfg: &FieldConfig,
@@ -236,9 +244,9 @@ pub fn compress_capped(
     compress_with(u, v, ny, nx, cfg, Some(caps))
 }
 
-fn compress_with(
-    u: &[f32],
-    v: &[f32],
+fn compress_with<T: Real>(
+    u: &[T],
+    v: &[T],
     ny: usize,
     nx: usize,
     cfg: &FieldConfig,
@@ -248,13 +256,13 @@ fn compress_with(
 }
 
 /// Decode `bytes` and check every triangle's signature and every value's bound.
-pub(crate) fn verify(
-    u: &[f32],
-    v: &[f32],
+pub(crate) fn verify<T: Real>(
+    u: &[T],
+    v: &[T],
     xi: f64,
     bytes: &[u8],
 ) -> std::result::Result<(), String> {
-    let d = decompress(bytes).map_err(|e| e.to_string())?;
+    let d = decompress_as::<T>(bytes).map_err(|e| e.to_string())?;
     let diff = topology::diff((u, v), (&d.u, &d.v), d.ny, d.nx);
     if !diff.is_clean() {
         return Err(format!(
@@ -269,10 +277,12 @@ pub(crate) fn verify(
             let ok = if a.is_finite() {
                 crate::bound::within(b, a, xi)
             } else {
-                a.to_bits() == b.to_bits()
+                a.to_bits64() == b.to_bits64()
             };
             if !ok {
-                return Err(format!("value {a} decoded as {b}, outside the bound {xi}"));
+                return Err(format!(
+                    "value {a:?} decoded as {b:?}, outside the bound {xi}"
+                ));
             }
         }
     }
@@ -294,6 +304,8 @@ pub struct FieldInfo {
     pub verified: bool,
     pub lossless_fallback: bool,
     pub version: u16,
+    /// The element type: "f32" or "f64".
+    pub dtype: &'static str,
 }
 
 /// Read and check a field stream's header.
@@ -329,7 +341,9 @@ pub(crate) fn info_of(h: &Header) -> Result<FieldInfo> {
     };
     let coder = Coder::from_u8(h.coder)
         .ok_or_else(|| Error::unsupported(format!("unknown coder id {}", h.coder)))?;
+    let dtype = format::dtype_name(h.dtype)?;
     Ok(FieldInfo {
+        dtype,
         ny,
         nx,
         layout,
@@ -344,11 +358,17 @@ pub(crate) fn info_of(h: &Header) -> Result<FieldInfo> {
     })
 }
 
-/// Decompress a field stream into new arrays.
+/// Decompress a float32 field stream into new arrays.
 pub fn decompress(bytes: &[u8]) -> Result<Decoded> {
+    decompress_as::<f32>(bytes)
+}
+
+/// Decompress a field stream of element type `T` (the stream says which:
+/// [`info`]'s `dtype`) into new arrays.
+pub fn decompress_as<T: Real>(bytes: &[u8]) -> Result<Decoded<T>> {
     let p = format::parse(bytes)?;
     let info = info_of(&p.header)?;
-    let decoded = 8 * info.ny * info.nx;
+    let decoded = 2 * T::BYTES * info.ny * info.nx;
     if !format::may_allocate(decoded, bytes.len()) {
         return Err(Error::corrupt(format!(
             "stream claims a {}x{} field ({decoded} bytes) from only {} bytes; if that is \
@@ -359,7 +379,7 @@ pub fn decompress(bytes: &[u8]) -> Result<Decoded> {
         )));
     }
     let n = info.ny * info.nx;
-    let (mut u, mut v) = (vec![0.0f32; n], vec![0.0f32; n]);
+    let (mut u, mut v) = (vec![T::default(); n], vec![T::default(); n]);
     pipeline::decode_parsed(&pipeline::Cpu::default(), &p, &info, &mut [&mut u, &mut v])?;
     Ok(Decoded {
         ny: info.ny,
@@ -372,7 +392,7 @@ pub fn decompress(bytes: &[u8]) -> Result<Decoded> {
 
 /// Decompress a field stream into caller-owned component arrays, whose length must
 /// be the stream's `ny * nx` (checked before anything is decoded).
-pub fn decompress_into(bytes: &[u8], u: &mut [f32], v: &mut [f32]) -> Result<()> {
+pub fn decompress_into<T: Real>(bytes: &[u8], u: &mut [T], v: &mut [T]) -> Result<()> {
     pipeline::decompress_on(&pipeline::Cpu::default(), bytes, &mut [u, v]).map(|_| ())
 }
 

@@ -16,11 +16,13 @@ use crate::bound::{bound_for_range, finite_range, Bound};
 use crate::codec::{rans, Coder};
 use crate::error::{Error, Result};
 use crate::format::{self, Parsed};
+use crate::real::Real;
 use std::borrow::Cow;
 
 /// What the pipeline needs from a backend: the modes' two directions and the
-/// few host copies the pipeline makes.
-pub trait Stages {
+/// few host copies the pipeline makes, for element type `T` (the GPU's
+/// stages take f32).
+pub trait Stages<T: Real = f32> {
     /// A read-only field (u, v) in the backend's memory.
     type Field<'a>: Copy;
     /// A writable field (u, v) in the backend's memory.
@@ -30,9 +32,9 @@ pub trait Stages {
     fn out_len(&self, out: &Self::Out<'_>) -> [usize; 2];
     /// The first `n` values of each component on the host (for the lossless
     /// fallback and the verify pass only).
-    fn to_host<'a>(&self, f: Self::Field<'a>, n: usize) -> Result<[Cow<'a, [f32]>; 2]>;
+    fn to_host<'a>(&self, f: Self::Field<'a>, n: usize) -> Result<[Cow<'a, [T]>; 2]>;
     /// [`finite_range`] of the first `n` values of both components.
-    fn finite_range(&self, f: Self::Field<'_>, n: usize) -> Result<(f32, f32)>;
+    fn finite_range(&self, f: Self::Field<'_>, n: usize) -> Result<(T, T)>;
     /// `blockwise::encode` / `speculative::encode`, coded as [`stream::code`]
     /// codes them; also returns the exact vertices' count.
     #[allow(clippy::too_many_arguments)]
@@ -60,11 +62,11 @@ pub trait Stages {
         out: &mut Self::Out<'_>,
     ) -> Result<()>;
     /// Copy host values into `out` (a lossless stream, decoded on the host).
-    fn put(&self, u: &[f32], v: &[f32], out: &mut Self::Out<'_>) -> Result<()>;
+    fn put(&self, u: &[T], v: &[T], out: &mut Self::Out<'_>) -> Result<()>;
 }
 
 /// `field::compress` with the stages of `s`.
-pub fn compress_on<S: Stages>(
+pub fn compress_on<T: Real, S: Stages<T>>(
     s: &S,
     f: S::Field<'_>,
     ny: usize,
@@ -93,14 +95,14 @@ pub fn compress_on<S: Stages>(
 /// From coded sections to the stream: the header, the container, the
 /// lossless fallback when coding does not pay, the verify pass; the field is
 /// fetched from `host` only when the fallback or verify needs it.
-pub fn finish<'a>(
+pub fn finish<'a, T: Real>(
     coded: Coded,
     exact_vertices: usize,
     ny: usize,
     nx: usize,
     xi: f64,
     cfg: &FieldConfig,
-    host: impl FnOnce() -> Result<[Cow<'a, [f32]>; 2]>,
+    host: impl FnOnce() -> Result<[Cow<'a, [T]>; 2]>,
 ) -> Result<Compressed> {
     let n = vertex_count(ny, nx)?;
     let mut flags = if cfg.chunk_of_larger {
@@ -119,7 +121,7 @@ pub fn finish<'a>(
         fallback_reason: None,
     };
     let mut bytes = stream::write_coded(
-        &header(ny, nx, xi, cfg.mode as u8, cfg, flags),
+        &header(ny, nx, xi, cfg.mode as u8, cfg, flags, T::DTYPE),
         coded,
         cfg.zstd_level,
     )?;
@@ -149,7 +151,11 @@ pub fn finish<'a>(
 
 /// `field::decompress_into` with the stages of `s`, into `out` (each
 /// component of the stream's ny * nx values); returns what the stream says.
-pub fn decompress_on<S: Stages>(s: &S, bytes: &[u8], out: &mut S::Out<'_>) -> Result<FieldInfo> {
+pub fn decompress_on<T: Real, S: Stages<T>>(
+    s: &S,
+    bytes: &[u8],
+    out: &mut S::Out<'_>,
+) -> Result<FieldInfo> {
     let p = format::parse(bytes)?;
     let info = info_of(&p.header)?;
     decode_parsed(s, &p, &info, out)?;
@@ -158,13 +164,21 @@ pub fn decompress_on<S: Stages>(s: &S, bytes: &[u8], out: &mut S::Out<'_>) -> Re
 
 /// Decode a parsed stream whose header said `info` into `out`, which must
 /// hold the stream's shape (checked before anything is decoded).
-pub fn decode_parsed<S: Stages>(
+pub fn decode_parsed<T: Real, S: Stages<T>>(
     s: &S,
     p: &Parsed,
     info: &FieldInfo,
     out: &mut S::Out<'_>,
 ) -> Result<()> {
     let (ny, nx, xi) = (info.ny, info.nx, info.abs_bound);
+    if info.dtype != T::NAME {
+        return Err(Error::invalid(format!(
+            "stream holds {} values; they decode as {}, not {}",
+            info.dtype,
+            info.dtype,
+            T::NAME
+        )));
+    }
     let n = ny * nx;
     let [lu, lv] = s.out_len(out);
     if lu != n || lv != n {
@@ -176,10 +190,11 @@ pub fn decode_parsed<S: Stages>(
         None => {
             // Plain words, decoded on the host.
             let parts = stream::read(p, n, info.coder, |_| 0)?;
-            let (u, v): (Vec<f32>, Vec<f32>) = parts
+            let w = T::WORDS;
+            let (u, v): (Vec<T>, Vec<T>) = parts
                 .raw
-                .chunks_exact(2)
-                .map(|w| (f32::from_bits(w[0]), f32::from_bits(w[1])))
+                .chunks_exact(2 * w)
+                .map(|p| (T::from_words(&p[..w]), T::from_words(&p[w..])))
                 .unzip();
             s.put(&u, &v, out)
         }
@@ -194,9 +209,9 @@ pub struct Cpu<'c> {
     pub caps: Option<&'c [f64]>,
 }
 
-impl Stages for Cpu<'_> {
-    type Field<'a> = [&'a [f32]; 2];
-    type Out<'a> = [&'a mut [f32]; 2];
+impl<T: Real> Stages<T> for Cpu<'_> {
+    type Field<'a> = [&'a [T]; 2];
+    type Out<'a> = [&'a mut [T]; 2];
 
     fn field_len(&self, [u, v]: Self::Field<'_>) -> [usize; 2] {
         [u.len(), v.len()]
@@ -206,11 +221,11 @@ impl Stages for Cpu<'_> {
         [u.len(), v.len()]
     }
 
-    fn to_host<'a>(&self, [u, v]: Self::Field<'a>, n: usize) -> Result<[Cow<'a, [f32]>; 2]> {
+    fn to_host<'a>(&self, [u, v]: Self::Field<'a>, n: usize) -> Result<[Cow<'a, [T]>; 2]> {
         Ok([Cow::Borrowed(&u[..n]), Cow::Borrowed(&v[..n])])
     }
 
-    fn finite_range(&self, [u, v]: Self::Field<'_>, n: usize) -> Result<(f32, f32)> {
+    fn finite_range(&self, [u, v]: Self::Field<'_>, n: usize) -> Result<(T, T)> {
         Ok(finite_range(&[&u[..n], &v[..n]]))
     }
 
@@ -225,7 +240,10 @@ impl Stages for Cpu<'_> {
         coder: Coder,
     ) -> Result<(Coded, usize)> {
         let parts: Parts = match mode {
-            Mode::Blockwise => blockwise::encode_capped(u, v, ny, nx, xi, chunk, self.caps),
+            Mode::Blockwise => {
+                let (u, v) = f32_only(T::as_f32(u).zip(T::as_f32(v)))?;
+                blockwise::encode_capped(u, v, ny, nx, xi, chunk, self.caps)
+            }
             Mode::Speculative => speculative::encode_capped(u, v, ny, nx, xi, chunk, self.caps),
         };
         let exact = parts.exact.iter().filter(|&&e| e).count();
@@ -243,7 +261,12 @@ impl Stages for Cpu<'_> {
         [u, v]: &mut Self::Out<'_>,
     ) -> Result<()> {
         let ids = |coded| ids_len(mode, ny, nx, coded);
-        if mode == Mode::Blockwise && coder == Coder::Rans {
+        if mode == Mode::Speculative {
+            let parts = stream::read(p, ny * nx, coder, ids)?;
+            return speculative::decode(&parts, ny, nx, xi, u, v);
+        }
+        let (u, v) = f32_only(T::as_f32_mut(u).zip(T::as_f32_mut(v)))?;
+        if coder == Coder::Rans {
             // The codes decode a rANS block at a time as the bands reach
             // them, never all at once (8 bytes per vertex through memory).
             let (parts, n_codes) = stream::read_but_codes(p, ny * nx, coder, ids)?;
@@ -252,15 +275,22 @@ impl Stages for Cpu<'_> {
             return blockwise::decode_from(&parts, Codes::Rans(&blocks, n_codes), ny, nx, xi, u, v);
         }
         let parts = stream::read(p, ny * nx, coder, ids)?;
-        match mode {
-            Mode::Blockwise => blockwise::decode(&parts, ny, nx, xi, u, v),
-            Mode::Speculative => speculative::decode(&parts, ny, nx, xi, u, v),
-        }
+        blockwise::decode(&parts, ny, nx, xi, u, v)
     }
 
-    fn put(&self, hu: &[f32], hv: &[f32], [u, v]: &mut Self::Out<'_>) -> Result<()> {
+    fn put(&self, hu: &[T], hv: &[T], [u, v]: &mut Self::Out<'_>) -> Result<()> {
         u.copy_from_slice(hu);
         v.copy_from_slice(hv);
         Ok(())
     }
+}
+
+/// Mode B's bounds are derived for f32 values (their products exact in f64):
+/// the f32 view of a field, or the error that says so for f64.
+fn f32_only<X>(view: Option<X>) -> Result<X> {
+    view.ok_or_else(|| {
+        Error::unsupported(
+            "mode B takes float32 fields only; float64 fields compress with mode S (--mode s)",
+        )
+    })
 }

@@ -3,6 +3,7 @@
 //! encoder and decoder (and every backend) must evaluate identically.
 
 use crate::bound::within;
+use crate::real::Real;
 
 /// Bound id k means `xi * 2^-k`; ids run 0..NUM_IDS. Below the last, a vertex is stored exactly.
 ///
@@ -57,9 +58,9 @@ pub fn id_for_bound(xi: f64, e: f64) -> Option<u32> {
 ///
 /// Kernel twin: kernels/common.cuh `fzk_predictor_input`.
 #[inline]
-pub fn predictor_input(x: f32) -> f64 {
+pub fn predictor_input<T: Real>(x: T) -> f64 {
     if x.is_finite() {
-        x as f64
+        x.to_f64()
     } else {
         0.0
     }
@@ -68,20 +69,21 @@ pub fn predictor_input(x: f32) -> f64 {
 /// [`predictor_input`] for a caller that knows (`FINITE`) every value it
 /// reads is finite: the same value, without the test per read.
 #[inline(always)]
-pub fn predictor_input_of<const FINITE: bool>(x: f32) -> f64 {
+pub fn predictor_input_of<const FINITE: bool, T: Real>(x: T) -> f64 {
     if FINITE {
-        x as f64
+        x.to_f64()
     } else {
         predictor_input(x)
     }
 }
 
-/// Reconstruction from prediction, bound and code. One formula, one operation order.
+/// Reconstruction from prediction, bound and code. One formula, one operation
+/// order, in f64, rounded to the element type (a no-op for f64).
 ///
 /// Kernel twin: kernels/common.cuh `fzk_reconstruct`.
 #[inline]
-pub fn reconstruct(pred: f64, eb: f64, q: i32) -> f32 {
-    (pred + (2.0 * eb) * q as f64) as f32
+pub fn reconstruct<T: Real>(pred: f64, eb: f64, q: i32) -> T {
+    T::from_f64(pred + (2.0 * eb) * q as f64)
 }
 
 /// `y.round()` (half away from zero) as a code, or None when that is NaN or
@@ -113,7 +115,7 @@ fn code_lanes(y: f64) -> (bool, i32) {
 ///
 /// Kernel twin: kernels/common.cuh `fzk_quantize`.
 #[inline]
-pub fn quantize(x: f32, pred: f64, eb: f64) -> Option<(i32, f32)> {
+pub fn quantize<T: Real>(x: T, pred: f64, eb: f64) -> Option<(i32, T)> {
     if eb.is_nan() || eb <= 0.0 || !x.is_finite() {
         return None;
     }
@@ -125,9 +127,9 @@ pub fn quantize(x: f32, pred: f64, eb: f64) -> Option<(i32, f32)> {
 /// (the caller's to check): (whether it quantizes, code, reconstruction),
 /// the same answer.
 #[inline(always)]
-pub fn quantize_lanes(x: f32, pred: f64, eb: f64) -> (bool, i32, f32) {
-    let (ok, q) = code_lanes((x as f64 - pred) / (2.0 * eb));
-    let r = reconstruct(pred, eb, q);
+pub fn quantize_lanes<T: Real>(x: T, pred: f64, eb: f64) -> (bool, i32, T) {
+    let (ok, q) = code_lanes((x.to_f64() - pred) / (2.0 * eb));
+    let r: T = reconstruct(pred, eb, q);
     (ok & r.is_finite() & within(r, x, eb), q, r)
 }
 
@@ -237,7 +239,7 @@ mod tests {
         ] {
             if let Some((q, r)) = quantize(x, pred, eb) {
                 assert!(((r as f64) - (x as f64)).abs() <= eb);
-                assert_eq!(reconstruct(pred, eb, q), r);
+                assert_eq!(reconstruct::<f32>(pred, eb, q), r);
             }
         }
         assert!(quantize(1e30, 0.0, 1e-10).is_none());

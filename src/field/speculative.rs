@@ -21,9 +21,10 @@ use super::quantize::{
     eb_of_id, id_for_bound, predictor_input, predictor_input_of, quantize, quantize_lanes,
     reconstruct, NUM_IDS,
 };
-use super::topology::{incident, incident_ids, signature, Sig};
+use super::topology::{incident, incident_ids, Sig};
 use crate::codec::{unzigzag, zigzag};
 use crate::error::{Error, Result};
+use crate::real::Real;
 use rayon::prelude::*;
 
 /// Anchor lattice stride. The paper stores a stride-16 lattice exactly; here the
@@ -119,8 +120,8 @@ impl Stencil {
     /// The interpolated value at index k of `a`, neighbours `stride` apart
     /// (`FINITE`: every value of `a` is).
     #[inline(always)]
-    fn apply<const FINITE: bool>(self, a: &[f32], k: usize, stride: usize) -> f64 {
-        let at = |q: usize| predictor_input_of::<FINITE>(a[q]);
+    fn apply<const FINITE: bool, T: Real>(self, a: &[T], k: usize, stride: usize) -> f64 {
+        let at = |q: usize| predictor_input_of::<FINITE, T>(a[q]);
         match self {
             Stencil::Edge => at(k - stride),
             Stencil::Linear => (at(k - stride) + at(k + stride)) * 0.5,
@@ -176,23 +177,23 @@ impl Predictor {
     /// The prediction from `a` (`FINITE`: every value of `a` is, so no read
     /// needs `predictor_input`'s test).
     #[inline(always)]
-    fn apply<const FINITE: bool>(&self, a: &[f32]) -> f64 {
+    fn apply<const FINITE: bool, T: Real>(&self, a: &[T]) -> f64 {
         if let Some(lorenzo) = self.anchor {
             return self.apply_anchor(a, lorenzo);
         }
         match (self.x, self.y) {
-            (Some((sx, dx)), None) => sx.apply::<FINITE>(a, self.k, dx),
-            (None, Some((sy, dy))) => sy.apply::<FINITE>(a, self.k, dy),
+            (Some((sx, dx)), None) => sx.apply::<FINITE, _>(a, self.k, dx),
+            (None, Some((sy, dy))) => sy.apply::<FINITE, _>(a, self.k, dy),
             // Both axes are known at the center: their mean beats Lorenzo on smooth data.
             (Some((sx, dx)), Some((sy, dy))) => {
-                (sx.apply::<FINITE>(a, self.k, dx) + sy.apply::<FINITE>(a, self.k, dy)) * 0.5
+                (sx.apply::<FINITE, _>(a, self.k, dx) + sy.apply::<FINITE, _>(a, self.k, dy)) * 0.5
             }
             (None, None) => 0.0,
         }
     }
 
     #[inline]
-    fn apply_anchor(&self, a: &[f32], (west, north, ns): (bool, bool, usize)) -> f64 {
+    fn apply_anchor<T: Real>(&self, a: &[T], (west, north, ns): (bool, bool, usize)) -> f64 {
         let k = self.k;
         match (west, north) {
             (true, true) => {
@@ -206,22 +207,33 @@ impl Predictor {
     }
 }
 
-struct Field<'a> {
-    u: &'a [f32],
-    v: &'a [f32],
+struct Field<'a, T = f32> {
+    u: &'a [T],
+    v: &'a [T],
     ny: usize,
     nx: usize,
+}
+
+/// The field as f32 when it is: the f32-only fast paths' view.
+#[inline(always)]
+fn as_f32_field<'a, T: Real>(f: &Field<'a, T>) -> Option<Field<'a, f32>> {
+    Some(Field {
+        u: T::as_f32(f.u)?,
+        v: T::as_f32(f.v)?,
+        ny: f.ny,
+        nx: f.nx,
+    })
 }
 
 /// Would setting vertex (i, j) to (a, b) keep every incident triangle's signature?
 /// The general path: any vertex, any signature.
 #[inline]
-fn keeps_topology(f: &Field, sigs: &[Sig], i: usize, j: usize, a: f32, b: f32) -> bool {
+fn keeps_topology<T: Real>(f: &Field<T>, sigs: &[Sig], i: usize, j: usize, a: T, b: T) -> bool {
     let k = j * f.nx + i;
     let (tris, n) = incident(f.ny, f.nx, i, j);
     tris[..n].iter().all(|&(t, idx, half)| {
         let p = idx.map(|q| if q == k { [a, b] } else { [f.u[q], f.v[q]] });
-        signature(p, half) == sigs[t]
+        T::classify_triangle(p, half).0 == sigs[t]
     })
 }
 
@@ -255,7 +267,7 @@ impl Ring {
     /// Whether (i, j) has the fast path: an interior vertex whose six
     /// triangles hold no critical point.
     #[inline(always)]
-    fn fits(f: &Field, sigs: &[Sig], i: usize, j: usize) -> bool {
+    fn fits<T>(f: &Field<T>, sigs: &[Sig], i: usize, j: usize) -> bool {
         let nx = f.nx;
         if i == 0 || j == 0 || i + 1 >= nx || j + 1 >= f.ny {
             return false;
@@ -368,44 +380,45 @@ fn tries_lanes(l: &Lanes, eb: f64, t: &mut Tries) {
     }
 }
 
-enum Decision {
+enum Decision<T> {
     Exact,
-    Coded { id: u8, q: [i32; 2], r: [f32; 2] },
+    Coded { id: u8, q: [i32; 2], r: [T; 2] },
 }
 
 /// The first bound id that keeps every incident triangle's signature, tried
 /// from the largest bound down, and not above `cap` (a relative bound on both
 /// components; `+inf` for none). `FINITE`: every value of `f` is.
-fn decide<const FINITE: bool>(
-    f: &Field,
-    orig: (&[f32], &[f32]),
+fn decide<const FINITE: bool, T: Real>(
+    f: &Field<T>,
+    orig: (&[T], &[T]),
     sigs: &[Sig],
     xi: f64,
     (i, j): (usize, usize),
     pred: Predictor,
     cap: f64,
-) -> Decision {
+) -> Decision<T> {
     let k = j * f.nx + i;
     let (x, y) = (orig.0[k], orig.1[k]);
     // The first id whose bound fits under the cap for both components.
     let first = if cap == f64::INFINITY {
         Some(0)
     } else {
-        let id = |c: f32| id_for_bound(xi, xi.min(cap * (c as f64).abs()));
+        let id = |c: T| id_for_bound(xi, xi.min(cap * c.to_f64().abs()));
         id(x).zip(id(y)).map(|(a, b)| a.max(b))
     };
     let Some(first) = first else {
         return Decision::Exact;
     };
-    let (pu, pw) = (pred.apply::<FINITE>(f.u), pred.apply::<FINITE>(f.v));
-    let ring = Ring::new(f, sigs, i, j);
+    let (pu, pw) = (pred.apply::<FINITE, T>(f.u), pred.apply::<FINITE, T>(f.v));
+    // The ring's products are exact for f32 only; f64 checks each triangle.
+    let ring = as_f32_field(f).and_then(|f| Ring::new(&f, sigs, i, j));
     for id in first..NUM_IDS {
         let eb = eb_of_id(xi, id);
         let (Some((qa, ra)), Some((qb, rb))) = (quantize(x, pu, eb), quantize(y, pw, eb)) else {
             continue;
         };
         let keeps = match &ring {
-            Some(ring) => ring.stays_free(ra, rb),
+            Some(ring) => ring.stays_free(ra.to_f64() as f32, rb.to_f64() as f32),
             None => keeps_topology(f, sigs, i, j, ra, rb),
         };
         if keeps {
@@ -425,17 +438,23 @@ fn decide<const FINITE: bool>(
 /// bound) of every target with a ring runs in lanes ([`first_tries`]); it
 /// settles nearly all of them, and [`decide`] takes the rest from the start.
 #[allow(clippy::too_many_arguments)]
-fn decide_row(
-    f: &Field,
-    orig: (&[f32], &[f32]),
+fn decide_row<T: Real>(
+    f: &Field<T>,
+    orig: (&[T], &[T]),
     sigs: &[Sig],
     xi: f64,
     (j, s, phase): (usize, usize, Phase),
     cols: impl Iterator<Item = usize>,
     exact: &[bool],
-    out: &mut RowOut,
+    out: &mut RowOut<T>,
 ) {
     let (ny, nx) = (f.ny, f.nx);
+    // The lanes are f32 kernels; f64 decides target by target.
+    let (Some(f32s), Some(o0), Some(o1)) = (as_f32_field(f), T::as_f32(orig.0), T::as_f32(orig.1))
+    else {
+        let how = (true, |_| f64::INFINITY);
+        return decide_row_each(f, orig, sigs, xi, (j, s, phase), cols, exact, how, out);
+    };
     let mut cols = cols.peekable();
     let (mut lanes, mut tries) = (Lanes::default(), Tries::default());
     while cols.peek().is_some() {
@@ -451,10 +470,10 @@ fn decide_row(
                 continue;
             }
             let pred = Predictor::new(ny, nx, i, j, s, phase);
-            (lanes.x[lane], lanes.y[lane]) = (orig.0[k], orig.1[k]);
-            lanes.pu[lane] = pred.apply::<true>(f.u);
-            lanes.pw[lane] = pred.apply::<true>(f.v);
-            for (lane_of, a) in [(&mut lanes.u, f.u), (&mut lanes.v, f.v)] {
+            (lanes.x[lane], lanes.y[lane]) = (o0[k], o1[k]);
+            lanes.pu[lane] = pred.apply::<true, f32>(f32s.u);
+            lanes.pw[lane] = pred.apply::<true, f32>(f32s.v);
+            for (lane_of, a) in [(&mut lanes.u, f32s.u), (&mut lanes.v, f32s.v)] {
                 for (side, x) in lane_of.iter_mut().zip(ring_of(a, k, nx)) {
                     side[lane] = x;
                 }
@@ -469,11 +488,11 @@ fn decide_row(
                 Decision::Coded {
                     id: 0,
                     q: [tries.q[0][lane], tries.q[1][lane]],
-                    r: [tries.r[0][lane], tries.r[1][lane]],
+                    r: [tries.r[0][lane], tries.r[1][lane]].map(|r| T::from_f64(r as f64)),
                 }
             } else {
                 let pred = Predictor::new(ny, nx, i, j, s, phase);
-                decide::<true>(f, orig, sigs, xi, (i, j), pred, f64::INFINITY)
+                decide::<true, _>(f, orig, sigs, xi, (i, j), pred, f64::INFINITY)
             };
             out.push(d, [orig.0[k], orig.1[k]]);
         }
@@ -484,16 +503,16 @@ fn decide_row(
 /// of fields with a non-finite value (`finite` false) or capped vertices
 /// (`cap`, see [`decide`]), and the reference [`decide_row`] equals.
 #[allow(clippy::too_many_arguments)]
-fn decide_row_each(
-    f: &Field,
-    orig: (&[f32], &[f32]),
+fn decide_row_each<T: Real>(
+    f: &Field<T>,
+    orig: (&[T], &[T]),
     sigs: &[Sig],
     xi: f64,
     (j, s, phase): (usize, usize, Phase),
     cols: impl Iterator<Item = usize>,
     exact: &[bool],
     (finite, cap): (bool, impl Fn(usize) -> f64),
-    out: &mut RowOut,
+    out: &mut RowOut<T>,
 ) {
     let (ny, nx) = (f.ny, f.nx);
     for i in cols {
@@ -504,9 +523,9 @@ fn decide_row_each(
             let pred = Predictor::new(ny, nx, i, j, s, phase);
             let (at, cap) = ((i, j), cap(k));
             if finite {
-                decide::<true>(f, orig, sigs, xi, at, pred, cap)
+                decide::<true, _>(f, orig, sigs, xi, at, pred, cap)
             } else {
-                decide::<false>(f, orig, sigs, xi, at, pred, cap)
+                decide::<false, _>(f, orig, sigs, xi, at, pred, cap)
             }
         };
         out.push(d, [orig.0[k], orig.1[k]]);
@@ -529,17 +548,17 @@ fn target_rows<'a, T: Send>(
 /// One row of a phase's decisions: its stream entries, and per target its
 /// reconstruction (None: stored exactly).
 #[derive(Default)]
-struct RowOut {
+struct RowOut<T> {
     ids: Vec<u32>,
     codes: Vec<u32>,
     raw: Vec<u32>,
-    recon: Vec<Option<[f32; 2]>>,
+    recon: Vec<Option<[T; 2]>>,
 }
 
-impl RowOut {
+impl<T: Real> RowOut<T> {
     /// Room for `n` targets' entries, all coded (a row's pushes then never
     /// reallocate but for its exact ones' raw words).
-    fn with_capacity(n: usize) -> RowOut {
+    fn with_capacity(n: usize) -> RowOut<T> {
         RowOut {
             ids: Vec::with_capacity(n),
             codes: Vec::with_capacity(2 * n),
@@ -550,10 +569,10 @@ impl RowOut {
 
     /// Record a decision on a target whose original is `orig`.
     #[inline(always)]
-    fn push(&mut self, d: Decision, orig: [f32; 2]) {
+    fn push(&mut self, d: Decision<T>, orig: [T; 2]) {
         match d {
             Decision::Exact => {
-                self.raw.extend(orig.map(f32::to_bits));
+                orig.iter().for_each(|x| x.push_words(&mut self.raw));
                 self.recon.push(None);
             }
             Decision::Coded { id, q, r } => {
@@ -569,7 +588,7 @@ impl RowOut {
     fn write_back(
         &self,
         at: impl Iterator<Item = usize>,
-        (ru, rv): (&mut [f32], &mut [f32]),
+        (ru, rv): (&mut [T], &mut [T]),
         exact: &mut [bool],
     ) {
         for (k, r) in at.zip(&self.recon) {
@@ -588,14 +607,21 @@ impl RowOut {
     }
 }
 
-pub fn encode(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, chunk_of_larger: bool) -> Parts {
+pub fn encode<T: Real>(
+    u: &[T],
+    v: &[T],
+    ny: usize,
+    nx: usize,
+    xi: f64,
+    chunk_of_larger: bool,
+) -> Parts {
     encode_capped(u, v, ny, nx, xi, chunk_of_larger, None)
 }
 
 /// [`encode`] with a cap on each vertex's relative bound (`halo::BlockWithRing::caps`).
-pub fn encode_capped(
-    u: &[f32],
-    v: &[f32],
+pub fn encode_capped<T: Real>(
+    u: &[T],
+    v: &[T],
     ny: usize,
     nx: usize,
     xi: f64,
@@ -623,7 +649,7 @@ pub fn encode_capped(
                     nx,
                 };
                 let pred = Predictor::anchor(nx, i, j);
-                decide::<false>(&f, (u, v), &sigs, xi, (i, j), pred, cap(k))
+                decide::<false, _>(&f, (u, v), &sigs, xi, (i, j), pred, cap(k))
             };
             let mut one = RowOut::default();
             one.push(d, [u[k], v[k]]);
@@ -638,7 +664,7 @@ pub fn encode_capped(
         // only vertices no target of this phase writes), with its stream
         // entries; then the entries in row order, and the reconstructions
         // written back row by row in parallel.
-        let decided: Vec<RowOut> = {
+        let decided: Vec<RowOut<T>> = {
             let f = Field {
                 u: &ru,
                 v: &rv,
@@ -687,23 +713,25 @@ pub fn encode_capped(
 /// raw words, `c` coded vertices (ranges were checked against the mask).
 /// `FINITE`: every value of `u` and `v` a prediction reads is.
 #[inline]
-fn decode_one<const FINITE: bool>(
+fn decode_one<const FINITE: bool, T: Real>(
     parts: &Parts,
-    (u, v): (&[f32], &[f32]),
+    (u, v): (&[T], &[T]),
     xi: f64,
     k: usize,
     pred: Predictor,
     (r, c): (&mut usize, &mut usize),
-) -> [f32; 2] {
+) -> [T; 2] {
     if parts.exact[k] {
-        *r += 2;
+        let w = T::WORDS;
+        *r += 2 * w;
+        let at = *r - 2 * w;
         [
-            f32::from_bits(parts.raw[*r - 2]),
-            f32::from_bits(parts.raw[*r - 1]),
+            T::from_words(&parts.raw[at..at + w]),
+            T::from_words(&parts.raw[at + w..at + 2 * w]),
         ]
     } else {
         let eb = eb_of_id(xi, parts.ids[*c]);
-        let (pu, pw) = (pred.apply::<FINITE>(u), pred.apply::<FINITE>(v));
+        let (pu, pw) = (pred.apply::<FINITE, T>(u), pred.apply::<FINITE, T>(v));
         *c += 1;
         [
             reconstruct(pu, eb, unzigzag(parts.codes[2 * *c - 2])),
@@ -712,31 +740,31 @@ fn decode_one<const FINITE: bool>(
     }
 }
 
-pub fn decode(
+pub fn decode<T: Real>(
     parts: &Parts,
     ny: usize,
     nx: usize,
     xi: f64,
-    u: &mut [f32],
-    v: &mut [f32],
+    u: &mut [T],
+    v: &mut [T],
 ) -> Result<()> {
     decode_reads(parts, ny, nx, xi, u, v, true)
 }
 
 /// [`decode`]; `untested`: let phases whose inputs are all finite skip
 /// `predictor_input`'s test (false: test every read, the reference).
-fn decode_reads(
+fn decode_reads<T: Real>(
     parts: &Parts,
     ny: usize,
     nx: usize,
     xi: f64,
-    u: &mut [f32],
-    v: &mut [f32],
+    u: &mut [T],
+    v: &mut [T],
     untested: bool,
 ) -> Result<()> {
     let n_exact = parts.exact.iter().filter(|&&e| e).count();
     let n_coded = ny * nx - n_exact;
-    if parts.raw.len() != 2 * n_exact
+    if parts.raw.len() != 2 * T::WORDS * n_exact
         || parts.codes.len() != 2 * n_coded
         || parts.ids.len() != n_coded
     {
@@ -751,7 +779,7 @@ fn decode_reads(
     for j in (0..ny).step_by(STRIDE) {
         for i in (0..nx).step_by(STRIDE) {
             let k = j * nx + i;
-            let val = decode_one::<false>(
+            let val = decode_one::<false, _>(
                 parts,
                 (&*u, &*v),
                 xi,
@@ -787,12 +815,12 @@ fn decode_reads(
             .zip(&n_exact)
             .map(|(&j, &n_ex)| {
                 let start = (j, r_at, c_at);
-                r_at += 2 * n_ex;
+                r_at += 2 * T::WORDS * n_ex;
                 c_at += n_tg - n_ex;
                 start
             })
             .collect();
-        let values: Vec<Vec<[f32; 2]>> = {
+        let values: Vec<Vec<[T; 2]>> = {
             let (u, v) = (&*u, &*v);
             rows.par_iter()
                 .map(|&(j, mut r, mut c)| {
@@ -801,9 +829,9 @@ fn decode_reads(
                             let pred = Predictor::new(ny, nx, i, j, s, phase);
                             let (k, at) = (j * nx + i, (&mut r, &mut c));
                             if finite {
-                                decode_one::<true>(parts, (u, v), xi, k, pred, at)
+                                decode_one::<true, _>(parts, (u, v), xi, k, pred, at)
                             } else {
-                                decode_one::<false>(parts, (u, v), xi, k, pred, at)
+                                decode_one::<false, _>(parts, (u, v), xi, k, pred, at)
                             }
                         })
                         .collect()

@@ -4,7 +4,7 @@
 //! | section | content |
 //! |---|---|
 //! | 1 MASK | exact-vertex bitmap, grid order, LSB first, coded as bytes |
-//! | 2 RAW | bit patterns of exact vertices, (u, v) per vertex in processing order, split into 4 byte planes, coded as bytes |
+//! | 2 RAW | bit patterns of exact vertices, (u, v) per vertex in processing order (an f64 as two u32 words, low first), split into 4 byte planes, coded as bytes |
 //! | 3 IDS | bound ids, coded as u32 symbols |
 //! | 4 CODES | zig-zag quantization codes, (u, v) per coded vertex, coded as u32 symbols |
 //!
@@ -94,13 +94,23 @@ pub fn check_kind(p: &Parsed) -> Result<()> {
     Ok(())
 }
 
+/// u32 words per value in RAW: 1 for f32, 2 for f64 (low word first).
+fn raw_words(p: &Parsed) -> Result<usize> {
+    Ok(match format::dtype_name(p.header.dtype)? {
+        "f64" => 2,
+        _ => 1,
+    })
+}
+
 /// Decode the sections of a checked stream into parts; `ids_len` maps the number
 /// of coded vertices to the number of bound ids the mode stores.
 pub fn read(p: &Parsed, n: usize, coder: Coder, ids_len: impl Fn(usize) -> usize) -> Result<Parts> {
     check_kind(p)?;
+    let words = raw_words(p)?;
     if p.header.mode == MODE_LOSSLESS {
-        let plain = p.section(SEC_RAW, 8 * n)?;
-        if plain.len() != 8 * n {
+        let len = 8 * words * n;
+        let plain = p.section(SEC_RAW, len)?;
+        if plain.len() != len {
             return Err(Error::corrupt(
                 "lossless stream has the wrong number of values",
             ));
@@ -130,9 +140,10 @@ pub fn read_but_codes(
     ids_len: impl Fn(usize) -> usize,
 ) -> Result<(Parts, usize)> {
     check_kind(p)?;
+    let words = raw_words(p)?;
     let mask = section_bytes(p, SEC_MASK, coder, n.div_ceil(8))?;
     let n_exact = count_bits(&mask, n);
-    let raw = from_planes(&section_bytes(p, SEC_RAW, coder, 8 * n_exact)?);
+    let raw = from_planes(&section_bytes(p, SEC_RAW, coder, 8 * words * n_exact)?);
     let n_coded = n - n_exact;
     let ids = section_u32(p, SEC_IDS, coder, ids_len(n_coded))?;
     let parts = Parts {

@@ -7,7 +7,7 @@
 //! | 8 | magic `FACTZ\0\r\n` |
 //! | 2 | format version (u16) |
 //! | 1 | kind (1 = field2d, 2 = particles) |
-//! | 1 | element type (1 = f32) |
+//! | 1 | element type (1 = f32, 2 = f64: field streams of mode S and lossless) |
 //! | 4 | flags (u32, `FLAG_*`) |
 //! | 24 | dims, 3 x u64 (field2d: ny, nx, 0) |
 //! | 8 | absolute bound used (f64) |
@@ -58,6 +58,17 @@ impl Kind {
 
 pub const DTYPE_F32: u8 = 1;
 pub const DTYPE_F64: u8 = 2;
+
+/// The element type a header byte names, or the error for one no reader knows.
+pub fn dtype_name(dtype: u8) -> Result<&'static str> {
+    match dtype {
+        DTYPE_F32 => Ok("f32"),
+        DTYPE_F64 => Ok("f64"),
+        x => Err(Error::unsupported(format!(
+            "element type {x} is not supported"
+        ))),
+    }
+}
 
 /// How a stream's components lie in the caller's memory (header byte
 /// `layout`): decompression writes the caller's layout back.
@@ -255,11 +266,7 @@ pub fn parse(data: &[u8]) -> Result<Parsed<'_>> {
             "stream header checksum mismatch (corrupted header)",
         ));
     }
-    if dtype != DTYPE_F32 {
-        return Err(Error::unsupported(format!(
-            "element type {dtype} is not supported"
-        )));
-    }
+    dtype_name(dtype)?;
     if flags & !KNOWN_FLAGS != 0 {
         return Err(Error::corrupt(format!("unknown header flags {flags:#x}")));
     }

@@ -615,6 +615,12 @@ fn info_of(h: &Header) -> Result<ParticleInfo> {
             h.kind.name()
         )));
     }
+    if h.dtype != format::DTYPE_F32 {
+        return Err(Error::unsupported(format!(
+            "particle stream of element type {}: only f32 particles are supported",
+            format::dtype_name(h.dtype)?
+        )));
+    }
     let n = usize::try_from(h.dims[0]).map_err(|_| Error::corrupt("particle count overflows"))?;
     if n > MAX_PARTICLES || h.dims[1] != 3 || h.dims[2] != 0 {
         return Err(Error::corrupt("particle stream header has a bad shape"));

@@ -568,3 +568,36 @@ pub fn check_exact(
         ))
     }
 }
+
+/// [`check_bound`] for f64 values, decided in exact integer arithmetic:
+/// every finite value within `abs_bound`, every non-finite one bit-exact.
+pub fn check_bound_f64(orig: &[f64], dec: &[f64], abs_bound: f64) -> Result<(), String> {
+    if orig.len() != dec.len() {
+        return Err(format!(
+            "length {} decoded vs {} original",
+            dec.len(),
+            orig.len()
+        ));
+    }
+    let limit = scaled_f64(abs_bound);
+    let mut bad = Vec::new();
+    for (k, (&o, &d)) in orig.iter().zip(dec).enumerate() {
+        let ok = if o.is_finite() {
+            d.is_finite() && (scaled_f64(d) - scaled_f64(o)).magnitude() <= limit.magnitude()
+        } else {
+            o.to_bits() == d.to_bits()
+        };
+        if !ok {
+            bad.push(format!("[{k}] orig {o:e} dec {d:e}"));
+        }
+    }
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} values violate bound {abs_bound:e}: {}",
+            bad.len(),
+            bad[..bad.len().min(5)].join(", ")
+        ))
+    }
+}

@@ -11,6 +11,7 @@ use crate::{help, CliError, CliResult};
 use factz::field::metrics;
 use factz::field::{self, stream, Bound, Coder, FieldConfig, Layout, Mode};
 use factz::format::{self, Kind};
+use factz::{backend::Backend, Real};
 use std::ffi::OsString;
 use std::fmt::Write as _;
 
@@ -43,6 +44,7 @@ pub fn compress(argv: Vec<OsString>) -> CliResult<u8> {
         val("edit-bits"),
         val("max-iters"),
         val("backend"),
+        val("dtype"),
     ];
     let a = args::parse("compress", argv, SPECS)?;
     if print_help_if(&a, help::COMPRESS)? {
@@ -76,29 +78,61 @@ pub fn compress(argv: Vec<OsString>) -> CliResult<u8> {
     field::check_config(&cfg)?;
     let backend = backend::choice(&a)?;
     a.positionals_exact(&["IN.f32", "OUT.fz"])?;
-    let (inp, out) = (&a.positionals[0], &a.positionals[1]);
+    match a.value("dtype") {
+        None | Some("f32") => compress_field_as::<f32>(&a, &cfg, (ny, nx), backend),
+        Some("f64") => {
+            if matches!(backend, Backend::Cuda) {
+                return Err(a.usage_err("--backend cuda takes float32 fields only"));
+            }
+            if mode == Mode::Blockwise {
+                return Err(a.usage_err(
+                    "float64 fields compress with mode S only (--mode s, the default)",
+                ));
+            }
+            compress_field_as::<f64>(&a, &cfg, (ny, nx), Backend::Cpu)
+        }
+        Some(x) => Err(a.usage_err(format!("bad --dtype '{x}': expected f32 or f64"))),
+    }
+}
 
-    let progress = Progress::for_input(8 * ny as u64 * nx as u64);
+/// The field part of `compress` for element type `T`.
+fn compress_field_as<T: Real>(
+    a: &Args,
+    cfg: &FieldConfig,
+    (ny, nx): (usize, usize),
+    backend: Backend,
+) -> CliResult<u8> {
+    let (inp, out) = (&a.positionals[0], &a.positionals[1]);
+    let (layout, mode, coder) = (cfg.layout, cfg.mode, cfg.coder);
+    let progress = Progress::for_input(2 * T::BYTES as u64 * ny as u64 * nx as u64);
     progress.phase("reading");
     let bytes = fileio::read_all(inp)?;
-    let (u, v) = fileio::field_from_bytes(&bytes, ny, nx, layout, inp)?;
+    let (u, v) = fileio::field_from_bytes::<T>(&bytes, ny, nx, layout, inp)?;
     drop(bytes);
     progress.phase(if cfg.verify {
         "compressing and verifying"
     } else {
         "compressing"
     });
-    let (c, ran) = backend::compress_field(backend, &u, &v, ny, nx, &cfg)?;
+    let (c, ran) = match (T::as_f32(&u), T::as_f32(&v)) {
+        (Some(u), Some(v)) => backend::compress_field(backend, u, v, ny, nx, cfg)?,
+        _ => (
+            field::compress(&u, &v, ny, nx, cfg)
+                .map_err(|e| CliError::fail(format!("compress: {e}")))?,
+            "cpu".to_string(),
+        ),
+    };
     progress.phase("writing");
     fileio::write_all(out, &c.bytes)?;
     progress.done();
     if a.has("verbose") {
-        let raw = 8 * u.len();
+        let raw = 2 * T::BYTES * u.len();
         let r = &c.report;
         eprintln!(
-            "factz: {} -> {}: {ny}x{nx} {} mode {} {}, abs bound {}, {} -> {} bytes (ratio {}, {} bits/value), {} exact vertices{}{}; backend {ran}",
+            "factz: {} -> {}: {ny}x{nx} {} {} mode {} {}, abs bound {}, {} -> {} bytes (ratio {}, {} bits/value), {} exact vertices{}{}; backend {ran}",
             shown(inp),
             if out == "-" { "<stdout>" } else { out },
+            T::NAME,
             layout.name(),
             mode.name(),
             coder.name(),
@@ -141,12 +175,26 @@ pub fn decompress(argv: Vec<OsString>) -> CliResult<u8> {
     if stream_kind(&bytes, inp)? == Kind::Particles {
         return particle_commands::decompress(bytes, inp, out, layout, vtk_out);
     }
-    let raw_len = field::info(&bytes)
-        .map(|i| 8 * i.ny as u64 * i.nx as u64)
-        .unwrap_or(0);
-    let progress = Progress::for_input(raw_len);
+    // The stream says its element type; OUT gets the same.
+    let info = field::info(&bytes).map_err(|e| CliError::fail(format!("{}: {e}", shown(inp))))?;
+    match info.dtype {
+        "f64" => decompress_field_as::<f64>(bytes, (inp, out), layout, vtk_out, &info),
+        _ => decompress_field_as::<f32>(bytes, (inp, out), layout, vtk_out, &info),
+    }
+}
+
+/// The field part of `decompress` for element type `T`.
+fn decompress_field_as<T: Real>(
+    bytes: Vec<u8>,
+    (inp, out): (&str, &str),
+    layout: Option<Layout>,
+    vtk_out: Option<&str>,
+    info: &field::FieldInfo,
+) -> CliResult<u8> {
+    let progress = Progress::for_input(2 * T::BYTES as u64 * info.ny as u64 * info.nx as u64);
     progress.phase("decompressing");
-    let d = decode(&bytes, inp)?;
+    let d = field::decompress_as::<T>(&bytes)
+        .map_err(|e| CliError::fail(format!("{}: {e}", shown(inp))))?;
     drop(bytes);
     progress.phase("writing");
     let raw = fileio::field_to_bytes(&d.u, &d.v, layout.unwrap_or(d.layout));
@@ -607,7 +655,7 @@ pub fn inspect(argv: Vec<OsString>) -> CliResult<u8> {
     // The field-level reading checks the header's values too.
     let info = field::info(&bytes).map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))?;
     let crc_ok = section_crcs(&bytes, &p);
-    let raw_bytes = 8 * info.ny * info.nx;
+    let raw_bytes = if info.dtype == "f64" { 16 } else { 8 } * info.ny * info.nx;
     let ratio = raw_bytes as f64 / bytes.len() as f64;
     let bits = 8.0 * bytes.len() as f64 / (2 * info.ny * info.nx) as f64;
     let coder_name = Coder::from_u8(h.coder)
@@ -632,14 +680,7 @@ pub fn inspect(argv: Vec<OsString>) -> CliResult<u8> {
             .put("stream_bytes", bytes.len())
             .put("version", h.version as u32)
             .put("kind", h.kind.name())
-            .put(
-                "dtype",
-                if h.dtype == format::DTYPE_F32 {
-                    "f32"
-                } else {
-                    "unknown"
-                },
-            )
+            .put("dtype", info.dtype)
             .put("flags", flag_names(h.flags))
             .put("dims", h.dims.to_vec())
             .put("shape", vec![info.ny, info.nx])
@@ -659,9 +700,10 @@ pub fn inspect(argv: Vec<OsString>) -> CliResult<u8> {
         let _ = writeln!(s, "file:         {} ({} bytes)", shown(path), bytes.len());
         let _ = writeln!(
             s,
-            "format:       version {}, kind {}, element f32",
+            "format:       version {}, kind {}, element {}",
             h.version,
-            h.kind.name()
+            h.kind.name(),
+            info.dtype
         );
         let _ = writeln!(
             s,

@@ -3,7 +3,8 @@
 
 use crate::json::Obj;
 use crate::{CliError, CliResult};
-use factz::field::{deinterleave, Layout};
+use factz::field::Layout;
+use factz::Real;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fs::File;
 use std::io::{self, IsTerminal, Read, Write};
@@ -160,44 +161,59 @@ pub fn f32s(bytes: &[u8]) -> Vec<f32> {
         .collect()
 }
 
-/// Check a raw field's size against its shape and split it into (u, v).
-pub fn field_from_bytes(
+/// Check a raw field's size against its shape and split it into (u, v), of
+/// element type `T` (little-endian float32 or float64).
+pub fn field_from_bytes<T: Real>(
     bytes: &[u8],
     ny: usize,
     nx: usize,
     layout: Layout,
     path: &str,
-) -> CliResult<(Vec<f32>, Vec<f32>)> {
+) -> CliResult<(Vec<T>, Vec<T>)> {
     let n = factz::field::vertex_count(ny, nx)?;
     let want = n
-        .checked_mul(8)
+        .checked_mul(2 * T::BYTES)
         .ok_or_else(|| CliError::usage(format!("shape {ny}x{nx} is too large")))?;
     if bytes.len() != want {
         return Err(CliError::fail(format!(
-            "{} has {} bytes, but shape {ny}x{nx} needs {want} (2 x {n} float32)",
+            "{} has {} bytes, but shape {ny}x{nx} needs {want} (2 x {n} {}){}",
             shown(path),
-            bytes.len()
+            bytes.len(),
+            T::NAME,
+            // The one size mismatch with an obvious cause.
+            if bytes.len() * T::BYTES == want * (12 - T::BYTES) {
+                format!(
+                    "; is it {}? (--dtype)",
+                    if T::BYTES == 4 { "f64" } else { "f32" }
+                )
+            } else {
+                String::new()
+            }
         )));
     }
+    let values = |b: &[u8]| -> Vec<T> { b.chunks_exact(T::BYTES).map(T::read_le).collect() };
     Ok(match layout {
-        Layout::Soa => (f32s(&bytes[..4 * n]), f32s(&bytes[4 * n..])),
-        Layout::Aos => deinterleave(&f32s(bytes)),
+        Layout::Soa => (values(&bytes[..want / 2]), values(&bytes[want / 2..])),
+        Layout::Aos => {
+            let all = values(bytes);
+            all.chunks_exact(2).map(|p| (p[0], p[1])).unzip()
+        }
     })
 }
 
 /// The raw bytes of a field in `layout`.
-pub fn field_to_bytes(u: &[f32], v: &[f32], layout: Layout) -> Vec<u8> {
-    let mut out = Vec::with_capacity(8 * u.len());
+pub fn field_to_bytes<T: Real>(u: &[T], v: &[T], layout: Layout) -> Vec<u8> {
+    let mut out = Vec::with_capacity(2 * T::BYTES * u.len());
     match layout {
         Layout::Soa => {
             for x in u.iter().chain(v) {
-                out.extend_from_slice(&x.to_le_bytes());
+                x.write_le(&mut out);
             }
         }
         Layout::Aos => {
             for (a, b) in u.iter().zip(v) {
-                out.extend_from_slice(&a.to_le_bytes());
-                out.extend_from_slice(&b.to_le_bytes());
+                a.write_le(&mut out);
+                b.write_le(&mut out);
             }
         }
     }

@@ -64,6 +64,9 @@ Field options:
   --shape NY,NX         grid rows (y) and columns (x); required
   --layout soa|aos      soa: all u then all v (default); aos: (u, v) interleaved
   --mode b|s            b: block-wise analytic bounds (fast); s: speculative (default, best ratio)
+  --dtype f32|f64       element type of IN (little-endian; default f32). f64
+                        compresses with mode S on the CPU, exactly as f32 does
+                        (the critical-point test uses error-free f64 products)
 
 Particle options (every friends-of-friends link keeps its status):
   --count N             number of particles; when omitted it is the file size / 12
@@ -95,12 +98,13 @@ particles stored exactly and edited coordinates.
 ";
 
 pub const DECOMPRESS: &str = "\
-factz decompress: decompress a stream to raw float32
+factz decompress: decompress a stream to raw float32 (or float64)
 
 Usage:
   factz decompress IN.fz OUT.f32 [--layout soa|aos] [--vtk OUT.vti|OUT.vtp]
 
-Works for field and particle streams (the header says which). Writes the layout
+Works for field and particle streams (the header says which). A float64 field
+stream writes float64 values. Writes the layout
 the data came in (recorded in the stream) unless --layout overrides it. IN and
 OUT may be `-`. A particle correction stream (from `factz correct`) is not a
 complete stream: use `factz apply`.

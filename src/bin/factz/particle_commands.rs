@@ -33,7 +33,7 @@ pub const PARTICLE_ONLY: [&str; 9] = [
 ];
 
 /// Flags only field commands take (refused for `--kind particles`).
-pub const FIELD_ONLY: [&str; 2] = ["shape", "mode"];
+pub const FIELD_ONLY: [&str; 3] = ["shape", "mode", "dtype"];
 
 /// The particle configuration the flags describe (defaults: rel 1e-3, eta 0.2,
 /// builtin, rans, AoS), checked by the library.

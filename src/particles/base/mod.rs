@@ -117,6 +117,11 @@ pub fn layout(base: Base, p: &Parsed, n: usize) -> Option<&'static str> {
 /// Decode n particles from a parsed stream. Never panics on corrupt input; returns
 /// `ErrorKind::CorruptStream`.
 pub fn decode(base: Base, p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result<Vec<f32>> {
+    if p.header.dtype != crate::format::DTYPE_F32 {
+        return Err(Error::unsupported(
+            "only f32 particle streams are supported",
+        ));
+    }
     if !(xi.is_finite() && xi > 0.0) {
         return Err(Error::corrupt(format!(
             "particle bound {xi} is not finite and positive"
