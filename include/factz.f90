@@ -127,7 +127,7 @@ module factz
     integer(c_int32_t) :: zstd_level = 0
     real(c_double) :: abs_bound = 0
     integer(c_int32_t) :: flags = 0
-    integer(c_int32_t) :: reserved = 0
+    integer(c_int32_t) :: dtype = 0        ! 1 float32, 2 float64 (the _f64 functions)
   end type factz_field_stream_info
 
   type, bind(c) :: factz_particles_config
@@ -237,6 +237,35 @@ module factz
       real(c_float), intent(inout) :: u(*), v(*)
       integer(c_size_t), value :: ny, nx
       integer(c_int) :: factz_field_decompress
+    end function
+    ! float64 fields (real(c_double)): mode S on the CPU, the same guarantee.
+    function factz_field_max_compressed_size_f64(ny, nx, out) &
+        bind(c, name="factz_field_max_compressed_size_f64")
+      import :: c_int, c_size_t
+      integer(c_size_t), value :: ny, nx
+      integer(c_size_t), intent(out) :: out
+      integer(c_int) :: factz_field_max_compressed_size_f64
+    end function
+    function factz_field_compress_f64(cfg, u, v, ny, nx, out, out_capacity, out_len, report) &
+        bind(c, name="factz_field_compress_f64")
+      import :: c_int, c_int8_t, c_size_t, c_double, factz_field_config, factz_field_report
+      type(factz_field_config), intent(in) :: cfg
+      real(c_double), intent(in) :: u(*), v(*)
+      integer(c_size_t), value :: ny, nx
+      integer(c_int8_t), intent(inout) :: out(*)
+      integer(c_size_t), value :: out_capacity
+      integer(c_size_t), intent(out) :: out_len
+      type(factz_field_report), intent(inout) :: report ! struct_size set by the caller
+      integer(c_int) :: factz_field_compress_f64
+    end function
+    function factz_field_decompress_f64(stream, len, u, v, ny, nx) &
+        bind(c, name="factz_field_decompress_f64")
+      import :: c_int, c_int8_t, c_size_t, c_double
+      integer(c_int8_t), intent(in) :: stream(*)
+      integer(c_size_t), value :: len
+      real(c_double), intent(inout) :: u(*), v(*)
+      integer(c_size_t), value :: ny, nx
+      integer(c_int) :: factz_field_decompress_f64
     end function
     function factz_field_info(stream, len, out) bind(c, name="factz_field_info")
       import :: c_int, c_int8_t, c_size_t, factz_field_stream_info

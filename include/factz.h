@@ -403,9 +403,10 @@ typedef struct factz_field_stream_info {
    */
   uint32_t flags;
   /*
-   0.
+   Element type: 1 float32, 2 float64 (decode with the `_f64` functions).
+   Libraries before float64 wrote 0 here (their streams are all float32).
    */
-  uint32_t reserved;
+  uint32_t dtype;
 } factz_field_stream_info;
 
 /*
@@ -855,6 +856,81 @@ enum factz_status factz_field_decompress_interleaved(const uint8_t *stream,
                                                      float *uv,
                                                      size_t ny,
                                                      size_t nx);
+
+/*
+ The largest stream factz_field_compress_f64 can write for an `ny x nx`
+ float64 field (as factz_field_max_compressed_size).
+
+ # Safety
+ `out` is NULL or points to a writable size_t.
+ */
+enum factz_status factz_field_max_compressed_size_f64(size_t ny, size_t nx, size_t *out);
+
+/*
+ factz_field_compress_ex for a float64 field: `u` and `v` hold `ny * nx`
+ doubles each. Mode S only (`cfg->mode` FACTZ_MODE_BLOCKWISE gives
+ FACTZ_UNSUPPORTED), on the CPU (FACTZ_BACKEND_AUTO runs there). The
+ critical-point test uses error-free double products, so the guarantee is
+ the float32 one. `report` may be NULL. Decode with factz_field_decompress_f64.
+
+ # Safety
+ As factz_field_compress_ex, with `u`, `v`: NULL or `ny * nx` readable doubles each.
+ */
+enum factz_status factz_field_compress_f64(const struct factz_field_config *cfg,
+                                           const double *u,
+                                           const double *v,
+                                           size_t ny,
+                                           size_t nx,
+                                           uint8_t *out,
+                                           size_t out_capacity,
+                                           size_t *out_len,
+                                           struct factz_field_report *report);
+
+/*
+ factz_field_compress_f64 for interleaved doubles: `uv` holds `2 * ny * nx`,
+ (u, v) per vertex; the stream records FACTZ_LAYOUT_AOS.
+
+ # Safety
+ As factz_field_compress_f64, with `uv`: NULL or `2 * ny * nx` readable doubles.
+ */
+enum factz_status factz_field_compress_interleaved_f64(const struct factz_field_config *cfg,
+                                                       const double *uv,
+                                                       size_t ny,
+                                                       size_t nx,
+                                                       uint8_t *out,
+                                                       size_t out_capacity,
+                                                       size_t *out_len,
+                                                       struct factz_field_report *report);
+
+/*
+ factz_field_decompress for a float64 stream (factz_field_info's `dtype`
+ 2): `u` and `v` receive `ny * nx` doubles each. A float32 stream gives
+ FACTZ_INVALID_ARGUMENT (decode it with factz_field_decompress), and the
+ reverse likewise.
+
+ # Safety
+ As factz_field_decompress, with `u`, `v`: NULL or `ny * nx` writable doubles each.
+ */
+enum factz_status factz_field_decompress_f64(const uint8_t *stream,
+                                             size_t len,
+                                             double *u,
+                                             double *v,
+                                             size_t ny,
+                                             size_t nx);
+
+/*
+ factz_field_decompress_interleaved for a float64 stream: `uv` receives
+ `2 * ny * nx` doubles, (u, v) per vertex.
+
+ # Safety
+ As factz_field_decompress_interleaved, with `uv`: NULL or `2 * ny * nx`
+ writable doubles.
+ */
+enum factz_status factz_field_decompress_interleaved_f64(const uint8_t *stream,
+                                                         size_t len,
+                                                         double *uv,
+                                                         size_t ny,
+                                                         size_t nx);
 
 /*
  Reads a field stream's header (no payload is decoded) into `*out`, whose

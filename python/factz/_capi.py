@@ -102,7 +102,7 @@ class FieldStreamInfo(Structure):
         ("zstd_level", c_int32),
         ("abs_bound", c_double),
         ("flags", c_uint32),
-        ("reserved", c_uint32),
+        ("dtype", c_uint32),
     ]
 
 

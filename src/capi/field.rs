@@ -12,6 +12,7 @@ use super::status::factz_status;
 use crate::backend::Backend;
 use crate::field::topology::{self, CpType, Half};
 use crate::field::{self, Bound, Coder, FieldConfig, FieldInfo, Layout, Mode};
+use crate::real::Real;
 use std::mem::size_of;
 
 /// Config flag: the field is one chunk of a larger one, so its perimeter
@@ -179,8 +180,9 @@ pub struct factz_field_stream_info {
     pub abs_bound: f64,
     /// FACTZ_CHUNK_OF_LARGER | FACTZ_VERIFY | FACTZ_LOSSLESS_FALLBACK, or 0.
     pub flags: u32,
-    /// 0.
-    pub reserved: u32,
+    /// Element type: 1 float32, 2 float64 (decode with the `_f64` functions).
+    /// Libraries before float64 wrote 0 here (their streams are all float32).
+    pub dtype: u32,
 }
 
 /// One critical point. An array element of fixed layout (a later version that
@@ -432,10 +434,10 @@ unsafe fn compress_into(
 /// # Safety
 /// As [`compress_into`].
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn compress_into_with(
+pub(crate) unsafe fn compress_into_with<T: Real>(
     cfg: FieldConfig,
-    u: &[f32],
-    v: &[f32],
+    u: &[T],
+    v: &[T],
     inputs: &[(Span, &str)],
     ny: usize,
     nx: usize,
@@ -445,8 +447,8 @@ pub(crate) unsafe fn compress_into_with(
     report: *mut factz_field_report,
     // Returns the stream and report flags of its own (FACTZ_RAN_ON_GPU).
     compressor: impl FnOnce(
-        &[f32],
-        &[f32],
+        &[T],
+        &[T],
         usize,
         usize,
         &FieldConfig,
@@ -684,8 +686,8 @@ fn check_shape(stream: &[u8], ny: usize, nx: usize) -> Result<(), Failure> {
 
 /// Decodes a stream already checked by [`check_shape`]. The caller's buffers vouch
 /// for the shape, so this uses `decompress_into` (no expansion cap).
-fn decode(stream: &[u8], ny: usize, nx: usize) -> Result<(Vec<f32>, Vec<f32>), Failure> {
-    let (mut u, mut v) = (vec![0.0f32; ny * nx], vec![0.0f32; ny * nx]);
+fn decode<T: Real>(stream: &[u8], ny: usize, nx: usize) -> Result<(Vec<T>, Vec<T>), Failure> {
+    let (mut u, mut v) = (vec![T::default(); ny * nx], vec![T::default(); ny * nx]);
     field::decompress_into(stream, &mut u, &mut v)?;
     Ok((u, v))
 }
@@ -709,29 +711,45 @@ pub unsafe extern "C" fn factz_field_decompress(
     nx: usize,
 ) -> factz_status {
     ffi_boundary!("factz_field_decompress", {
-        // SAFETY: stream holds len readable bytes (the caller's contract).
-        let bytes = unsafe { buffers::input(stream, len, "stream") }?;
-        let n = vertices(ny, nx)?;
-        check_shape(bytes, ny, nx)?;
-        check_output(u, n, "u")?;
-        check_output(v, n, "v")?;
-        let (su, sv, ss) = (
-            Span::of(u.cast_const(), n),
-            Span::of(v.cast_const(), n),
-            Span::of(stream, len),
-        );
-        check_disjoint(su, "u", sv, "v")?;
-        check_disjoint(su, "u", ss, "stream")?;
-        check_disjoint(sv, "v", ss, "stream")?;
-        let (du, dv) = decode(bytes, ny, nx)?;
-        // SAFETY: u and v hold n writable floats each (checked non-NULL, aligned;
-        // sized by the caller's contract) and overlap nothing we read.
-        unsafe {
-            buffers::copy_out(u, &du);
-            buffers::copy_out(v, &dv);
-        }
-        Ok(())
+        // SAFETY: the same contract.
+        unsafe { decompress_soa(stream, len, u, v, ny, nx) }
     })
+}
+
+/// The body of factz_field_decompress(_f64).
+///
+/// # Safety
+/// factz_field_decompress's contract, for elements of type T.
+unsafe fn decompress_soa<T: Real>(
+    stream: *const u8,
+    len: usize,
+    u: *mut T,
+    v: *mut T,
+    ny: usize,
+    nx: usize,
+) -> Result<(), Failure> {
+    // SAFETY: stream holds len readable bytes (the caller's contract).
+    let bytes = unsafe { buffers::input(stream, len, "stream") }?;
+    let n = vertices(ny, nx)?;
+    check_shape(bytes, ny, nx)?;
+    check_output(u, n, "u")?;
+    check_output(v, n, "v")?;
+    let (su, sv, ss) = (
+        Span::of(u.cast_const(), n),
+        Span::of(v.cast_const(), n),
+        Span::of(stream, len),
+    );
+    check_disjoint(su, "u", sv, "v")?;
+    check_disjoint(su, "u", ss, "stream")?;
+    check_disjoint(sv, "v", ss, "stream")?;
+    let (du, dv) = decode::<T>(bytes, ny, nx)?;
+    // SAFETY: u and v hold n writable values each (checked non-NULL, aligned;
+    // sized by the caller's contract) and overlap nothing we read.
+    unsafe {
+        buffers::copy_out(u, &du);
+        buffers::copy_out(v, &dv);
+    }
+    Ok(())
 }
 
 /// Decompresses a field stream into one interleaved array `uv` of
@@ -749,27 +767,219 @@ pub unsafe extern "C" fn factz_field_decompress_interleaved(
     nx: usize,
 ) -> factz_status {
     ffi_boundary!("factz_field_decompress_interleaved", {
-        // SAFETY: stream holds len readable bytes (the caller's contract).
-        let bytes = unsafe { buffers::input(stream, len, "stream") }?;
-        let n = vertices(ny, nx)?;
-        check_shape(bytes, ny, nx)?;
-        check_output(uv, 2 * n, "uv")?;
-        check_disjoint(
-            Span::of(uv.cast_const(), 2 * n),
-            "uv",
-            Span::of(stream, len),
-            "stream",
-        )?;
-        let (du, dv) = decode(bytes, ny, nx)?;
-        for (k, (&a, &b)) in du.iter().zip(&dv).enumerate() {
-            // SAFETY: uv holds 2n writable floats (checked non-NULL, aligned; sized by
-            // the caller's contract), k < n, and it overlaps nothing we read.
-            unsafe {
-                uv.add(2 * k).write(a);
-                uv.add(2 * k + 1).write(b);
-            }
+        // SAFETY: the same contract.
+        unsafe { decompress_aos(stream, len, uv, ny, nx) }
+    })
+}
+
+/// The body of factz_field_decompress_interleaved(_f64).
+///
+/// # Safety
+/// factz_field_decompress_interleaved's contract, for elements of type T.
+unsafe fn decompress_aos<T: Real>(
+    stream: *const u8,
+    len: usize,
+    uv: *mut T,
+    ny: usize,
+    nx: usize,
+) -> Result<(), Failure> {
+    // SAFETY: stream holds len readable bytes (the caller's contract).
+    let bytes = unsafe { buffers::input(stream, len, "stream") }?;
+    let n = vertices(ny, nx)?;
+    check_shape(bytes, ny, nx)?;
+    check_output(uv, 2 * n, "uv")?;
+    check_disjoint(
+        Span::of(uv.cast_const(), 2 * n),
+        "uv",
+        Span::of(stream, len),
+        "stream",
+    )?;
+    let (du, dv) = decode::<T>(bytes, ny, nx)?;
+    for (k, (&a, &b)) in du.iter().zip(&dv).enumerate() {
+        // SAFETY: uv holds 2n writable values (checked non-NULL, aligned; sized by
+        // the caller's contract), k < n, and it overlaps nothing we read.
+        unsafe {
+            uv.add(2 * k).write(a);
+            uv.add(2 * k + 1).write(b);
         }
+    }
+    Ok(())
+}
+
+/// The largest stream factz_field_compress_f64 can write for an `ny x nx`
+/// float64 field (as factz_field_max_compressed_size).
+///
+/// # Safety
+/// `out` is NULL or points to a writable size_t.
+#[no_mangle]
+pub unsafe extern "C" fn factz_field_max_compressed_size_f64(
+    ny: usize,
+    nx: usize,
+    out: *mut usize,
+) -> factz_status {
+    ffi_boundary!("factz_field_max_compressed_size_f64", {
+        check_scalar_out(out, "out")?;
+        // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
+        unsafe { out.write(0) };
+        let n = field::max_compressed_size_of::<f64>(ny, nx)?;
+        // SAFETY: as above.
+        unsafe { out.write(n) };
         Ok(())
+    })
+}
+
+/// The compressor of the float64 entry points: mode S on the CPU (mode B
+/// and the GPU take float32; FACTZ_UNSUPPORTED says so).
+type Compressor<'a, T> = dyn FnOnce(&[T], &[T], usize, usize, &FieldConfig) -> crate::Result<(field::Compressed, u32)>
+    + 'a;
+
+fn compress_f64(backend: Backend) -> Box<Compressor<'static, f64>> {
+    Box::new(move |u, v, ny, nx, cfg| {
+        if backend == Backend::Cuda {
+            return Err(crate::Error::unsupported(
+                "float64 fields compress on the CPU only (FACTZ_BACKEND_CUDA takes float32)",
+            ));
+        }
+        Ok((field::compress(u, v, ny, nx, cfg)?, 0))
+    })
+}
+
+/// factz_field_compress_ex for a float64 field: `u` and `v` hold `ny * nx`
+/// doubles each. Mode S only (`cfg->mode` FACTZ_MODE_BLOCKWISE gives
+/// FACTZ_UNSUPPORTED), on the CPU (FACTZ_BACKEND_AUTO runs there). The
+/// critical-point test uses error-free double products, so the guarantee is
+/// the float32 one. `report` may be NULL. Decode with factz_field_decompress_f64.
+///
+/// # Safety
+/// As factz_field_compress_ex, with `u`, `v`: NULL or `ny * nx` readable doubles each.
+#[no_mangle]
+pub unsafe extern "C" fn factz_field_compress_f64(
+    cfg: *const factz_field_config,
+    u: *const f64,
+    v: *const f64,
+    ny: usize,
+    nx: usize,
+    out: *mut u8,
+    out_capacity: usize,
+    out_len: *mut usize,
+    report: *mut factz_field_report,
+) -> factz_status {
+    ffi_boundary!("factz_field_compress_f64", {
+        check_scalar_out(out_len, "out_len")?;
+        // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
+        unsafe { out_len.write(0) };
+        // SAFETY: the caller's contract on cfg.
+        let (cfg, backend) = unsafe { read_config_backend(cfg) }?;
+        let n = vertices(ny, nx)?;
+        // SAFETY: u and v hold n readable doubles each (the caller's contract).
+        let (us, vs) = unsafe { (buffers::input(u, n, "u")?, buffers::input(v, n, "v")?) };
+        let inputs = [(Span::of(u, n), "u"), (Span::of(v, n), "v")];
+        // SAFETY: the caller's contract on out, out_len and report.
+        unsafe {
+            compress_into_with(
+                cfg,
+                us,
+                vs,
+                &inputs,
+                ny,
+                nx,
+                out,
+                out_capacity,
+                out_len,
+                report,
+                compress_f64(backend),
+            )
+        }
+    })
+}
+
+/// factz_field_compress_f64 for interleaved doubles: `uv` holds `2 * ny * nx`,
+/// (u, v) per vertex; the stream records FACTZ_LAYOUT_AOS.
+///
+/// # Safety
+/// As factz_field_compress_f64, with `uv`: NULL or `2 * ny * nx` readable doubles.
+#[no_mangle]
+pub unsafe extern "C" fn factz_field_compress_interleaved_f64(
+    cfg: *const factz_field_config,
+    uv: *const f64,
+    ny: usize,
+    nx: usize,
+    out: *mut u8,
+    out_capacity: usize,
+    out_len: *mut usize,
+    report: *mut factz_field_report,
+) -> factz_status {
+    ffi_boundary!("factz_field_compress_interleaved_f64", {
+        check_scalar_out(out_len, "out_len")?;
+        // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
+        unsafe { out_len.write(0) };
+        // SAFETY: the caller's contract on cfg.
+        let (mut cfg, backend) = unsafe { read_config_backend(cfg) }?;
+        cfg.layout = Layout::Aos;
+        let n = vertices(ny, nx)?;
+        // SAFETY: uv holds 2n readable doubles (the caller's contract); 2n cannot
+        // overflow as n <= field::MAX_VERTICES.
+        let uvs = unsafe { buffers::input(uv, 2 * n, "uv") }?;
+        let (us, vs): (Vec<f64>, Vec<f64>) = uvs.chunks_exact(2).map(|p| (p[0], p[1])).unzip();
+        let inputs = [(Span::of(uv, 2 * n), "uv")];
+        // SAFETY: the caller's contract on out, out_len and report.
+        unsafe {
+            compress_into_with(
+                cfg,
+                &us,
+                &vs,
+                &inputs,
+                ny,
+                nx,
+                out,
+                out_capacity,
+                out_len,
+                report,
+                compress_f64(backend),
+            )
+        }
+    })
+}
+
+/// factz_field_decompress for a float64 stream (factz_field_info's `dtype`
+/// 2): `u` and `v` receive `ny * nx` doubles each. A float32 stream gives
+/// FACTZ_INVALID_ARGUMENT (decode it with factz_field_decompress), and the
+/// reverse likewise.
+///
+/// # Safety
+/// As factz_field_decompress, with `u`, `v`: NULL or `ny * nx` writable doubles each.
+#[no_mangle]
+pub unsafe extern "C" fn factz_field_decompress_f64(
+    stream: *const u8,
+    len: usize,
+    u: *mut f64,
+    v: *mut f64,
+    ny: usize,
+    nx: usize,
+) -> factz_status {
+    ffi_boundary!("factz_field_decompress_f64", {
+        // SAFETY: the same contract.
+        unsafe { decompress_soa(stream, len, u, v, ny, nx) }
+    })
+}
+
+/// factz_field_decompress_interleaved for a float64 stream: `uv` receives
+/// `2 * ny * nx` doubles, (u, v) per vertex.
+///
+/// # Safety
+/// As factz_field_decompress_interleaved, with `uv`: NULL or `2 * ny * nx`
+/// writable doubles.
+#[no_mangle]
+pub unsafe extern "C" fn factz_field_decompress_interleaved_f64(
+    stream: *const u8,
+    len: usize,
+    uv: *mut f64,
+    ny: usize,
+    nx: usize,
+) -> factz_status {
+    ffi_boundary!("factz_field_decompress_interleaved_f64", {
+        // SAFETY: the same contract.
+        unsafe { decompress_aos(stream, len, uv, ny, nx) }
     })
 }
 
@@ -796,7 +1006,7 @@ fn info_struct(size: usize, i: &FieldInfo) -> factz_field_stream_info {
             } else {
                 0
             }),
-        reserved: 0,
+        dtype: if i.dtype == "f64" { 2 } else { 1 },
     }
 }
 
