@@ -6,8 +6,9 @@ Every value comes back within the error bound, and
 * particle positions keep every friends-of-friends link at linking length b
   (so every FoF halo keeps its members).
 
-numpy API (float32 arrays; the stream is the same bytes the C library, the
-command-line tool and the HDF5/ADIOS2 plugins write and read)::
+numpy API (float32 arrays; fields also float64 through compress_field and
+decompress; the stream is the same bytes the C library, the command-line
+tool and the HDF5/ADIOS2 plugins write and read)::
 
     import numpy as np, factz
     stream = factz.compress_field(u, v, rel=1e-3)          # bytes
@@ -163,9 +164,16 @@ _NAMES = {
 }
 
 
-def _field_arrays(u, v):
-    u = _f32("u", u)
-    v = _f32("v", v)
+def _field_arrays(u, v, f64=False):
+    """u, v as C-contiguous native arrays of one float type: float32, or
+    float64 where the caller takes it (`f64`)."""
+    if f64 and all(isinstance(a, np.ndarray) and a.dtype.kind == "f" and a.dtype.itemsize == 8
+                   for a in (u, v)):
+        u = np.ascontiguousarray(u, dtype=np.dtype("=f8"))
+        v = np.ascontiguousarray(v, dtype=np.dtype("=f8"))
+    else:
+        u = _f32("u", u)
+        v = _f32("v", v)
     if u.ndim != 2 or v.shape != u.shape:
         raise ValueError(f"u and v must be 2-D arrays of one shape (ny, nx), not {u.shape} "
                          f"and {v.shape}")
@@ -186,7 +194,8 @@ def _particle_array(xyz, name="xyz"):
 def compress_field(u, v, *, abs=None, rel=None, mode="s", coder="rans", zstd=0, chunk=False,
                    verify=False, backend="cpu", report=False):
     """Compresses a 2D vector field (two float32 arrays of shape (ny, nx),
-    row-major, x fastest) into a factz stream (bytes).
+    row-major, x fastest; or two float64 arrays, mode ``"s"`` on the CPU)
+    into a factz stream (bytes).
 
     Every finite value comes back within the bound (NaN and Inf bit-exact)
     and every critical point keeps its triangle and type.
@@ -205,7 +214,7 @@ def compress_field(u, v, *, abs=None, rel=None, mode="s", coder="rans", zstd=0, 
         report)``: ``abs_bound`` used, ``exact_vertices``, ``verified``,
         ``lossless_fallback``, ``ran_on_gpu``.
     """
-    u, v = _field_arrays(u, v)
+    u, v = _field_arrays(u, v, f64=True)
     lib = _capi.lib()
     cfg = _capi.new(_capi.FieldConfig)
     _check(lib.factz_field_config_default(cfg))
@@ -216,14 +225,20 @@ def compress_field(u, v, *, abs=None, rel=None, mode="s", coder="rans", zstd=0, 
     cfg.flags = (_capi.CHUNK_OF_LARGER if chunk else 0) | (_capi.VERIFY if verify else 0)
     cfg.backend = _choice("backend", backend, _BACKENDS)
     ny, nx = u.shape
+    f64 = u.dtype.itemsize == 8
     cap = _capi.c_size_t(0)
-    _check(lib.factz_field_max_compressed_size(ny, nx, cap))
+    size = lib.factz_field_max_compressed_size_f64 if f64 else lib.factz_field_max_compressed_size
+    _check(size(ny, nx, cap))
     out = np.empty(cap.value, dtype=np.uint8)
     n = _capi.c_size_t(0)
     rep = _capi.new(_capi.FieldReport)
-    _check(lib.factz_field_compress_ex(cfg, _capi.fptr(u), _capi.fptr(v), ny, nx,
-                                       out.ctypes.data_as(_capi.POINTER(_capi.c_uint8)),
-                                       out.size, n, rep))
+    outp = out.ctypes.data_as(_capi.POINTER(_capi.c_uint8))
+    if f64:
+        _check(lib.factz_field_compress_f64(cfg, _capi.dptr(u), _capi.dptr(v), ny, nx, outp,
+                                            out.size, n, rep))
+    else:
+        _check(lib.factz_field_compress_ex(cfg, _capi.fptr(u), _capi.fptr(v), ny, nx, outp,
+                                           out.size, n, rep))
     stream = out[:n.value].tobytes()
     if not report:
         return stream
@@ -287,7 +302,8 @@ def info(stream):
          "coder": _NAMES["coder"].get(i.coder, i.coder), "zstd": i.zstd_level,
          "abs_bound": i.abs_bound, **flags}
     if kind == "field2d":
-        d.update(shape=(int(i.ny), int(i.nx)), mode=_NAMES["mode"].get(i.mode, i.mode))
+        d.update(shape=(int(i.ny), int(i.nx)), mode=_NAMES["mode"].get(i.mode, i.mode),
+                 dtype="float64" if i.dtype == 2 else "float32")
     else:
         d.update(n=int(i.n), linking_length=i.linking_length,
                  box=i.box_side if i.box_side > 0 else None,
@@ -300,7 +316,8 @@ def info(stream):
 
 def decompress(stream):
     """Decodes a factz stream (bytes-like): a field stream gives ``(u, v)``,
-    two float32 arrays (ny, nx); a particle stream gives an (n, 3) float32
+    two float32 arrays (ny, nx) (float64 for a float64 stream); a particle
+    stream gives an (n, 3) float32
     array. The header says which. Raises :class:`Error` for a stream that is
     truncated, corrupt or not factz's."""
     buf = _stream(stream)
@@ -308,6 +325,12 @@ def decompress(stream):
     kind, i = _kind(buf)
     if kind == "field2d":
         ny, nx = int(i.ny), int(i.nx)
+        if i.dtype == 2:
+            u = np.empty((ny, nx), dtype=np.float64)
+            v = np.empty((ny, nx), dtype=np.float64)
+            _check(lib.factz_field_decompress_f64(buf.ctypes.data, buf.size, _capi.dptr(u),
+                                                  _capi.dptr(v), ny, nx))
+            return u, v
         u = np.empty((ny, nx), dtype=np.float32)
         v = np.empty((ny, nx), dtype=np.float32)
         _check(lib.factz_field_decompress(buf.ctypes.data, buf.size, _capi.fptr(u),

@@ -191,6 +191,7 @@ def new(struct_type):
 # ---- the library ---------------------------------------------------------------
 
 _F = POINTER(c_float)
+_D = POINTER(c_double)
 _B = POINTER(c_uint8)
 _Z = POINTER(c_size_t)
 _U32 = POINTER(c_uint32)
@@ -205,6 +206,10 @@ _SIGNATURES = {
     "factz_field_compress_ex": (c_int, [POINTER(FieldConfig), _F, _F, c_size_t, c_size_t, _B,
                                         c_size_t, _Z, POINTER(FieldReport)]),
     "factz_field_decompress": (c_int, [c_void_p, c_size_t, _F, _F, c_size_t, c_size_t]),
+    "factz_field_max_compressed_size_f64": (c_int, [c_size_t, c_size_t, _Z]),
+    "factz_field_compress_f64": (c_int, [POINTER(FieldConfig), _D, _D, c_size_t, c_size_t, _B,
+                                         c_size_t, _Z, POINTER(FieldReport)]),
+    "factz_field_decompress_f64": (c_int, [c_void_p, c_size_t, _D, _D, c_size_t, c_size_t]),
     "factz_field_info": (c_int, [c_void_p, c_size_t, POINTER(FieldStreamInfo)]),
     "factz_field_critical_points": (c_int, [_F, _F, c_size_t, c_size_t, _Z,
                                             POINTER(CriticalPoint), c_size_t]),
@@ -260,3 +265,8 @@ def lib():
 def fptr(a):
     """A float* to a C-contiguous float32 numpy array (None for an empty one)."""
     return a.ctypes.data_as(_F) if a.size else None
+
+
+def dptr(a):
+    """A double* to a C-contiguous float64 numpy array (None for an empty one)."""
+    return a.ctypes.data_as(_D) if a.size else None

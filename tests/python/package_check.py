@@ -57,14 +57,23 @@ def raises(exc, fn, what, needle=None):
 TYPE_NAMES = ["saddle", "source", "sink", "repelling_focus", "attracting_focus", "center"]
 
 
+def _m_sign(a, b, c, d):
+    """The exact sign of a b - c d (floats)."""
+    m = Fraction(float(a)) * Fraction(float(b)) - Fraction(float(c)) * Fraction(float(d))
+    return float((m > 0) - (m < 0))
+
+
+_m_signs = np.vectorize(_m_sign)
+
+
 def brute_critical_points(u, v):
     """{triangle id: type name} of the piecewise-linear field, by the rule
     README.md states: a triangle holds a critical point when
     m = m0 + m1 + m2 != 0 and every m_k (m0 = u1 v2 - u2 v1, ...) is 0 or has
     the sign of m, i.e. the nonzero m_k share one sign. Each m_k's sign is
     exact in float64 (products of two float32 are exact, and a rounded
-    difference keeps its sign); the type comes from the exact signs of the
-    Jacobian, computed with fractions."""
+    difference keeps its sign; float64 values take fractions); the type
+    comes from the exact signs of the Jacobian, computed with fractions."""
     ny, nx = u.shape
     U = u.astype(np.float64)
     V = v.astype(np.float64)
@@ -77,7 +86,11 @@ def brute_critical_points(u, v):
             verts = [(j, i), (j + 1, i + 1), (j + 1, i)]
         pu = [U[a, b] for a, b in verts]
         pv = [V[a, b] for a, b in verts]
-        s = [np.sign(pu[k] * pv[(k + 1) % 3] - pv[k] * pu[(k + 1) % 3]) for k in range(3)]
+        if u.dtype == np.float64:
+            # products of two float64 are not exact: the signs with fractions
+            s = [_m_signs(pu[k], pv[(k + 1) % 3], pv[k], pu[(k + 1) % 3]) for k in range(3)]
+        else:
+            s = [np.sign(pu[k] * pv[(k + 1) % 3] - pv[k] * pu[(k + 1) % 3]) for k in range(3)]
         pos = (s[0] >= 0) & (s[1] >= 0) & (s[2] >= 0) & ((s[0] > 0) | (s[1] > 0) | (s[2] > 0))
         neg = (s[0] <= 0) & (s[1] <= 0) & (s[2] <= 0) & ((s[0] < 0) | (s[1] < 0) | (s[2] < 0))
         inside = pos | neg
@@ -368,6 +381,34 @@ def check_field_api(factz):
     return s
 
 
+def check_field_f64(factz):
+    """float64 fields through compress_field and decompress: float64 back,
+    every value within the bound (fractions), every critical point kept
+    (exact brute force); mode B refused."""
+    ny, nx = 23, 31
+    u32, v32 = sample_field(ny, nx, 5)
+    rng = np.random.default_rng(9)
+    u = u32.astype(np.float64) * (1 + 1e-10 * rng.standard_normal((ny, nx)))
+    v = v32.astype(np.float64) * (1 + 1e-10 * rng.standard_normal((ny, nx)))
+    want = brute_critical_points(u, v)
+    check(len(want) > 0, "the float64 sample field has critical points")
+    for coder in ("rans", "huffman"):
+        stream, rep = factz.compress_field(u, v, abs=1e-3, coder=coder, report=True)
+        check(factz.info(stream)["dtype"] == "float64", f"f64 {coder}: info dtype")
+        u2, v2 = factz.decompress(stream)
+        check(u2.dtype == np.float64 and u2.shape == (ny, nx) and v2.shape == (ny, nx),
+              f"f64 {coder}: decompressed dtype/shape")
+        eb = Fraction(1e-3)
+        bad = sum(abs(Fraction(float(a)) - Fraction(float(b))) > eb
+                  for x, y in ((u, u2), (v, v2)) for a, b in zip(x.ravel(), y.ravel()))
+        check(bad == 0, f"f64 {coder}: {bad} values outside the bound")
+        got = brute_critical_points(u2, v2)
+        check(got == want, f"f64 {coder}: critical points differ ({len(got)} vs {len(want)})")
+    raises(factz.Error, lambda: factz.compress_field(u, v, mode="b"), "f64 mode b", "mode S")
+    f32_stream = factz.compress_field(u32, v32)
+    check(factz.info(f32_stream)["dtype"] == "float32", "f32 info dtype")
+
+
 def check_corrupt_streams(factz, field_stream, particle_stream):
     for name, s in (("field", field_stream), ("particles", particle_stream)):
         bad = bytearray(s)
@@ -484,6 +525,7 @@ def main():
     check_h5py(factz, scratch)
     check_corrupt_chunk(scratch)
     fs = check_field_api(factz)
+    check_field_f64(factz)
     ps = check_particle_api(factz)
     check_corrupt_streams(factz, fs, ps)
     print(f"package_check: {CHECKS} checks passed (factz {factz.__version__} from "
