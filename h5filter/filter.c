@@ -159,7 +159,9 @@ static int parse_full(const unsigned *cd, size_t n, params *p, char *why, size_t
     p->layout = cd[FACTZ_H5_CD_LAYOUT];
     for (int k = 0; k < 3; k++) p->chunk[k] = cd[FACTZ_H5_CD_CHUNK + k];
     derive(p);
-    if (p->dtype != FACTZ_H5_DTYPE_F32LE || p->layout > FACTZ_H5_LAYOUT_PARTICLES) {
+    if ((p->dtype != FACTZ_H5_DTYPE_F32LE && p->dtype != FACTZ_H5_DTYPE_F64LE) ||
+        p->layout > FACTZ_H5_LAYOUT_PARTICLES ||
+        (p->dtype == FACTZ_H5_DTYPE_F64LE && p->layout == FACTZ_H5_LAYOUT_PARTICLES)) {
         snprintf(why, whylen, "cd_values written by set_local are out of range (corrupted?)");
         return -1;
     }
@@ -223,15 +225,16 @@ static int resolve(const fz_h5_api *h5, fz_hid dcpl, fz_hid type, fz_hid space, 
     int cls = h5->Tget_class(type);
     size_t size = h5->Tget_size(type);
     int order = h5->Tget_order(type);
-    if (cls != FZ_H5T_FLOAT || size != 4 || order != FZ_H5T_ORDER_LE) {
+    if (cls != FZ_H5T_FLOAT || (size != 4 && size != 8) || order != FZ_H5T_ORDER_LE) {
         snprintf(why, whylen,
                  "the dataset's type must be little-endian 32-bit float (H5T_IEEE_F32LE / "
-                 "H5T_NATIVE_FLOAT on this machine); this one is %s of %zu bytes%s",
+                 "H5T_NATIVE_FLOAT on this machine), or 64-bit (H5T_NATIVE_DOUBLE) for vector "
+                 "fields; this one is %s of %zu bytes%s",
                  cls == FZ_H5T_FLOAT ? "a float" : "not a float", size,
                  cls == FZ_H5T_FLOAT && order != FZ_H5T_ORDER_LE ? ", big-endian" : "");
         return -1;
     }
-    p->dtype = FACTZ_H5_DTYPE_F32LE;
+    p->dtype = size == 8 ? FACTZ_H5_DTYPE_F64LE : FACTZ_H5_DTYPE_F32LE;
 
     fz_hsize chunk[3] = {0, 0, 0};
     char d1[96];
@@ -280,6 +283,11 @@ static int resolve(const fz_h5_api *h5, fz_hid dcpl, fz_hid type, fz_hid space, 
                      p->mode);
             return -1;
         }
+        if (p->dtype == FACTZ_H5_DTYPE_F64LE && p->mode != FACTZ_MODE_SPECULATIVE) {
+            snprintf(why, whylen, "64-bit float vector fields compress with mode S (2) only; "
+                                  "mode B (1) takes 32-bit floats");
+            return -1;
+        }
     } else {
         if (p->kind == FACTZ_H5_KIND_FIELD2D) {
             snprintf(why, whylen, "vector fields are stored as a rank-3 dataset (2, ny, nx) or "
@@ -288,6 +296,11 @@ static int resolve(const fz_h5_api *h5, fz_hid dcpl, fz_hid type, fz_hid space, 
         }
         p->kind = FACTZ_H5_KIND_PARTICLES;
         p->layout = FACTZ_H5_LAYOUT_PARTICLES;
+        if (p->dtype != FACTZ_H5_DTYPE_F32LE) {
+            snprintf(why, whylen, "particle positions must be 32-bit floats (H5T_NATIVE_FLOAT); "
+                                  "64-bit floats are taken for vector fields only");
+            return -1;
+        }
         if (chunk[1] != 3) {
             snprintf(why, whylen,
                      "particle positions are a dataset (n, 3) chunked (cn, 3); this chunk is %s",
@@ -422,14 +435,24 @@ static size_t decode(const fz_h5_api *h5, size_t cd_nelmts, const unsigned cd[],
     params p;
     char why[640];
     int have_cd = cd_nelmts == FACTZ_H5_NELMTS && parse_full(cd, cd_nelmts, &p, why, sizeof why) == 0;
-    if (have_cd) expected = (size_t)p.chunk[0] * p.chunk[1] * (p.chunk[2] ? p.chunk[2] : 1) * 4;
+    size_t value = have_cd && p.dtype == FACTZ_H5_DTYPE_F64LE ? 8 : 4;
+    if (have_cd) expected = (size_t)p.chunk[0] * p.chunk[1] * (p.chunk[2] ? p.chunk[2] : 1) * value;
     /* The dataset's parameters say which kind its chunks hold; without them
      * (never from HDF5) the stream's own header decides. */
     int want_field = !have_cd || p.kind == FACTZ_H5_KIND_FIELD2D;
     int want_particles = !have_cd || p.kind == FACTZ_H5_KIND_PARTICLES;
     if (want_field && factz_field_info(in, nbytes, &fi) == FACTZ_OK) {
-        if (fi.ny > SIZE_MAX / 8 / (fi.nx ? fi.nx : 1)) goto corrupt;
-        size_t len = (size_t)(2 * fi.ny * fi.nx * sizeof(float));
+        if (fi.ny > SIZE_MAX / 16 / (fi.nx ? fi.nx : 1)) goto corrupt;
+        /* The stream says its element type; a dataset's parameters must agree. */
+        int f64 = fi.dtype == 2;
+        if (have_cd && f64 != (p.dtype == FACTZ_H5_DTYPE_F64LE)) {
+            push_error(h5, 1, "factz filter",
+                       "factz filter: chunk holds %s values, but the dataset holds %s "
+                       "(corrupted chunk?)",
+                       f64 ? "64-bit" : "32-bit", f64 ? "32-bit" : "64-bit");
+            return 0;
+        }
+        size_t len = (size_t)(2 * fi.ny * fi.nx * (f64 ? sizeof(double) : sizeof(float)));
         if (have_cd && len != expected) {
             push_error(h5, 1, "factz filter",
                        "factz filter: chunk holds a %llu x %llu vector field, but the dataset's "
@@ -437,12 +460,17 @@ static size_t decode(const fz_h5_api *h5, size_t cd_nelmts, const unsigned cd[],
                        (unsigned long long)fi.ny, (unsigned long long)fi.nx, expected);
             return 0;
         }
-        float *out = (float *)alloc_buf(h5, len ? len : 1);
+        void *out = alloc_buf(h5, len ? len : 1);
         if (!out) goto nomem;
         int aos = have_cd ? p.layout == FACTZ_H5_LAYOUT_FIELD_AOS : fi.layout == FACTZ_LAYOUT_AOS;
+        size_t n = (size_t)(fi.ny * fi.nx);
+        float *o32 = (float *)out;
+        double *o64 = (double *)out;
         factz_status st =
-            aos ? factz_field_decompress_interleaved(in, nbytes, out, fi.ny, fi.nx)
-                : factz_field_decompress(in, nbytes, out, out + fi.ny * fi.nx, fi.ny, fi.nx);
+            f64 ? (aos ? factz_field_decompress_interleaved_f64(in, nbytes, o64, fi.ny, fi.nx)
+                       : factz_field_decompress_f64(in, nbytes, o64, o64 + n, fi.ny, fi.nx))
+                : (aos ? factz_field_decompress_interleaved(in, nbytes, o32, fi.ny, fi.nx)
+                       : factz_field_decompress(in, nbytes, o32, o32 + n, fi.ny, fi.nx));
         if (st != FACTZ_OK) {
             free_buf(h5, out);
             goto corrupt;
@@ -537,7 +565,8 @@ static size_t encode(const fz_h5_api *h5, size_t cd_nelmts, const unsigned cd[],
         int aos = p.layout == FACTZ_H5_LAYOUT_FIELD_AOS;
         ny = aos ? p.chunk[0] : p.chunk[1];
         nx = aos ? p.chunk[1] : p.chunk[2];
-        if (nbytes != 2 * ny * nx * sizeof(float)) goto shape;
+        int f64 = p.dtype == FACTZ_H5_DTYPE_F64LE;
+        if (nbytes != 2 * ny * nx * (f64 ? sizeof(double) : sizeof(float))) goto shape;
         factz_field_config cfg = {.struct_size = sizeof cfg};
         factz_field_config_default(&cfg);
         cfg.mode = p.mode;
@@ -549,17 +578,27 @@ static size_t encode(const fz_h5_api *h5, size_t cd_nelmts, const unsigned cd[],
                     (p.flags & FACTZ_H5_FLAG_VERIFY ? FACTZ_VERIFY : 0);
         cfg.layout = aos ? FACTZ_LAYOUT_AOS : FACTZ_LAYOUT_SOA;
         cfg.backend = backend;
-        if ((st = factz_field_max_compressed_size(ny, nx, &cap)) != FACTZ_OK) goto fail;
+        st = f64 ? factz_field_max_compressed_size_f64(ny, nx, &cap)
+                 : factz_field_max_compressed_size(ny, nx, &cap);
+        if (st != FACTZ_OK) goto fail;
         if (!(out = (uint8_t *)alloc_buf(h5, cap))) goto nomem;
-        st = aos ? factz_field_compress_interleaved(&cfg, in, ny, nx, out, cap, &len)
-                 : factz_field_compress(&cfg, in, in + ny * nx, ny, nx, out, cap, &len);
+        if (f64) {
+            const double *d = (const double *)*buf;
+            st = aos ? factz_field_compress_interleaved_f64(&cfg, d, ny, nx, out, cap, &len, NULL)
+                     : factz_field_compress_f64(&cfg, d, d + ny * nx, ny, nx, out, cap, &len,
+                                                NULL);
+        } else {
+            st = aos ? factz_field_compress_interleaved(&cfg, in, ny, nx, out, cap, &len)
+                     : factz_field_compress(&cfg, in, in + ny * nx, ny, nx, out, cap, &len);
+        }
     }
     if (st != FACTZ_OK) goto fail;
     return hand_over(h5, buf, buf_size, out, cap, len);
 shape:
     push_error(h5, 1, "factz filter",
-               "factz filter: got a chunk of %zu bytes, expected %u x %u x %u floats", nbytes,
-               p.chunk[0], p.chunk[1], p.chunk[2] ? p.chunk[2] : 1);
+               "factz filter: got a chunk of %zu bytes, expected %u x %u x %u %s", nbytes,
+               p.chunk[0], p.chunk[1], p.chunk[2] ? p.chunk[2] : 1,
+               p.dtype == FACTZ_H5_DTYPE_F64LE ? "doubles" : "floats");
     return 0;
 fail:
     push_error(h5, 1, "factz filter", "factz filter: compressing a chunk failed: %s",

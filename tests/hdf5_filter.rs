@@ -554,7 +554,15 @@ fn misuse_gives_hdf5_errors_never_a_crash() {
         );
     };
     // Types, ranks, chunks that split the component axis, wrong kinds.
-    refused("2x64x64", "2x32x32", "f64", ok_cd, "32-bit float");
+    // float64 fields take mode S only; particles take float32 only.
+    refused("2x64x64", "2x32x32", "f64", "1,1,1,2,0,0", "mode S");
+    refused(
+        "1000x3",
+        "100x3",
+        "f64",
+        "1,2,1,1,0,0,0,0,0,1,0,1072693248",
+        "32-bit floats",
+    );
     refused("2x64x64", "2x32x32", "i32", ok_cd, "not a float");
     refused("2x64x64", "2x32x32", "f32be", ok_cd, "big-endian");
     refused("4096", "512", "f32", ok_cd, "rank 1");
@@ -868,4 +876,80 @@ fn installed_package_pkg_config_and_a_self_contained_plugin() {
         .collect();
     exported.sort();
     assert_eq!(exported, ["H5PLget_plugin_info", "H5PLget_plugin_type"]);
+}
+
+// ---- float64 ------------------------------------------------------------------
+
+/// A float64 `(2, ny, nx)` / `(ny, nx, 2)` dataset written through h5py in
+/// several chunks (chunk rule on), read back as float64: every critical
+/// point of the whole field and every value within the bound, by the
+/// BigInt oracle; h5dump reads the file through the plugin.
+#[test]
+fn h5py_float64_fields_keep_every_critical_point() {
+    let dir = scratch("f64");
+    let f = &test_fields()[0];
+    // Values below float32's resolution: the f64 data is not an f32 field.
+    let nudge = |a: &[f32], s: f64| -> Vec<f64> {
+        a.iter()
+            .enumerate()
+            .map(|(k, &x)| x as f64 * (1.0 + s * ((k % 13) as f64 - 6.0)))
+            .collect()
+    };
+    let (u, v) = (nudge(&f.u, 1e-10), nudge(&f.v, -1e-10));
+    let file = dir.join("f64.h5");
+    let bound = 1e-3;
+    for (aos, cy, cx) in [(false, 40, 56), (true, 64, 33)] {
+        let layout = if aos { "aos" } else { "soa" };
+        let values: Vec<f64> = if aos {
+            u.iter().zip(&v).flat_map(|(&a, &b)| [a, b]).collect()
+        } else {
+            u.iter().chain(&v).copied().collect()
+        };
+        let raw = dir.join(format!("{layout}.in.f64"));
+        let bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
+        std::fs::write(&raw, bytes).unwrap();
+        let dset = format!("/uv64_{layout}");
+        run_ok(
+            h5tool_py()
+                .arg("write-field64")
+                .arg(&file)
+                .arg(&dset)
+                .arg(&raw)
+                .args([f.ny.to_string(), f.nx.to_string(), layout.to_string()])
+                .args([cy, cx].map(|x| x.to_string()))
+                .args(["s", "abs", &bound.to_string()]),
+            &format!("writing float64 {layout}"),
+        );
+        let out = dir.join(format!("{layout}.out.f64"));
+        run_ok(
+            h5tool_py().arg("read").arg(&file).arg(&dset).arg(&out),
+            &format!("reading float64 {layout}"),
+        );
+        let got: Vec<f64> = std::fs::read(&out)
+            .unwrap()
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(got.len(), 2 * f.ny * f.nx, "{layout}");
+        let n = f.ny * f.nx;
+        let (du, dv): (Vec<f64>, Vec<f64>) = if aos {
+            got.chunks_exact(2).map(|p| (p[0], p[1])).unzip()
+        } else {
+            (got[..n].to_vec(), got[n..].to_vec())
+        };
+        oracle::check_bound_f64(&u, &du, bound).unwrap_or_else(|e| panic!("{layout}: u {e}"));
+        oracle::check_bound_f64(&v, &dv, bound).unwrap_or_else(|e| panic!("{layout}: v {e}"));
+        let d = oracle::diff(&u, &v, &du, &dv, f.ny, f.nx);
+        assert!(d.is_clean(), "{layout}: {d}");
+        assert!(d.orig_cps > 0, "{layout}: no critical points to keep");
+    }
+    let dump = run_ok(
+        with_plugin("h5dump").args(["-H", "-p"]).arg(&file),
+        "h5dump -H -p of the float64 file",
+    );
+    let text = String::from_utf8_lossy(&dump.stdout);
+    assert!(
+        text.contains("H5T_IEEE_F64LE") && text.contains("459"),
+        "{text}"
+    );
 }

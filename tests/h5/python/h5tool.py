@@ -9,7 +9,9 @@ line as tests/h5/h5tool.c, so tests/hdf5_filter.rs can cross-run the two).
   h5tool.py write-particles FILE DSET RAW.f32 N CN KIND BOUND B BOX
       dataset (N,3) chunks (CN,3); RAW is N*3 float32 xyz interleaved;
       B linking length; BOX periodic side, 0 = open
-  h5tool.py read FILE DSET OUT.f32     whole dataset, float32 raw, its own layout
+  h5tool.py write-field64 ...          write-field with RAW.f64 (float64 values)
+  h5tool.py read FILE DSET OUT.f32     whole dataset, its own layout, raw in its
+                                       own type (float32; float64 for a float64 one)
   h5tool.py misuse DIR                 misuse must raise Python exceptions, never crash
 
 RAW files are little-endian float32, row-major. write-* open FILE in append
@@ -57,8 +59,8 @@ def _bound(kind, bound):
     return {kind: _float("BOUND", bound)}
 
 
-def _load_raw(path, count):
-    a = np.fromfile(path, dtype="<f4")
+def _load_raw(path, count, dtype="<f4"):
+    a = np.fromfile(path, dtype=dtype)
     if a.size != count:
         raise ValueError(f"{path} holds {a.size} floats, expected {count}")
     return a
@@ -83,7 +85,7 @@ def _create(path, name, data, chunks, compression):
                                f"{bad[0]}); HDF5 stored them uncompressed")
 
 
-def write_field(args):
+def write_field(args, dtype="<f4"):
     if len(args) != 11:
         raise Usage("write-field FILE DSET RAW.f32 NY NX LAYOUT CY CX MODE KIND BOUND")
     path, name, raw, ny, nx, layout, cy, cx, mode, kind, bound = args
@@ -93,7 +95,7 @@ def write_field(args):
     if mode.lower() not in ("b", "s"):
         raise Usage(f"MODE must be b or s, not {mode!r}")
     comp = factz_h5.Field2D(mode=mode, **_bound(kind, bound))
-    a = _load_raw(raw, 2 * ny * nx)
+    a = _load_raw(raw, 2 * ny * nx, dtype)
     if layout == "soa":
         data, chunks = a.reshape(2, ny, nx), (2, cy, cx)
     else:
@@ -117,7 +119,7 @@ def read(args):
     path, name, out = args
     with h5py.File(path, "r") as f:
         a = f[name][...]
-    np.ascontiguousarray(a, dtype="<f4").tofile(out)
+    np.ascontiguousarray(a, dtype="<f8" if a.dtype == np.float64 else "<f4").tofile(out)
 
 
 # ---- misuse ----------------------------------------------------------------
@@ -201,7 +203,8 @@ def _creation_cases(path):
     prt = factz_h5.Particles(b=0.2, abs=1e-3)
     nan_lo, nan_hi = _lo_hi(float("nan"))
     c = {
-        "float64 field": lambda: _create_fails(path, dtype=np.float64, compression=fld, **field),
+        "float64 field in mode b": lambda: _create_fails(
+            path, dtype=np.float64, compression=factz_h5.Field2D(mode="b", rel=1e-3), **field),
         "int32 field": lambda: _create_fails(path, dtype=np.int32, compression=fld, **field),
         "float64 particles": lambda: _create_fails(path, dtype=np.float64, compression=prt, **part),
         "big-endian float32 field": lambda: _create_fails(path, dtype=">f4", compression=fld, **field),
@@ -500,7 +503,8 @@ def misuse(d):
 
 
 def main(argv):
-    cmds = {"write-field": write_field, "write-particles": write_particles, "read": read}
+    cmds = {"write-field": write_field, "write-field64": lambda a: write_field(a, "<f8"),
+            "write-particles": write_particles, "read": read}
     try:
         if len(argv) < 2:
             raise Usage("a command: write-field, write-particles, read or misuse")
