@@ -74,6 +74,52 @@ fn perturbed_integers(seed: u64) -> F64Field {
     }
 }
 
+/// Vectors nearly parallel to one line through zero, one ulp apart from exactly
+/// scaled copies: every m_k is far below the rounding error of its
+/// products, so rounded arithmetic decides its sign at random and only the
+/// exact path is right (with a few exact zeros from unperturbed pairs).
+fn near_parallel(seed: u64) -> F64Field {
+    let (ny, nx) = (25, 29);
+    let mut rng = Rng::new(seed);
+    let (c, d) = (rng.range(0.3, 1.7), rng.range(-1.7, -0.3));
+    let mut u = Vec::with_capacity(ny * nx);
+    let mut v = Vec::with_capacity(ny * nx);
+    let ulp = |x: f64, k: i64| f64::from_bits((x.to_bits() as i64 + k) as u64);
+    for _ in 0..ny * nx {
+        // Both signs: the zero vector lies on the line, and the ulps decide
+        // whether a thin triangle of vectors holds it.
+        let s = [0.5, -1.0, 1.5, -2.0, 0.75, -0.5][rng.below(6)] * rng.range(0.999, 1.001);
+        let (a, b) = (s * c, s * d);
+        u.push(ulp(a, rng.below(3) as i64 - 1));
+        v.push(ulp(b, rng.below(3) as i64 - 1));
+    }
+    F64Field {
+        name: format!("near-parallel seed {seed}"),
+        ny,
+        nx,
+        u,
+        v,
+    }
+}
+
+/// Every vertex on one line a + t e (t = i + 3 j) with 24-bit mantissas:
+/// every triangle is degenerate (m == 0 exactly) while its m_k are nonzero
+/// and their products inexact, so a rounded sum of the m_k can miss zero.
+fn collinear(seed: u64) -> F64Field {
+    let (ny, nx) = (13, 17);
+    let mut rng = Rng::new(seed);
+    let mut dyadic = || (rng.below(1 << 24) as f64 - (1 << 23) as f64) / (1 << 22) as f64 + 0.1;
+    let (a, b, e, f) = (dyadic(), dyadic(), dyadic() / 1024.0, dyadic() / 1024.0);
+    let t = |k: usize| ((k % nx) + 3 * (k / nx)) as f64;
+    F64Field {
+        name: format!("collinear seed {seed}"),
+        ny,
+        nx,
+        u: (0..ny * nx).map(|k| a + e * t(k)).collect(),
+        v: (0..ny * nx).map(|k| b + f * t(k)).collect(),
+    }
+}
+
 /// Values spread over f64's whole range, each component its own scale, with
 /// zeros, subnormals, the largest finite value and non-finite vertices.
 fn wild(seed: u64) -> F64Field {
@@ -184,6 +230,8 @@ fn f64_critical_points_match_the_oracle() {
         fields.push(nudged(seed, 1e-15));
         fields.push(wild(seed));
         fields.push(perturbed_integers(seed));
+        fields.push(near_parallel(seed));
+        fields.push(collinear(seed));
         for scale in [0, 600, 1000, -600, -1070] {
             fields.push(integers(seed * 31 + scale as u64, scale));
         }
@@ -245,6 +293,7 @@ fn f64_mode_s_keeps_every_critical_point_and_the_bound() {
     for seed in [1, 2] {
         fields.push(nudged(seed, 1e-9));
         fields.push(perturbed_integers(seed));
+        fields.push(near_parallel(seed));
         fields.push(wild(seed));
         fields.push(integers(seed, 0));
         fields.push(integers(seed + 10, 700));

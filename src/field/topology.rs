@@ -292,6 +292,30 @@ fn signature_of(p: [[f32; 2]; 3], half: Half, det: i8) -> Sig {
     Sig::from_signs(det, tr, disc)
 }
 
+/// The float filter in front of [`classify_f64`]: true when the rounded m_k
+/// prove the triangle free and not degenerate (some m_k clearly positive,
+/// some clearly negative, their sum clearly nonzero), as `plain_triangles`
+/// proves it for f32. Each rounded m_k = fl(fl(x) - fl(y)) is within
+/// 2u(|x| + |y|) of x - y (u = EPS / 2), plus 2^-1074 per underflowing
+/// product, which the 1e-300 floor covers; the sum adds 2u of the |m_k|.
+#[inline]
+fn plainly_free_f64(p: [[f64; 2]; 3]) -> bool {
+    let mut m = [0.0f64; 3];
+    let mut err = [0.0f64; 3];
+    for (k, (a, b)) in [(1, 2), (2, 0), (0, 1)].into_iter().enumerate() {
+        let (x, y) = (p[a][0] * p[b][1], p[b][0] * p[a][1]);
+        m[k] = x - y;
+        err[k] = 2.0 * f64::EPSILON * (x.abs() + y.abs()) + 1e-300;
+    }
+    let pos = (0..3).any(|k| m[k] > err[k]);
+    let neg = (0..3).any(|k| m[k] < -err[k]);
+    let sum = m[0] + m[1] + m[2];
+    let slack =
+        err.iter().sum::<f64>() + 2.0 * f64::EPSILON * m.iter().map(|x| x.abs()).sum::<f64>();
+    // Any overflow makes sum or slack non-finite, and the comparison false.
+    pos && neg && sum.abs() > slack && slack.is_finite()
+}
+
 /// m_k = u_a v_b - u_b v_a over (1,2), (2,0), (0,1), as product pairs.
 #[inline]
 fn m_terms_f64(p: [[f64; 2]; 3]) -> [[(f64, f64); 2]; 3] {
@@ -310,6 +334,9 @@ pub fn m_signs_f64(p: [[f64; 2]; 3]) -> [i8; 3] {
 /// over (1,2), (2,0), (0,1); tr and tr^2 - 4 det as in `signature_of`.
 pub fn classify_f64(p: [[f64; 2]; 3], half: Half) -> (Sig, bool) {
     if !p.iter().flatten().all(|x| x.is_finite()) {
+        return (Sig::NONE, false);
+    }
+    if plainly_free_f64(p) {
         return (Sig::NONE, false);
     }
     let mk = m_terms_f64(p);
@@ -491,6 +518,10 @@ pub fn extract<T: Real>(u: &[T], v: &[T], ny: usize, nx: usize) -> Vec<CriticalP
             let half = if tri % 2 == 0 { Half::T0 } else { Half::T1 };
             let p = gather(u, v, tri_vertices(nx, i, j, half));
             let m = T::m_values(p);
+            let sum = m[0] + m[1] + m[2];
+            // Rounded f64 m_k may disagree in sign with the exact ones (the
+            // point sits in the triangle by the exact test): clamp to it.
+            let m = m.map(|x| if x * sum > 0.0 { x } else { 0.0 });
             let sum = m[0] + m[1] + m[2];
             let bary = if sum != 0.0 && sum.is_finite() {
                 [m[0] / sum, m[1] / sum, m[2] / sum]
