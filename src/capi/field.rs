@@ -920,7 +920,7 @@ pub unsafe extern "C" fn factz_field_compress_interleaved_f64(
         // SAFETY: uv holds 2n readable doubles (the caller's contract); 2n cannot
         // overflow as n <= field::MAX_VERTICES.
         let uvs = unsafe { buffers::input(uv, 2 * n, "uv") }?;
-        let (us, vs): (Vec<f64>, Vec<f64>) = uvs.chunks_exact(2).map(|p| (p[0], p[1])).unzip();
+        let (us, vs) = field::deinterleave(uvs);
         let inputs = [(Span::of(uv, 2 * n), "uv")];
         // SAFETY: the caller's contract on out, out_len and report.
         unsafe {

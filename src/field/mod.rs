@@ -406,7 +406,7 @@ pub fn ids_len(mode: Mode, ny: usize, nx: usize, coded: usize) -> usize {
 }
 
 /// Split interleaved (u, v) pairs into two arrays.
-pub fn deinterleave(uv: &[f32]) -> (Vec<f32>, Vec<f32>) {
+pub fn deinterleave<T: Copy>(uv: &[T]) -> (Vec<T>, Vec<T>) {
     uv.chunks_exact(2).map(|p| (p[0], p[1])).unzip()
 }
 

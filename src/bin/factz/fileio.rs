@@ -194,10 +194,7 @@ pub fn field_from_bytes<T: Real>(
     let values = |b: &[u8]| -> Vec<T> { b.chunks_exact(T::BYTES).map(T::read_le).collect() };
     Ok(match layout {
         Layout::Soa => (values(&bytes[..want / 2]), values(&bytes[want / 2..])),
-        Layout::Aos => {
-            let all = values(bytes);
-            all.chunks_exact(2).map(|p| (p[0], p[1])).unzip()
-        }
+        Layout::Aos => factz::field::deinterleave(&values(bytes)),
     })
 }
 
