@@ -293,25 +293,27 @@ fn signature_of(p: [[f32; 2]; 3], half: Half, det: i8) -> Sig {
 }
 
 /// The float filter in front of [`classify_f64`]: true when the rounded m_k
-/// prove the triangle free and not degenerate (some m_k clearly positive,
-/// some clearly negative, their sum clearly nonzero), as `plain_triangles`
-/// proves it for f32. Each rounded m_k = fl(fl(x) - fl(y)) is within
-/// 2u(|x| + |y|) of x - y (u = EPS / 2), plus 2^-1074 per underflowing
-/// product, which the 1e-300 floor covers; the sum adds 2u of the |m_k|.
+/// prove the triangle free and not degenerate (some m_k positive, some
+/// negative, their sum clearly nonzero), as `plain_triangles` proves it for
+/// f32. A rounded m_k = fl(fl(x) - fl(y)) never has the wrong sign: rounding
+/// is monotone, so fl(x) > fl(y) only where x > y (it may give 0 where x != y,
+/// which only sends the triangle to the exact path). Their sum needs a bound:
+/// each m_k is within 2u(|x| + |y|) of x - y (u = EPS / 2), plus 2^-1074 per
+/// underflowing product, which the 1e-300 floor covers; the sum adds 2u of the
+/// |m_k|.
 #[inline]
 fn plainly_free_f64(p: [[f64; 2]; 3]) -> bool {
     let mut m = [0.0f64; 3];
-    let mut err = [0.0f64; 3];
+    let mut slack = 0.0f64;
     for (k, (a, b)) in [(1, 2), (2, 0), (0, 1)].into_iter().enumerate() {
         let (x, y) = (p[a][0] * p[b][1], p[b][0] * p[a][1]);
         m[k] = x - y;
-        err[k] = 2.0 * f64::EPSILON * (x.abs() + y.abs()) + 1e-300;
+        slack += 2.0 * f64::EPSILON * (x.abs() + y.abs()) + 1e-300;
     }
-    let pos = (0..3).any(|k| m[k] > err[k]);
-    let neg = (0..3).any(|k| m[k] < -err[k]);
+    let pos = m.iter().any(|&x| x > 0.0);
+    let neg = m.iter().any(|&x| x < 0.0);
     let sum = m[0] + m[1] + m[2];
-    let slack =
-        err.iter().sum::<f64>() + 2.0 * f64::EPSILON * m.iter().map(|x| x.abs()).sum::<f64>();
+    slack += 2.0 * f64::EPSILON * m.iter().map(|x| x.abs()).sum::<f64>();
     // Any overflow makes sum or slack non-finite, and the comparison false.
     pos && neg && sum.abs() > slack && slack.is_finite()
 }
@@ -651,6 +653,62 @@ mod tests {
             }
         }
         assert!(plain_count * 2 > total, "{plain_count} of {total}");
+    }
+
+    /// `plainly_free_f64` only calls a triangle free when the exact signs say
+    /// so: with the origin within a few ulps of edge (2, 0) (p2 nearly -c p0)
+    /// m1 rounds to 0 often, and with p1 on that edge the triangle is
+    /// degenerate while its rounded sum of m_k is not zero: a filter whose
+    /// slack were too small would call it plainly free.
+    #[test]
+    fn plainly_free_f64_agrees_with_exact_signs() {
+        let mut s = 11u64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let (mut free, mut held, mut near_zero) = (0, 0, 0);
+        for trial in 0..200_000u32 {
+            // Values are integers below 2^50 times a power of two, so sums of
+            // two of them halved are exact; their products are not.
+            let sc = 2f64.powi([0, -500, 500, -530][trial as usize % 4] - 50);
+            let mut int = || ((next() >> 14) as i64 - (1 << 49)) as f64;
+            let (a0, a1) = ((int(), int()), (int(), int()));
+            let c = 0.25 + (next() >> 11) as f64 / (1u64 << 53) as f64 * 4.0;
+            let mut a2 = (-(c * a0.0).round(), -(c * a0.1).round());
+            a2.0 += (next() % 7) as f64 - 3.0;
+            a2.1 += (next() % 7) as f64 - 3.0;
+            let p0 = [a0.0 * sc, a0.1 * sc];
+            let p2 = [a2.0 * sc, a2.1 * sc];
+            // Every third triangle degenerate: p1 the exact midpoint of p0 and
+            // p2 (exact sum of m_k zero, the rounded one seldom).
+            let p1 = if trial % 3 == 0 {
+                [(a0.0 + a2.0) * 0.5 * sc, (a0.1 + a2.1) * 0.5 * sc]
+            } else {
+                [a1.0 * sc, a1.1 * sc]
+            };
+            let p = [p0, p1, p2];
+            let signs = m_signs_f64(p);
+            // m1 of the unscaled integers: within a few ulps of zero?
+            let (x, y) = (a2.0 * a0.1, a0.0 * a2.1);
+            if (x - y).abs() <= 1e-12 * (x.abs() + y.abs()) {
+                near_zero += 1;
+            }
+            if plainly_free_f64(p) {
+                free += 1;
+                let both = signs.contains(&1) && signs.contains(&-1);
+                let sum = sign_of_products(m_terms_f64(p).as_flattened());
+                assert!(both && sum != 0, "{p:?}: signs {signs:?}, sum {sum}");
+            } else if classify_f64(p, Half::T0).0 != Sig::NONE {
+                held += 1;
+            }
+        }
+        assert!(
+            free > 1000 && held > 1000 && near_zero > 100_000,
+            "{free} {held} {near_zero}"
+        );
     }
 
     /// Linear field V(x, y) = A (x - x0, y - y0) sampled on a 3x3 grid.
