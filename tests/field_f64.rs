@@ -4,6 +4,8 @@
 //! underflow, cancel, and where the f32 reading of the same values decides
 //! signs differently.
 
+#[path = "common/cli.rs"]
+mod cli;
 mod common;
 
 use common::fields::{self, Rng};
@@ -463,4 +465,127 @@ fn f64_through_the_cli() {
         );
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
+}
+
+/// `factz cps --dtype f64` and `factz verify` on f64 as a user runs them:
+/// cps on the raw field and on its stream lists the oracle's critical points
+/// (cell and type), on a field where the f32 reading differs; verify passes
+/// the stream, reports f64 and its ratio of 16-byte pairs, fails a
+/// reconstruction with one broken critical point (the oracle's count), draws
+/// --plot, and refuses a --dtype that contradicts the stream.
+#[test]
+fn f64_cps_and_verify_through_the_cli() {
+    use cli::parse_json;
+    use std::process::Command;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("field_f64_cps");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_factz"))
+            .args(args)
+            .output()
+            .expect("factz runs")
+    };
+    let f = perturbed_integers(11);
+    let shape = format!("{},{}", f.ny, f.nx);
+    let raw = |u: &[f64], v: &[f64]| -> Vec<u8> {
+        u.iter().chain(v).flat_map(|x| x.to_le_bytes()).collect()
+    };
+    let (inp, fz) = (path("in.f64"), path("in.fz"));
+    std::fs::write(&inp, raw(&f.u, &f.v)).unwrap();
+    let out = run(&[
+        "compress", "--dtype", "f64", "--shape", &shape, "--rel", "1e-2", &inp, &fz,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let want: Vec<(usize, u8)> = oracle::extract(&f.u, &f.v, f.ny, f.nx)
+        .iter()
+        .map(|c| (c.tri, c.kind as u8))
+        .collect();
+    let r32 = |a: &[f64]| a.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+    let want32: Vec<(usize, u8)> = oracle::extract(&r32(&f.u), &r32(&f.v), f.ny, f.nx)
+        .iter()
+        .map(|c| (c.tri, c.kind as u8))
+        .collect();
+    assert_ne!(want, want32, "the f32 reading should differ here");
+    let listed = |out: &std::process::Output| -> Vec<(usize, u8)> {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let j = parse_json(&String::from_utf8_lossy(&out.stdout));
+        j.get("points")
+            .arr()
+            .iter()
+            .map(|p| (p.get("cell").num() as usize, p.get("type_code").num() as u8))
+            .collect()
+    };
+    let from_raw = run(&["cps", "--dtype", "f64", "--shape", &shape, "--json", &inp]);
+    assert_eq!(listed(&from_raw), want);
+    // The stream keeps them, and says f64 itself.
+    assert_eq!(listed(&run(&["cps", "--json", &fz])), want);
+
+    let out = run(&["verify", &inp, &fz, "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = parse_json(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(j.get("dtype").str(), "f64");
+    assert_eq!(j.get("critical_points").num() as usize, want.len());
+    let len = std::fs::metadata(&fz).unwrap().len() as f64;
+    let n = (f.ny * f.nx) as f64;
+    assert!((j.get("raw_bytes").num() - 16.0 * n).abs() < 0.5);
+    assert!((j.get("ratio").num() - 16.0 * n / len).abs() < 1e-9 * len);
+
+    // Zero one vertex of a critical point's triangle: verify fails on the
+    // raw reconstruction with the oracle's count of differences.
+    let tri = oracle::triangle_vertices(want[0].0, f.nx);
+    let (mut u2, mut v2) = (f.u.clone(), f.v.clone());
+    let k = tri[0].1 * f.nx + tri[0].0;
+    u2[k] = -f.u[k] * 3.0 - 1.0;
+    v2[k] = -f.v[k] * 3.0 - 1.0;
+    let d = oracle::diff(&f.u, &f.v, &u2, &v2, f.ny, f.nx);
+    assert!(!d.is_clean());
+    let recon = path("recon.f64");
+    std::fs::write(&recon, raw(&u2, &v2)).unwrap();
+    let out = run(&[
+        "verify", "--dtype", "f64", "--shape", &shape, "--json", &inp, &recon,
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = parse_json(&String::from_utf8_lossy(&out.stdout));
+    let got = |k: &str| j.get(k).num() as usize;
+    assert_eq!(
+        (got("p1_lost"), got("p2_spurious"), got("p3_type_changed")),
+        (d.lost, d.spurious, d.type_changed)
+    );
+    // Read as f32, the same bytes are another shape's worth: a one-line error.
+    let out = run(&["verify", "--shape", &shape, &inp, &recon]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--dtype"), "{err}");
+
+    let png = path("f64.png");
+    let out = run(&["verify", &inp, &fz, "--plot", &png, "--plot-size", "96"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+
+    let out = run(&["verify", "--dtype", "f32", &inp, &fz]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("holds f64"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
 }

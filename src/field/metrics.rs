@@ -5,6 +5,7 @@
 
 use super::topology;
 use crate::bound::within;
+use crate::real::Real;
 use rayon::prelude::*;
 
 /// Value errors of a reconstruction (both components together).
@@ -50,8 +51,9 @@ struct Acc {
     outside: usize,
     max_abs: f64,
     sum_sq: f64,
-    lo: f32,
-    hi: f32,
+    /// The original's extremes, exact in f64 for either element type.
+    lo: f64,
+    hi: f64,
 }
 
 impl Acc {
@@ -62,8 +64,8 @@ impl Acc {
         outside: 0,
         max_abs: 0.0,
         sum_sq: 0.0,
-        lo: f32::INFINITY,
-        hi: f32::NEG_INFINITY,
+        lo: f64::INFINITY,
+        hi: f64::NEG_INFINITY,
     };
     fn merge(self, o: Acc) -> Acc {
         Acc {
@@ -81,8 +83,8 @@ impl Acc {
 
 /// Compare `recon` with `orig` (same length); `bound` is the absolute bound to
 /// check (exactly, [`within`]).
-pub fn errors(orig: (&[f32], &[f32]), recon: (&[f32], &[f32]), bound: Option<f64>) -> Errors {
-    let one = |o: &[f32], r: &[f32]| -> Acc {
+pub fn errors<T: Real>(orig: (&[T], &[T]), recon: (&[T], &[T]), bound: Option<f64>) -> Errors {
+    let one = |o: &[T], r: &[T]| -> Acc {
         o.par_chunks(1 << 16)
             .zip(r.par_chunks(1 << 16))
             .map(|(o, r)| {
@@ -90,17 +92,17 @@ pub fn errors(orig: (&[f32], &[f32]), recon: (&[f32], &[f32]), bound: Option<f64
                 for (&x, &y) in o.iter().zip(r) {
                     if !x.is_finite() {
                         a.nonfinite += 1;
-                        a.changed += (x.to_bits() != y.to_bits()) as usize;
+                        a.changed += (x.to_bits64() != y.to_bits64()) as usize;
                         continue;
                     }
                     a.finite += 1;
-                    a.lo = a.lo.min(x);
-                    a.hi = a.hi.max(x);
+                    a.lo = a.lo.min(x.to_f64());
+                    a.hi = a.hi.max(x.to_f64());
                     if !y.is_finite() {
                         a.changed += 1;
                         continue;
                     }
-                    let d = (y as f64 - x as f64).abs();
+                    let d = (y.to_f64() - x.to_f64()).abs();
                     a.max_abs = a.max_abs.max(d);
                     a.sum_sq += d * d;
                     if let Some(eb) = bound {
@@ -123,11 +125,7 @@ pub fn errors(orig: (&[f32], &[f32]), recon: (&[f32], &[f32]), bound: Option<f64
         } else {
             0.0
         },
-        range: if a.lo <= a.hi {
-            a.hi as f64 - a.lo as f64
-        } else {
-            0.0
-        },
+        range: if a.lo <= a.hi { a.hi - a.lo } else { 0.0 },
     }
 }
 
@@ -148,7 +146,7 @@ impl Topo {
 
 /// Critical points of `orig`, and those lost (P1), spurious (P2) and of a changed
 /// type (P3) in `recon` (both `ny * nx` per component, SoA).
-pub fn topo(orig: (&[f32], &[f32]), recon: (&[f32], &[f32]), ny: usize, nx: usize) -> Topo {
+pub fn topo<T: Real>(orig: (&[T], &[T]), recon: (&[T], &[T]), ny: usize, nx: usize) -> Topo {
     let d = topology::diff(orig, recon, ny, nx);
     Topo {
         original: d.original,

@@ -179,6 +179,17 @@ impl Args {
         }
     }
 
+    /// `--dtype f32|f64` (the element type of raw field files), if given:
+    /// `Some(true)` for f64.
+    pub fn dtype_f64(&self) -> CliResult<Option<bool>> {
+        match self.value("dtype") {
+            None => Ok(None),
+            Some("f32") => Ok(Some(false)),
+            Some("f64") => Ok(Some(true)),
+            Some(x) => Err(self.usage_err(format!("bad --dtype '{x}': expected f32 or f64"))),
+        }
+    }
+
     /// `--abs X` or `--rel X` (not both), if given.
     pub fn bound(&self) -> CliResult<Option<Bound>> {
         match (self.value("abs"), self.value("rel")) {

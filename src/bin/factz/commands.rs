@@ -78,21 +78,16 @@ pub fn compress(argv: Vec<OsString>) -> CliResult<u8> {
     field::check_config(&cfg)?;
     let backend = backend::choice(&a)?;
     a.positionals_exact(&["IN.f32", "OUT.fz"])?;
-    match a.value("dtype") {
-        None | Some("f32") => compress_field_as::<f32>(&a, &cfg, (ny, nx), backend),
-        Some("f64") => {
-            if matches!(backend, Backend::Cuda) {
-                return Err(a.usage_err("--backend cuda takes float32 fields only"));
-            }
-            if mode == Mode::Blockwise {
-                return Err(a.usage_err(
-                    "float64 fields compress with mode S only (--mode s, the default)",
-                ));
-            }
-            compress_field_as::<f64>(&a, &cfg, (ny, nx), Backend::Cpu)
-        }
-        Some(x) => Err(a.usage_err(format!("bad --dtype '{x}': expected f32 or f64"))),
+    if a.dtype_f64()? != Some(true) {
+        return compress_field_as::<f32>(&a, &cfg, (ny, nx), backend);
     }
+    if matches!(backend, Backend::Cuda) {
+        return Err(a.usage_err("--backend cuda takes float32 fields only"));
+    }
+    if mode == Mode::Blockwise {
+        return Err(a.usage_err("float64 fields compress with mode S only (--mode s, the default)"));
+    }
+    compress_field_as::<f64>(&a, &cfg, (ny, nx), Backend::Cpu)
 }
 
 /// The field part of `compress` for element type `T`.
@@ -155,8 +150,28 @@ fn stream_kind(bytes: &[u8], path: &str) -> CliResult<Kind> {
     Ok(p.header.kind)
 }
 
-pub fn decode(bytes: &[u8], path: &str) -> CliResult<field::Decoded> {
-    field::decompress(bytes).map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))
+pub fn decode<T: Real>(bytes: &[u8], path: &str) -> CliResult<field::Decoded<T>> {
+    field::decompress_as::<T>(bytes).map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))
+}
+
+/// Whether a field input holds f64: a stream says so itself (and `--dtype`,
+/// if given, must agree), a raw file is what `--dtype` says (f32 by default).
+pub fn field_is_f64(a: &Args, bytes: &[u8], path: &str, is_stream: bool) -> CliResult<bool> {
+    let flag = a.dtype_f64()?;
+    if !is_stream {
+        return Ok(flag == Some(true));
+    }
+    let info = field::info(bytes).map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))?;
+    let f64 = info.dtype == "f64";
+    match flag {
+        Some(x) if x != f64 => Err(a.usage_err(format!(
+            "--dtype {} does not match {}, which holds {}",
+            if x { "f64" } else { "f32" },
+            shown(path),
+            info.dtype
+        ))),
+        _ => Ok(f64),
+    }
 }
 
 pub fn decompress(argv: Vec<OsString>) -> CliResult<u8> {
@@ -223,6 +238,7 @@ pub fn verify(argv: Vec<OsString>) -> CliResult<u8> {
         val("plot"),
         val("against"),
         val("plot-size"),
+        val("dtype"),
     ];
     let a = args::parse("verify", argv, SPECS)?;
     if print_help_if(&a, help::VERIFY)? {
@@ -270,8 +286,29 @@ pub fn verify(argv: Vec<OsString>) -> CliResult<u8> {
         return particle_commands::verify(&a, orig_path, second, plot, progress);
     }
     a.refuse(&PARTICLE_ONLY, "--kind particles")?;
-    let read = (second, second_path.as_str(), is_stream);
-    let inputs = FieldInputs::load(&a, orig_path, read, (shape, layout_flag), &progress)?;
+    if field_is_f64(&a, &second, second_path, is_stream)? {
+        let read = (second, second_path.as_str(), is_stream);
+        let inputs =
+            FieldInputs::<f64>::load(&a, orig_path, read, (shape, layout_flag), &progress)?;
+        verify_field(&a, inputs, bound_flag, plot, plot_px, progress)
+    } else {
+        let read = (second, second_path.as_str(), is_stream);
+        let inputs =
+            FieldInputs::<f32>::load(&a, orig_path, read, (shape, layout_flag), &progress)?;
+        verify_field(&a, inputs, bound_flag, plot, plot_px, progress)
+    }
+}
+
+/// The field part of `verify` once both inputs are read.
+fn verify_field<T: Real>(
+    a: &Args,
+    inputs: FieldInputs<T>,
+    bound_flag: Option<Bound>,
+    plot: Option<&str>,
+    plot_px: usize,
+    progress: Progress,
+) -> CliResult<u8> {
+    let second_path = &a.positionals[1];
     progress.phase("comparing");
     let report = inputs.compare(bound_flag);
     if let Some(path) = plot {
@@ -290,18 +327,18 @@ pub fn verify(argv: Vec<OsString>) -> CliResult<u8> {
 }
 
 /// The two fields a `verify` compares, read and decoded.
-struct FieldInputs {
+struct FieldInputs<T: Real> {
     ny: usize,
     nx: usize,
     layout: Layout,
-    orig: (Vec<f32>, Vec<f32>),
-    recon: (Vec<f32>, Vec<f32>),
+    orig: (Vec<T>, Vec<T>),
+    recon: (Vec<T>, Vec<T>),
     /// The stream's absolute bound and length, for a stream.
     stream_bound: Option<f64>,
     stream_len: Option<usize>,
 }
 
-impl FieldInputs {
+impl<T: Real> FieldInputs<T> {
     /// `second` is a stream (shape and layout from it, checked against the
     /// flags) or a raw reconstruction (`--shape` required).
     fn load(
@@ -310,7 +347,7 @@ impl FieldInputs {
         (second, second_path, is_stream): (Vec<u8>, &str, bool),
         (shape, layout_flag): (Option<(usize, usize)>, Option<Layout>),
         progress: &Progress,
-    ) -> CliResult<FieldInputs> {
+    ) -> CliResult<FieldInputs<T>> {
         if is_stream {
             progress.phase("decompressing");
         }
@@ -336,8 +373,9 @@ impl FieldInputs {
         } else {
             let (ny, nx) = shape.ok_or_else(|| {
                 a.usage_err(format!(
-                    "{} is not a factz stream, so --shape NY,NX is required for a raw float32 reconstruction (or --kind particles for positions)",
-                    shown(second_path)
+                    "{} is not a factz stream, so --shape NY,NX is required for a raw {} reconstruction (or --kind particles for positions)",
+                    shown(second_path),
+                    T::NAME
                 ))
             })?;
             let layout = layout_flag.unwrap_or(Layout::Soa);
@@ -428,6 +466,8 @@ impl FieldInputs {
         FieldVerify {
             ny: self.ny,
             nx: self.nx,
+            dtype: T::NAME,
+            value_bytes: T::BYTES,
             layout: self.layout,
             values: 2 * u.len(),
             bound,
@@ -444,6 +484,8 @@ impl FieldInputs {
 struct FieldVerify {
     ny: usize,
     nx: usize,
+    dtype: &'static str,
+    value_bytes: usize,
     layout: Layout,
     values: usize,
     bound: Option<f64>,
@@ -459,7 +501,7 @@ impl FieldVerify {
         self.topo.total() == 0 && self.err.ok()
     }
     fn raw(&self) -> usize {
-        4 * self.values
+        self.value_bytes * self.values
     }
     fn ratio(&self) -> Option<f64> {
         self.stream_len.map(|s| self.raw() as f64 / s as f64)
@@ -481,6 +523,7 @@ impl FieldVerify {
         Obj::new()
             .put("ok", self.ok())
             .put("shape", vec![self.ny, self.nx])
+            .put("dtype", self.dtype)
             .put("layout", self.layout.name())
             .put("critical_points", topo.original)
             .put("p1_lost", topo.p1)
@@ -509,9 +552,10 @@ impl FieldVerify {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "shape:            {} x {} (ny x nx), layout {}",
+            "shape:            {} x {} (ny x nx) {}, layout {}",
             self.ny,
             self.nx,
+            self.dtype,
             self.layout.name()
         );
         let _ = writeln!(s, "critical points:  {} in the original", topo.original);

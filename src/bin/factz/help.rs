@@ -121,6 +121,7 @@ factz verify: check a reconstruction against its original
 Usage:
   factz verify ORIG.f32 IN.fz [--layout soa|aos] [--abs X | --rel X] [--json]
   factz verify ORIG.f32 RECON.f32 --shape NY,NX [--layout soa|aos] [--abs X | --rel X] [--json]
+  factz verify ORIG.f64 IN.fz|RECON.f64 --dtype f64 ...
   factz verify ORIG.f32 IN.fz|RECON.f32 ... --plot OUT.png [--against OTHER.f32] [--plot-size PX]
   factz verify ORIG.f32 IN.fz [--b B | --eta E] [--box L] [--min-members M] [...]
   factz verify ORIG.f32 RECON.f32 --kind particles [--count N] [--layout aos|soa]
@@ -130,7 +131,8 @@ Fields: reports critical points lost (P1), spurious (P2) and with a changed type
 (P3), the maximum error against the bound, PSNR and, for a stream, the ratio and
 bit rate. With a stream the shape and layout come from it; with a raw
 reconstruction --shape is required (both files in the same --layout, default
-soa). Exits with status 1 if P1 + P2 + P3 > 0 or a value exceeds the bound (or a
+soa). Raw fields are float32 unless --dtype f64 says float64 (a stream says its
+own element type; ORIG, RECON and --against share it). Exits with status 1 if P1 + P2 + P3 > 0 or a value exceeds the bound (or a
 non-finite value changed).
 
 --plot OUT.png draws the original and the reconstruction side by side (field
@@ -277,12 +279,13 @@ pub const CPS: &str = "\
 factz cps: the critical points of a 2D vector field
 
 Usage:
-  factz cps FIELD.f32 --shape NY,NX [--layout soa|aos] [--json] [--vtk OUT.vtp]
+  factz cps FIELD.f32 --shape NY,NX [--layout soa|aos] [--dtype f32|f64] [--json] [--vtk OUT.vtp]
   factz cps IN.fz [--json] [--vtk OUT.vtp]
 
 Extracts every critical point of the piecewise-linear field (the triangulation
-and exact type rule compression preserves; ARCHITECTURE.md) from raw float32
-(shape from --shape or the sidecar FIELD.json) or from a field stream, and
+and exact type rule compression preserves; ARCHITECTURE.md) from raw float32,
+or float64 with --dtype f64 (shape from --shape or the sidecar FIELD.json), or
+from a field stream of either type, and
 prints the count of each type. --json lists every point: its cell (triangle
 id), position x, y in grid units (x = column) and type. --vtk writes them as
 VTK XML PolyData for ParaView / TTK: points (x, y, 0), point arrays `type`

@@ -14,16 +14,17 @@ use crate::{CliError, CliResult};
 use factz::field::topology::{diff, extract, CpType, CriticalPoint};
 use factz::particles::{fof, metrics, Space};
 use factz::vtk::CP_TYPES;
+use factz::Real;
 use font8x8::UnicodeFonts;
 use rayon::prelude::*;
 
 type Rgb = [u8; 3];
 
 /// One reconstruction to draw beside the original.
-pub struct Panel<'a> {
+pub struct Panel<'a, T: Real> {
     pub title: String,
-    pub u: &'a [f32],
-    pub v: &'a [f32],
+    pub u: &'a [T],
+    pub v: &'a [T],
 }
 
 /// Default largest panel side in pixels; small fields are magnified up to it
@@ -134,7 +135,7 @@ impl Canvas {
 }
 
 /// Bilinear sample of a field at grid coordinates (x, y), clamped to the grid.
-fn sample(f: &[f32], ny: usize, nx: usize, x: f64, y: f64) -> f64 {
+fn sample<T: Real>(f: &[T], ny: usize, nx: usize, x: f64, y: f64) -> f64 {
     let x = x.clamp(0.0, (nx - 1) as f64);
     let y = y.clamp(0.0, (ny - 1) as f64);
     let (i, j) = (
@@ -145,7 +146,7 @@ fn sample(f: &[f32], ny: usize, nx: usize, x: f64, y: f64) -> f64 {
     let at = |i: usize, j: usize| {
         let v = f[j.min(ny - 1) * nx + i.min(nx - 1)];
         if v.is_finite() {
-            f64::from(v)
+            v.to_f64()
         } else {
             0.0
         }
@@ -186,7 +187,7 @@ impl View {
 }
 
 /// The field's pixels: magnitude colour shaded by its LIC texture.
-fn render(view: View, u: &[f32], v: &[f32], mag_max: f64) -> Vec<Rgb> {
+fn render<T: Real>(view: View, u: &[T], v: &[T], mag_max: f64) -> Vec<Rgb> {
     let (ny, nx) = (view.ny, view.nx);
     let step = 0.5 / view.s;
     (0..view.h)
@@ -223,13 +224,13 @@ fn render(view: View, u: &[f32], v: &[f32], mag_max: f64) -> Vec<Rgb> {
 
 /// Draws the original and `panels` side by side into a PNG at `path`;
 /// returns nothing but an error if the file cannot be written.
-pub fn field_png(
+pub fn field_png<T: Real>(
     path: &str,
     ny: usize,
     nx: usize,
-    orig: (&[f32], &[f32]),
+    orig: (&[T], &[T]),
     orig_title: &str,
-    panels: &[Panel],
+    panels: &[Panel<T>],
     panel_px: usize,
 ) -> CliResult<()> {
     if ny < 2 || nx < 2 {
@@ -255,11 +256,11 @@ pub fn field_png(
         .0
         .iter()
         .zip(orig.1)
-        .map(|(&a, &b)| f64::from(a).hypot(f64::from(b)))
+        .map(|(&a, &b)| a.to_f64().hypot(b.to_f64()))
         .filter(|m| m.is_finite())
         .fold(0.0, f64::max);
     let orig_cps = extract(orig.0, orig.1, ny, nx);
-    let fields: Vec<(&[f32], &[f32], String)> =
+    let fields: Vec<(&[T], &[T], String)> =
         std::iter::once((orig.0, orig.1, orig_title.to_string()))
             .chain(panels.iter().map(|p| (p.u, p.v, p.title.clone())))
             .collect();
