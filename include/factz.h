@@ -969,6 +969,22 @@ enum factz_status factz_field_critical_points(const float *u,
                                               size_t capacity);
 
 /*
+ factz_field_critical_points for a float64 field (`ny * nx` doubles each),
+ with the exact test on the doubles themselves (not their float rounding).
+
+ # Safety
+ As factz_field_critical_points, with `u`, `v`: NULL or `ny * nx` readable
+ doubles each.
+ */
+enum factz_status factz_field_critical_points_f64(const double *u,
+                                                  const double *v,
+                                                  size_t ny,
+                                                  size_t nx,
+                                                  size_t *count_out,
+                                                  struct factz_critical_point *out,
+                                                  size_t capacity);
+
+/*
  factz_field_compress_ex for a field in GPU memory: `u_dev`, `v_dev` are
  device pointers (CUDA device 0, the primary context the CUDA runtime uses)
  of `ny * nx` floats each; the kernels run on `stream` (a cudaStream_t /

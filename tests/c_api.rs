@@ -54,8 +54,14 @@ fn c_field_f64() {
     let (ny, nx) = (47, 59);
     let (u, v) = load("orig.f64");
     assert_eq!(u.len(), ny * nx);
-    let cps = oracle::extract(&u, &v, ny, nx).len();
-    assert!(cps > 0, "the C field has no critical point");
+    let want: Vec<String> = oracle::extract(&u, &v, ny, nx)
+        .iter()
+        .map(|c| format!("{} {}", c.tri, c.kind as u8 + 1))
+        .collect();
+    assert!(!want.is_empty(), "the C field has no critical point");
+    // factz_field_critical_points_f64: cell and type (1 saddle .. 6 center).
+    let listed = std::fs::read_to_string(dir.join("cps.txt")).unwrap();
+    assert_eq!(listed.lines().collect::<Vec<_>>(), want);
     for name in ["soa_huffman.f64", "soa_rans.f64"] {
         let (du, dv) = load(name);
         let d = oracle::diff(&u, &v, &du, &dv, ny, nx);

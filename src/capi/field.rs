@@ -1077,47 +1077,86 @@ pub unsafe extern "C" fn factz_field_critical_points(
     capacity: usize,
 ) -> factz_status {
     ffi_boundary!("factz_field_critical_points", {
-        check_scalar_out(count_out, "count_out")?;
-        // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
-        unsafe { count_out.write(0) };
-        let n = vertices(ny, nx)?;
-        // SAFETY: u and v hold n readable floats each (the caller's contract).
-        let (us, vs) = unsafe { (buffers::input(u, n, "u")?, buffers::input(v, n, "v")?) };
-        check_output(out, capacity, "out")?;
-        let so = Span::of(out.cast_const(), capacity);
-        check_disjoint(so, "out", Span::of(u, n), "u")?;
-        check_disjoint(so, "out", Span::of(v, n), "v")?;
-        let cps = topology::extract(us, vs, ny, nx);
-        // SAFETY: as above.
-        unsafe { count_out.write(cps.len()) };
-        if cps.len() > capacity {
-            return Err(Failure::too_small(format!(
-                "the field has {} critical points, capacity is {capacity} (*count_out holds the count)",
-                cps.len()
-            )));
-        }
-        for (k, cp) in cps.iter().enumerate() {
-            let (det, tr, disc) = cp.sig.signs().unwrap_or((0, 0, 0));
-            let c = factz_critical_point {
-                triangle: cp.tri as u64,
-                i: cp.i as u64,
-                j: cp.j as u64,
-                x: cp.x,
-                y: cp.y,
-                kind: cp_type(cp.kind) as u32,
-                half: match cp.half {
-                    Half::T0 => 0,
-                    Half::T1 => 1,
-                },
-                det_sign: det as i32,
-                trace_sign: tr as i32,
-                disc_sign: disc as i32,
-                reserved: 0,
-            };
-            // SAFETY: out holds capacity > k writable elements (checked non-NULL,
-            // aligned; sized by the caller's contract), disjoint from u and v.
-            unsafe { out.add(k).write(c) };
-        }
-        Ok(())
+        // SAFETY: the same contract.
+        unsafe { critical_points(u, v, ny, nx, count_out, out, capacity) }
     })
+}
+
+/// factz_field_critical_points for a float64 field (`ny * nx` doubles each),
+/// with the exact test on the doubles themselves (not their float rounding).
+///
+/// # Safety
+/// As factz_field_critical_points, with `u`, `v`: NULL or `ny * nx` readable
+/// doubles each.
+#[no_mangle]
+pub unsafe extern "C" fn factz_field_critical_points_f64(
+    u: *const f64,
+    v: *const f64,
+    ny: usize,
+    nx: usize,
+    count_out: *mut usize,
+    out: *mut factz_critical_point,
+    capacity: usize,
+) -> factz_status {
+    ffi_boundary!("factz_field_critical_points_f64", {
+        // SAFETY: the same contract.
+        unsafe { critical_points(u, v, ny, nx, count_out, out, capacity) }
+    })
+}
+
+/// The body of both critical-point entry points.
+///
+/// # Safety
+/// The contract of factz_field_critical_points, for elements of type `T`.
+unsafe fn critical_points<T: Real>(
+    u: *const T,
+    v: *const T,
+    ny: usize,
+    nx: usize,
+    count_out: *mut usize,
+    out: *mut factz_critical_point,
+    capacity: usize,
+) -> Result<(), Failure> {
+    check_scalar_out(count_out, "count_out")?;
+    // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
+    unsafe { count_out.write(0) };
+    let n = vertices(ny, nx)?;
+    // SAFETY: u and v hold n readable floats each (the caller's contract).
+    let (us, vs) = unsafe { (buffers::input(u, n, "u")?, buffers::input(v, n, "v")?) };
+    check_output(out, capacity, "out")?;
+    let so = Span::of(out.cast_const(), capacity);
+    check_disjoint(so, "out", Span::of(u, n), "u")?;
+    check_disjoint(so, "out", Span::of(v, n), "v")?;
+    let cps = topology::extract(us, vs, ny, nx);
+    // SAFETY: as above.
+    unsafe { count_out.write(cps.len()) };
+    if cps.len() > capacity {
+        return Err(Failure::too_small(format!(
+            "the field has {} critical points, capacity is {capacity} (*count_out holds the count)",
+            cps.len()
+        )));
+    }
+    for (k, cp) in cps.iter().enumerate() {
+        let (det, tr, disc) = cp.sig.signs().unwrap_or((0, 0, 0));
+        let c = factz_critical_point {
+            triangle: cp.tri as u64,
+            i: cp.i as u64,
+            j: cp.j as u64,
+            x: cp.x,
+            y: cp.y,
+            kind: cp_type(cp.kind) as u32,
+            half: match cp.half {
+                Half::T0 => 0,
+                Half::T1 => 1,
+            },
+            det_sign: det as i32,
+            trace_sign: tr as i32,
+            disc_sign: disc as i32,
+            reserved: 0,
+        };
+        // SAFETY: out holds capacity > k writable elements (checked non-NULL,
+        // aligned; sized by the caller's contract), disjoint from u and v.
+        unsafe { out.add(k).write(c) };
+    }
+    Ok(())
 }

@@ -120,6 +120,25 @@ int main(int argc, char **argv) {
         CHECK(bad == 0, "%d interleaved values outside the bound", bad);
     }
 
+    /* Critical points of the doubles (two calls), written for the oracle. */
+    size_t ncp = 0;
+    int st0 = factz_field_critical_points_f64(u, v, NY, NX, &ncp, NULL, 0);
+    CHECK(ncp > 0 && st0 == FACTZ_BUFFER_TOO_SMALL, "count: %d, %zu", st0, ncp);
+    factz_critical_point *cps = calloc(ncp ? ncp : 1, sizeof *cps);
+    size_t got = 0;
+    CHECK(factz_field_critical_points_f64(u, v, NY, NX, &got, cps, ncp) == FACTZ_OK && got == ncp,
+          "critical points: %zu of %zu", got, ncp);
+    char cpath[4096];
+    snprintf(cpath, sizeof cpath, "%s/cps.txt", dir);
+    FILE *cf = fopen(cpath, "w");
+    CHECK(cf != NULL, "open %s", cpath);
+    for (size_t k = 0; cf && k < got; k++)
+        fprintf(cf, "%llu %u\n", (unsigned long long)cps[k].triangle, (unsigned)cps[k].kind);
+    if (cf) fclose(cf);
+    free(cps);
+    CHECK(factz_field_critical_points_f64(NULL, v, NY, NX, &got, NULL, 0) == FACTZ_NULL_POINTER,
+          "NULL u");
+
     /* Mode B takes float32 only; the GPU backend too. */
     factz_field_config cfg = {.struct_size = sizeof cfg};
     factz_field_config_default(&cfg);
