@@ -356,24 +356,27 @@ _CP_DTYPE = np.dtype([("cell", np.uint64), ("i", np.uint64), ("j", np.uint64),
 
 
 def critical_points(u, v):
-    """Every critical point of the piecewise-linear field (u, v) (float32,
-    shape (ny, nx)), in cell order, with the exact existence and type test
-    compression preserves, as a numpy structured array with fields ``cell``
-    (triangle id ``2 * (j * (nx - 1) + i) + half``), ``i`` (column) and ``j``
-    (row) of the cell's lower-left vertex, position ``x``, ``y`` in grid units
-    and ``type`` (a name of :data:`CP_TYPES`)."""
-    u, v = _field_arrays(u, v)
+    """Every critical point of the piecewise-linear field (u, v) (float32 or
+    float64, shape (ny, nx); float64 decided exactly on the doubles), in cell
+    order, with the exact existence and type test compression preserves, as
+    a numpy structured array with fields ``cell`` (triangle id
+    ``2 * (j * (nx - 1) + i) + half``), ``i`` (column) and ``j`` (row) of the
+    cell's lower-left vertex, position ``x``, ``y`` in grid units and
+    ``type`` (a name of :data:`CP_TYPES`)."""
+    u, v = _field_arrays(u, v, f64=True)
     lib = _capi.lib()
     ny, nx = u.shape
+    if u.dtype.itemsize == 8:
+        fn, ptr = lib.factz_field_critical_points_f64, _capi.dptr
+    else:
+        fn, ptr = lib.factz_field_critical_points, _capi.fptr
     count = _capi.c_size_t(0)
     # asking for the count: FACTZ_BUFFER_TOO_SMALL when there are points
-    _check(lib.factz_field_critical_points(_capi.fptr(u), _capi.fptr(v), ny, nx, count,
-                                           None, 0), also_ok=(_capi.BUFFER_TOO_SMALL,))
+    _check(fn(ptr(u), ptr(v), ny, nx, count, None, 0), also_ok=(_capi.BUFFER_TOO_SMALL,))
     buf = (_capi.CriticalPoint * count.value)()
     got = _capi.c_size_t(0)
     if count.value:
-        _check(lib.factz_field_critical_points(_capi.fptr(u), _capi.fptr(v), ny, nx, got,
-                                               buf, count.value))
+        _check(fn(ptr(u), ptr(v), ny, nx, got, buf, count.value))
     raw = np.frombuffer(buf, dtype=_CP_C_DTYPE, count=count.value)
     out = np.empty(count.value, dtype=_CP_DTYPE)
     for name in ("cell", "i", "j", "x", "y"):
@@ -531,8 +534,9 @@ def _errors(orig, rec):
     r = rec.astype(np.float64).ravel()
     fin = np.isfinite(o)
     # non-finite values must come back bit-exact
-    ob = orig.ravel().view(np.uint32)
-    rb = rec.ravel().view(np.uint32)
+    bits = np.uint64 if orig.dtype.itemsize == 8 else np.uint32
+    ob = orig.ravel().view(bits)
+    rb = rec.ravel().view(bits)
     nonfinite_changed = int(np.count_nonzero((ob != rb) & ~fin))
     if fin.any():
         err = np.abs(o[fin] - r[fin])
@@ -646,8 +650,8 @@ def verify(original, data, *, abs=None, rel=None, b=None, eta=None, box=None, mi
     """Checks a reconstruction against its original, as ``factz verify``:
     a dict of metrics.
 
-    ``original``: a field as ``(u, v)`` (two float32 (ny, nx) arrays) or one
-    float32 (2, ny, nx) array, or particles as a float32 (n, 3) array.
+    ``original``: a field as ``(u, v)`` (two float32 (ny, nx) arrays, or
+    float64) or one (2, ny, nx) array, or particles as a float32 (n, 3) array.
     ``data``: a factz stream (bytes-like: then ``ratio`` and the bound it
     records are reported) or the reconstruction in the original's form.
 
@@ -673,14 +677,13 @@ def verify(original, data, *, abs=None, rel=None, b=None, eta=None, box=None, mi
         if len(original) != 2:
             raise ValueError("a field original is (u, v)")
         kind = "field2d"
-        u, v = _field_arrays(*original)
+        u, v = _field_arrays(*original, f64=True)
     elif isinstance(original, np.ndarray) and original.ndim == 3:
-        o = _f32("original", original)
-        if o.shape[0] != 2:
+        if original.shape[0] != 2:
             raise ValueError(f"a field original as one array has shape (2, ny, nx), not "
-                             f"{o.shape}")
+                             f"{original.shape}")
         kind = "field2d"
-        u, v = _field_arrays(o[0], o[1])
+        u, v = _field_arrays(original[0], original[1], f64=True)
     else:
         kind = "particles"
         xyz = _particle_array(original, "original")
@@ -700,12 +703,13 @@ def verify(original, data, *, abs=None, rel=None, b=None, eta=None, box=None, mi
         if isinstance(rec, (tuple, list)):
             if len(rec) != 2:
                 raise ValueError("a field reconstruction is (u, v)")
-            ru, rv = _field_arrays(*rec)
+            ru, rv = _field_arrays(*rec, f64=True)
         else:
-            r = _f32("reconstruction", rec)
-            if r.ndim != 3 or r.shape[0] != 2:
+            if not isinstance(rec, np.ndarray) or rec.ndim != 3 or rec.shape[0] != 2:
                 raise ValueError("a field reconstruction is (u, v) or one (2, ny, nx) array")
-            ru, rv = _field_arrays(r[0], r[1])
+            ru, rv = _field_arrays(rec[0], rec[1], f64=True)
+        if ru.dtype != u.dtype:
+            raise TypeError(f"the reconstruction is {ru.dtype} but the original is {u.dtype}")
         if ru.shape != u.shape:
             raise ValueError(f"reconstruction shape {ru.shape} differs from the original's "
                              f"{u.shape}")
@@ -754,7 +758,8 @@ def verify(original, data, *, abs=None, rel=None, b=None, eta=None, box=None, mi
     result.update(max_abs_error=max_err, bound=bound, within_bound=within,
                   nonfinite_changed=nonfinite_changed, psnr=psnr)
     if stream is not None:
-        result.update(ratio=4.0 * nvalues / stream.size if stream.size else math.inf,
+        itemsize = orig_all.dtype.itemsize
+        result.update(ratio=itemsize * nvalues / stream.size if stream.size else math.inf,
                       bits_per_value=8.0 * stream.size / nvalues if nvalues else 0.0)
     result["ok"] = bool(features_ok and within is not False and nonfinite_changed == 0)
     return result

@@ -213,6 +213,8 @@ _SIGNATURES = {
     "factz_field_info": (c_int, [c_void_p, c_size_t, POINTER(FieldStreamInfo)]),
     "factz_field_critical_points": (c_int, [_F, _F, c_size_t, c_size_t, _Z,
                                             POINTER(CriticalPoint), c_size_t]),
+    "factz_field_critical_points_f64": (c_int, [_D, _D, c_size_t, c_size_t, _Z,
+                                                POINTER(CriticalPoint), c_size_t]),
     "factz_particles_config_default": (c_int, [POINTER(ParticlesConfig)]),
     "factz_particles_max_compressed_size": (c_int, [c_size_t, _Z]),
     "factz_particles_compress_ex": (c_int, [_F, c_size_t, POINTER(ParticlesConfig), _B,

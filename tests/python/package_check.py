@@ -405,6 +405,17 @@ def check_field_f64(factz):
         got = brute_critical_points(u2, v2)
         check(got == want, f"f64 {coder}: critical points differ ({len(got)} vs {len(want)})")
     raises(factz.Error, lambda: factz.compress_field(u, v, mode="b"), "f64 mode b", "mode S")
+    cps = factz.critical_points(u, v)
+    check(dict(zip(cps["cell"].tolist(), cps["type"].tolist())) == want,
+          "f64 critical_points differ from brute force")
+    stream = factz.compress_field(u, v, rel=1e-2)
+    m = factz.verify((u, v), stream)
+    check(m["ok"] and m["critical_points"] == len(want), f"f64 verify of a stream: {m}")
+    check(abs(m["ratio"] - 16 * ny * nx / len(stream)) < 1e-9, f"f64 verify ratio {m['ratio']}")
+    # -u flips every Jacobian's determinant: every critical point changes type
+    m = factz.verify(np.stack([u, v]), np.stack([-u, v]))
+    check(not m["ok"] and m["changed"] == len(want), f"f64 verify of -u: {m}")
+    raises(TypeError, lambda: factz.verify((u, v), (u32, v32)), "f64 against f32", "float64")
     f32_stream = factz.compress_field(u32, v32)
     check(factz.info(f32_stream)["dtype"] == "float32", "f32 info dtype")
 
