@@ -27,6 +27,11 @@ pub trait Real:
     const WORDS: usize;
     const INFINITY: Self;
     const NEG_INFINITY: Self;
+    /// Significand bits (24, 53): round to nearest errs by at most
+    /// `2^-MANTISSA_DIGITS` of the value (the unit roundoff).
+    const MANTISSA_DIGITS: i32;
+    /// floor(log2) of the smallest normal value (-126, -1022).
+    const MIN_NORMAL_EXP: i32;
 
     fn to_f64(self) -> f64;
     /// Rounded to nearest.
@@ -70,6 +75,49 @@ pub trait Real:
         Self::from_bits64(u64::from_le_bytes(w))
     }
 
+    /// Half the spacing of this type's values at magnitude `x >= 0` (the
+    /// round-to-nearest error bound): `2^(floor(log2 x) - MANTISSA_DIGITS)`,
+    /// and its value at the smallest normal among subnormals. Exact (a power
+    /// of two); 0 where that is below f64's range.
+    #[inline]
+    fn half_ulp(x: f64) -> f64 {
+        let e = if x >= 2f64.powi(Self::MIN_NORMAL_EXP) {
+            ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023 // floor(log2(x))
+        } else {
+            Self::MIN_NORMAL_EXP
+        };
+        let biased = e - Self::MANTISSA_DIGITS + 1023;
+        if biased >= 1 {
+            f64::from_bits((biased as u64) << 52)
+        } else {
+            // Only f64's subnormals: 2^-1075 and below round to 0 here.
+            2f64.powi(e - Self::MANTISSA_DIGITS)
+        }
+    }
+
+    /// The next value of this type from `self` toward +infinity (`dir > 0`) or
+    /// -infinity; non-finite values are returned as they are.
+    #[inline]
+    fn next_toward(self, dir: f64) -> Self {
+        if !self.is_finite() {
+            return self;
+        }
+        let x = self.to_f64();
+        if x == 0.0 {
+            let tiny = Self::from_bits64(1);
+            return if dir > 0.0 {
+                tiny
+            } else {
+                Self::from_f64(-tiny.to_f64())
+            };
+        }
+        // Away from zero is one more in the magnitude's bits, toward it one less;
+        // the sign bit is the top bit, which +-1 on a nonzero magnitude never reaches.
+        let bits = self.to_bits64();
+        let away = (dir > 0.0) == (x > 0.0);
+        Self::from_bits64(if away { bits + 1 } else { bits - 1 })
+    }
+
     /// The same slice as f32 when this is f32: the f32-only fast paths (vector
     /// lanes, ring products exact in f64, the GPU) take it, f64 takes the
     /// general path.
@@ -102,6 +150,8 @@ impl Real for f32 {
     const WORDS: usize = 1;
     const INFINITY: Self = f32::INFINITY;
     const NEG_INFINITY: Self = f32::NEG_INFINITY;
+    const MANTISSA_DIGITS: i32 = 24;
+    const MIN_NORMAL_EXP: i32 = -126;
 
     #[inline(always)]
     fn to_f64(self) -> f64 {
@@ -154,6 +204,8 @@ impl Real for f64 {
     const WORDS: usize = 2;
     const INFINITY: Self = f64::INFINITY;
     const NEG_INFINITY: Self = f64::NEG_INFINITY;
+    const MANTISSA_DIGITS: i32 = 53;
+    const MIN_NORMAL_EXP: i32 = -1022;
 
     #[inline(always)]
     fn to_f64(self) -> f64 {

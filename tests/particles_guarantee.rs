@@ -261,7 +261,7 @@ fn extreme_edit_widths_keep_every_link() {
 
 #[test]
 fn empty_set_round_trips() {
-    let c = particles::compress(&[], &ParticleConfig::default()).unwrap();
+    let c = particles::compress::<f32>(&[], &ParticleConfig::default()).unwrap();
     assert_eq!(
         particles::decompress(&c.bytes).unwrap().pos,
         Vec::<f32>::new()

@@ -24,6 +24,7 @@
 use super::geometry::{linked, Space};
 use super::vulnerable::{self, Pair};
 use crate::bound::within;
+use crate::real::Real;
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -122,10 +123,11 @@ pub fn code_range(m: u32) -> (i32, i32) {
     (-(1i32 << (m - 1)), (1i32 << (m - 1)) - 1)
 }
 
-/// The decoded value of a coordinate edited by `code`. One formula for encoder and decoder.
+/// The decoded value of a coordinate edited by `code`. One formula for encoder
+/// and decoder: the sum in f64, rounded once to the coordinate's type.
 #[inline]
-pub fn apply_edit(base: f32, code: i32, step: f64) -> f32 {
-    (base as f64 + (code as f64 + 0.5) * step) as f32
+pub fn apply_edit<T: Real>(base: T, code: i32, step: f64) -> T {
+    T::from_f64(base.to_f64() + (code as f64 + 0.5) * step)
 }
 
 /// What a correction did.
@@ -152,9 +154,9 @@ pub struct Stats {
 }
 
 /// The corrected output.
-pub struct Outcome {
+pub struct Outcome<T = f32> {
     /// Decoded positions (AoS) exactly as the decoder will rebuild them.
-    pub recon: Vec<f32>,
+    pub recon: Vec<T>,
     /// Particles stored exactly.
     pub exact: Vec<bool>,
     /// Coordinate edits `(3 * particle + axis, code)`, ascending, never on exact particles.
@@ -174,16 +176,16 @@ const NO_EDIT: i32 = i32::MIN;
 /// `corrector` runs the pair search and the optimiser ([`Cpu`], or the GPU's);
 /// only it can fail.
 #[allow(clippy::too_many_arguments)]
-pub fn correct(
-    corrector: &dyn Corrector,
-    orig: &[f32],
-    recon: Vec<f32>,
+pub fn correct<T: Real>(
+    corrector: &dyn Corrector<T>,
+    orig: &[T],
+    recon: Vec<T>,
     exact: Vec<bool>,
     space: Space,
     b: f64,
     xi: f64,
     opts: &Options,
-) -> crate::error::Result<Outcome> {
+) -> crate::error::Result<Outcome<T>> {
     let t0 = Instant::now();
     let pairs = corrector.pairs(orig, space, b, xi)?;
     let found = t0.elapsed().as_secs_f64();
@@ -194,17 +196,17 @@ pub fn correct(
 
 /// [`correct`] on the vulnerable pairs already found.
 #[allow(clippy::too_many_arguments)]
-pub fn correct_on(
-    corrector: &dyn Corrector,
+pub fn correct_on<T: Real>(
+    corrector: &dyn Corrector<T>,
     pairs: &[Pair],
-    orig: &[f32],
-    mut recon: Vec<f32>,
+    orig: &[T],
+    mut recon: Vec<T>,
     mut exact: Vec<bool>,
     space: Space,
     b: f64,
     xi: f64,
     opts: &Options,
-) -> crate::error::Result<Outcome> {
+) -> crate::error::Result<Outcome<T>> {
     let t0 = Instant::now();
     let n = orig.len() / 3;
     reset_exact(orig, &mut recon, &exact);
@@ -277,7 +279,7 @@ pub fn correct_on(
 }
 
 /// Decoded positions of the particles already stored exactly: their originals.
-pub(crate) fn reset_exact(orig: &[f32], recon: &mut [f32], exact: &[bool]) {
+pub(crate) fn reset_exact<T: Real>(orig: &[T], recon: &mut [T], exact: &[bool]) {
     for k in (0..exact.len()).filter(|&k| exact[k]) {
         recon[3 * k..3 * k + 3].copy_from_slice(&orig[3 * k..3 * k + 3]);
     }
@@ -285,7 +287,12 @@ pub(crate) fn reset_exact(orig: &[f32], recon: &mut [f32], exact: &[bool]) {
 
 /// Store particle k exactly (its decoded position becomes its original);
 /// whether it was not stored exactly before.
-pub(crate) fn store_exact(k: usize, orig: &[f32], recon: &mut [f32], exact: &mut [bool]) -> bool {
+pub(crate) fn store_exact<T: Real>(
+    k: usize,
+    orig: &[T],
+    recon: &mut [T],
+    exact: &mut [bool],
+) -> bool {
     recon[3 * k..3 * k + 3].copy_from_slice(&orig[3 * k..3 * k + 3]);
     !std::mem::replace(&mut exact[k], true)
 }
@@ -374,9 +381,9 @@ impl Problem {
     /// positions, `pairs` the vulnerable pairs of `orig` (`vulnerable::pairs`),
     /// `m` the edit bits.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        orig: &[f32],
-        recon: &[f32],
+    pub fn new<T: Real>(
+        orig: &[T],
+        recon: &[T],
         exact: &[bool],
         pairs: &[Pair],
         space: Space,
@@ -396,21 +403,26 @@ impl Problem {
             }
         }
         let adj = adjacency_mapped(glob.len(), pairs, |k| loc[k as usize]);
-        // A decoded coordinate lands within eps_q (edit quantization) plus half an f32
-        // ulp (the final rounding) of the optimiser's target; both in units of xi.
+        // A decoded coordinate lands within eps_q (edit quantization) plus half an
+        // ulp of T (the final rounding: 2^-24 or 2^-53 of the largest magnitude)
+        // of the optimiser's target; both in units of xi. These margins only
+        // steer the optimiser: every vulnerable pair is re-checked with the
+        // link rule on the decoded values afterwards (`correct_on`).
         let max_abs = orig
             .iter()
             .filter(|c| c.is_finite())
-            .fold(0f32, |a, &c| a.max(c.abs()));
-        let half_ulp = (f32::from_bits(max_abs.to_bits() + 1) - max_abs) as f64 / 2.0;
+            .fold(0f64, |a, &c| a.max(c.to_f64().abs()));
+        // (The largest |coordinate| is a T itself, so this is exact.)
+        let top = T::from_f64(max_abs);
+        let half_ulp = (top.next_toward(1.0).to_f64() - max_abs) / 2.0;
         let eps_q = 2.0 / ((1u64 << m) - 1) as f64 + half_ulp / xi;
         let margin = 2.0 * 3f64.sqrt() * eps_q;
-        let scaled = |v: &[f32]| -> Vec<f64> {
+        let scaled = |v: &[T]| -> Vec<f64> {
             glob.iter()
                 .flat_map(|&g| {
                     v[3 * g as usize..3 * g as usize + 3]
                         .iter()
-                        .map(|&c| c as f64 / xi)
+                        .map(|&c| c.to_f64() / xi)
                 })
                 .collect()
         };
@@ -595,10 +607,9 @@ pub struct Descended {
 /// Who runs the correction's two heavy parts: the vulnerable-pair search and
 /// the optimiser. [`Cpu`] here; the GPU's is `gpu::particles::GpuCorrection`.
 /// Both must give the CPU's results exactly (the stream depends on them).
-pub trait Corrector {
+pub trait Corrector<T: Real = f32> {
     /// `vulnerable::pairs`, in its order.
-    fn pairs(&self, orig: &[f32], space: Space, b: f64, xi: f64)
-        -> crate::error::Result<Vec<Pair>>;
+    fn pairs(&self, orig: &[T], space: Space, b: f64, xi: f64) -> crate::error::Result<Vec<Pair>>;
     /// [`descend`].
     fn descend(&self, p: &Problem, opts: &Options) -> crate::error::Result<Descended>;
     /// What the safe method needs of the pairs ([`super::safe::Survey`]), and
@@ -606,15 +617,15 @@ pub trait Corrector {
     /// default from [`Corrector::pairs`].
     fn survey(
         &self,
-        orig: &[f32],
-        recon: &[f32],
+        orig: &[T],
+        recon: &[T],
         space: Space,
         b: f64,
         xi: f64,
         full: bool,
-    ) -> crate::error::Result<(super::safe::Survey, Option<Vec<Pair>>)> {
+    ) -> crate::error::Result<(super::safe::Survey<T>, Option<Vec<Pair>>)> {
         let pairs = self.pairs(orig, space, b, xi)?;
-        let s = super::safe::Survey::of(&pairs, orig, recon, space, b);
+        let s = super::safe::Survey::of(&pairs, orig, recon, space, b, xi);
         Ok((s, full.then_some(pairs)))
     }
 }
@@ -622,14 +633,9 @@ pub trait Corrector {
 /// The reference (rayon).
 pub struct Cpu;
 
-impl Corrector for Cpu {
-    fn pairs(
-        &self,
-        orig: &[f32],
-        space: Space,
-        b: f64,
-        xi: f64,
-    ) -> crate::error::Result<Vec<Pair>> {
+/// Any element type: the reference runs the one generic code path.
+impl<T: Real> Corrector<T> for Cpu {
+    fn pairs(&self, orig: &[T], space: Space, b: f64, xi: f64) -> crate::error::Result<Vec<Pair>> {
         Ok(vulnerable::pairs(orig, space, b, xi))
     }
 
@@ -639,13 +645,13 @@ impl Corrector for Cpu {
 
     fn survey(
         &self,
-        orig: &[f32],
-        recon: &[f32],
+        orig: &[T],
+        recon: &[T],
         space: Space,
         b: f64,
         xi: f64,
         full: bool,
-    ) -> crate::error::Result<(super::safe::Survey, Option<Vec<Pair>>)> {
+    ) -> crate::error::Result<(super::safe::Survey<T>, Option<Vec<Pair>>)> {
         Ok(super::safe::Survey::search(orig, recon, space, b, xi, full))
     }
 }
@@ -740,10 +746,10 @@ pub fn descend(p: &Problem, opts: &Options) -> Descended {
 /// Run the optimiser; returns the active particles with their target coordinates
 /// (f64; NaN where a coordinate did not move).
 #[allow(clippy::too_many_arguments)]
-fn optimise(
-    corrector: &dyn Corrector,
-    orig: &[f32],
-    recon: &[f32],
+fn optimise<T: Real>(
+    corrector: &dyn Corrector<T>,
+    orig: &[T],
+    recon: &[T],
     exact: &[bool],
     pairs: &[Pair],
     space: Space,
@@ -778,10 +784,10 @@ fn optimise(
 /// `codes` and applied to `recon`; a coordinate whose edit cannot land within the
 /// bound puts its particle in `exact`.
 #[allow(clippy::too_many_arguments)]
-fn quantize_edits(
-    orig: &[f32],
-    base: &[f32],
-    recon: &mut [f32],
+fn quantize_edits<T: Real>(
+    orig: &[T],
+    base: &[T],
+    recon: &mut [T],
     exact: &mut [bool],
     codes: &mut [i32],
     moved: &[(u32, [f64; 3])],
@@ -790,13 +796,13 @@ fn quantize_edits(
 ) {
     let step = edit_step(xi, m);
     let (lo, hi) = code_range(m);
-    let code_for = |from: f32, target: f64| -> i32 {
-        let c = ((target - from as f64) / step - 0.5).round();
+    let code_for = |from: T, target: f64| -> i32 {
+        let c = ((target - from.to_f64()) / step - 0.5).round();
         c.clamp(lo as f64, hi as f64) as i32
     };
     for &(k, target) in moved {
         let k = k as usize;
-        let mut mine = [(NO_EDIT, 0f32); 3];
+        let mut mine = [(NO_EDIT, T::default()); 3];
         let mut ok = true;
         for a in 0..3 {
             let (x, from) = (orig[3 * k + a], base[3 * k + a]);
@@ -807,7 +813,7 @@ fn quantize_edits(
             let mut code = code_for(from, target[a]);
             let mut v = apply_edit(from, code, step);
             // Out of bound only by rounding at the box's edge: step back toward x.
-            let toward = if (x as f64) < v as f64 { -1 } else { 1 };
+            let toward = if x.to_f64() < v.to_f64() { -1 } else { 1 };
             for _ in 0..2 {
                 if v.is_finite() && within(v, x, xi) {
                     break;
@@ -819,7 +825,7 @@ fn quantize_edits(
                 ok = false;
                 break;
             }
-            mine[a] = if v.to_bits() == from.to_bits() {
+            mine[a] = if v.to_bits64() == from.to_bits64() {
                 (NO_EDIT, from)
             } else {
                 (code, v)
@@ -843,9 +849,9 @@ fn quantize_edits(
 /// this keeps only the moves that matter, which halves the edit stream. (Shrinking
 /// the kept edits toward the base was tried: it leaves pairs at the threshold,
 /// blocks later reverts, and grows the stream.)
-fn prune(
-    base: &[f32],
-    recon: &mut [f32],
+fn prune<T: Real>(
+    base: &[T],
+    recon: &mut [T],
     codes: &mut [i32],
     moved: &[(u32, [f64; 3])],
     adj: &Adjacency,
@@ -853,7 +859,7 @@ fn prune(
     b: f64,
 ) {
     let b2 = b * b;
-    let keeps = |recon: &[f32], k: usize, at: &[f32; 3]| {
+    let keeps = |recon: &[T], k: usize, at: &[T; 3]| {
         adj.of(k).all(|(q, was)| {
             let q = q as usize;
             linked(space.dist2(at, &recon[3 * q..3 * q + 3]), b2) == was

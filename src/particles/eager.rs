@@ -19,6 +19,7 @@ use super::safe::{
     secure, LiveRow,
 };
 use super::vulnerable;
+use crate::real::Real;
 use rayon::prelude::*;
 use std::sync::atomic::AtomicU64;
 use std::time::Instant;
@@ -32,19 +33,20 @@ pub fn wide(b: f64, xi: f64) -> bool {
 /// `safe::correct`'s contract (`recon` the base output, `exact` the particles
 /// already stored exactly), every particle outside its ball secured at once.
 #[allow(clippy::too_many_arguments)]
-pub fn correct(
-    orig: &[f32],
-    mut recon: Vec<f32>,
+pub fn correct<T: Real>(
+    orig: &[T],
+    mut recon: Vec<T>,
     exact: Vec<bool>,
     space: Space,
     b: f64,
     xi: f64,
     opts: &Options,
-) -> Outcome {
+) -> Outcome<T> {
     let t0 = Instant::now();
     let n = orig.len() / 3;
     reset_exact(orig, &mut recon, &exact);
-    let (lo2, hi2) = vulnerable::window(b, xi);
+    let slack = geometry::rounding_slack(orig, space, xi);
+    let (lo2, hi2) = vulnerable::window_of(b, geometry::halfwidth_of(orig, space, b, xi));
     // Everything in the grid's cell order (see `safe::Survey`), mapped back
     // at the end.
     let grid = Grid::build(orig, space, hi2.sqrt());
@@ -53,7 +55,7 @@ pub fn correct(
     let mut rs = grid::gather(&recon, &order);
     let mut es: Vec<bool> = order.iter().map(|&k| exact[k as usize]).collect();
     drop((recon, exact));
-    let at = |v: &[f32], a: usize| [v[3 * a], v[3 * a + 1], v[3 * a + 2]];
+    let at = |v: &[T], a: usize| [v[3 * a], v[3 * a + 1], v[3 * a + 2]];
     // The base's error of each particle: every final error is at most it.
     let e: Vec<f64> = (0..n)
         .into_par_iter()
@@ -66,6 +68,7 @@ pub fn correct(
         space,
         window: (lo2, hi2),
         b,
+        slack,
         e: &e,
     };
 
@@ -142,20 +145,22 @@ pub fn correct(
 
 /// The pairs the base's errors `e` can change (`safe::Survey::live`), found
 /// afresh on each walk instead of stored, a row of the walk at a time.
-struct Live<'a> {
+struct Live<'a, T> {
     grid: &'a Grid,
     /// The grid's particles' originals, in grid order (AoS).
-    held: &'a [f32],
+    held: &'a [T],
     space: Space,
     window: (f64, f64),
     b: f64,
+    /// [`geometry::rounding_slack`] of the originals.
+    slack: f64,
     e: &'a [f64],
 }
 
-impl Live<'_> {
+impl<T: Real> Live<'_, T> {
     /// Lower `radius` over every live pair; the live pairs, and those whose
     /// status `recon` (the grid's particles, in grid order) changed.
-    fn radii(&self, recon: &[f32], radius: &[AtomicU64]) -> (usize, usize) {
+    fn radii(&self, recon: &[T], radius: &[AtomicU64]) -> (usize, usize) {
         let b2 = self.b * self.b;
         let wide = Wide::of(recon);
         // Per task: live and changed counts; a row's recon distances and live hits.
@@ -168,7 +173,7 @@ impl Live<'_> {
             |s, row| {
                 let (live, changed, dr, scratch) = s;
                 wide.dist2s_in(self.space, recon, row.fixed, row.others.clone(), dr);
-                let hits = scratch.of(row, self.window, self.b, self.e, radius);
+                let hits = scratch.of(row, self.window, self.b, self.slack, self.e, radius);
                 *live += hits.len();
                 *changed += hits
                     .iter()
@@ -182,7 +187,7 @@ impl Live<'_> {
     /// The pairs of the walk (grid positions) whose status `recon` changed:
     /// every live pair, and the rest of the walk's, which cannot change but
     /// cost less to check than to tell apart.
-    fn changed(&self, recon: &[f32]) -> Vec<(usize, usize)> {
+    fn changed(&self, recon: &[T]) -> Vec<(usize, usize)> {
         let b2 = self.b * self.b;
         let wide = Wide::of(recon);
         type Sink = (Vec<(usize, usize)>, Vec<f64>, Vec<u32>);

@@ -4,6 +4,7 @@
 use super::geometry::{check_linking, linked, Space};
 use super::grid::Grid;
 use crate::error::{Error, Result};
+use crate::real::Real;
 
 /// Union-find over particle indices; the root of a set is its smallest index, so
 /// labels are canonical (the same partition always gives the same labels).
@@ -45,7 +46,7 @@ impl UnionFind {
 
 /// Every linked pair (i < j) of AoS positions under linking length `b`
 /// ([`check_linking`]'s rule).
-pub fn links(pos: &[f32], space: Space, b: f64) -> Result<Vec<(u32, u32)>> {
+pub fn links<T: Real>(pos: &[T], space: Space, b: f64) -> Result<Vec<(u32, u32)>> {
     check_linking(b, space)?;
     let b2 = b * b;
     Ok(Grid::build(pos, space, b).pairs(pos, space, |i, j, d2| linked(d2, b2).then_some((i, j))))
@@ -53,7 +54,7 @@ pub fn links(pos: &[f32], space: Space, b: f64) -> Result<Vec<(u32, u32)>> {
 
 /// FoF group label of every particle: the smallest particle index in its group.
 /// Particles with a non-finite coordinate are singletons.
-pub fn labels(pos: &[f32], space: Space, b: f64) -> Result<Vec<u32>> {
+pub fn labels<T: Real>(pos: &[T], space: Space, b: f64) -> Result<Vec<u32>> {
     Ok(group_labels(pos.len() / 3, &links(pos, space, b)?))
 }
 

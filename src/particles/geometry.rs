@@ -2,12 +2,20 @@
 //! checker uses.
 //!
 //! A pair is linked when its squared distance, evaluated in f64 in exactly the
-//! order of [`dist2`], is `<= b*b` (f64). Coordinates are f32, so each difference
-//! is the f64 difference of two f32 values; with a periodic box each difference is
-//! first wrapped to the minimum image. A particle with a non-finite coordinate
-//! gets a NaN or infinite distance to everyone and so links nothing.
+//! order of [`Space::dist2`], is `<= b*b` (f64). Each difference is the f64
+//! difference `a - b` of the two coordinates taken as f64: exact for f32
+//! coordinates (the difference of two f32 fits f64's significand at the scales
+//! positions have), correctly rounded (relative error <= 2^-53) for f64
+//! coordinates. With a periodic box each difference is then wrapped to the
+//! minimum image. One rule, the same code, for encoder, decoder checks and
+//! oracle alike; for f64 it is no longer the exact distance of the inputs, but
+//! it is deterministic, and the margins that bound how far rounding can move
+//! it are in [`vulnerable_halfwidth`] and [`rounding_slack`]. A particle with a
+//! non-finite coordinate gets a NaN or infinite distance to everyone and so
+//! links nothing.
 
 use crate::error::{Error, Result};
+use crate::real::Real;
 
 /// The space particles live in: open (bounding box) or a periodic cube of side L.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -26,8 +34,8 @@ impl Space {
 
     /// Minimum-image difference along one axis.
     #[inline(always)]
-    pub fn delta(&self, a: f32, b: f32) -> f64 {
-        self.delta_f64(a as f64, b as f64)
+    pub fn delta<T: Real>(&self, a: T, b: T) -> f64 {
+        self.delta_f64(a.to_f64(), b.to_f64())
     }
 
     /// [`Space::delta`] for positions held in f64 (the optimiser's working copy).
@@ -46,7 +54,7 @@ impl Space {
     /// Squared distance, summed x then y then z (one order everywhere). Always
     /// inlined: every pass over the pairs spends its time here.
     #[inline(always)]
-    pub fn dist2(&self, a: &[f32], b: &[f32]) -> f64 {
+    pub fn dist2<T: Real>(&self, a: &[T], b: &[T]) -> f64 {
         let dx = self.delta(a[0], b[0]);
         let dy = self.delta(a[1], b[1]);
         let dz = self.delta(a[2], b[2]);
@@ -103,26 +111,73 @@ pub fn linked(d2: f64, b2: f64) -> bool {
 
 /// Particle k's coordinates in an AoS array.
 #[inline]
-pub fn at(pos: &[f32], k: usize) -> &[f32] {
+pub fn at<T>(pos: &[T], k: usize) -> &[T] {
     &pos[3 * k..3 * k + 3]
 }
 
 /// Are all three coordinates of particle k finite?
 #[inline]
-pub fn finite(pos: &[f32], k: usize) -> bool {
+pub fn finite<T: Real>(pos: &[T], k: usize) -> bool {
     at(pos, k).iter().all(|c| c.is_finite())
 }
 
 /// Half-width of the window of pairs whose link status a perturbation of at most
 /// `xi` per coordinate can change: each particle moves at most sqrt(3) xi, a pair
 /// at most 2 sqrt(3) xi. Widened by a relative 1e-6 (plus a hair of b) so f64
-/// rounding in [`Space::dist2`] can never put a changeable pair outside it.
+/// rounding in [`Space::dist2`] can never put a changeable pair outside it:
+/// each difference errs by at most 2^-53 of itself (none for f32 inputs), the
+/// sum of squares by a few 2^-53 of itself, so a distance by under 4 2^-53 of
+/// itself, 1e-15 b near b, far below 1e-12 b. The one error that is not
+/// relative, f64 minimum-image wrapping, is [`rounding_slack`]'s.
 pub fn vulnerable_halfwidth(b: f64, xi: f64) -> f64 {
     2.0 * 3f64.sqrt() * xi * (1.0 + 1e-6) + b * 1e-12
 }
 
+/// How far, beyond the relative margins of [`vulnerable_halfwidth`], rounding
+/// in [`Space::dist2`] can move a distance between positions of this type
+/// (the originals `pos`, or any within `xi` of them): 0 for f32, whose
+/// differences are exact, so f32 streams keep their bits.
+///
+/// For f64 each difference `a - b` is rounded, by at most 2^-53 of its
+/// magnitude: still relative, and so covered by the relative widening, in
+/// open space. The minimum image is not: `(a - b) - l * k` is the rounded
+/// difference less a rounded multiple of l, whose errors (<= 2^-53 of
+/// `|a - b|` and of `|l k|`) are absolute while the wrapped result can be
+/// small (two particles near opposite faces). With M the largest finite
+/// |coordinate| (plus xi), `|a - b| <= 2 M` and `|l k| <= 2 M + l / 2`, so an
+/// axis errs by at most `2^-53 (4 M + l) (1 + 2^-52)`, a distance by sqrt(3)
+/// times that. Each of the two distances a status decision compares (original
+/// and reconstruction) may err so: the slack returned is twice that, widened
+/// by 1% for the rounding of this bound itself.
+pub fn rounding_slack<T: Real>(pos: &[T], space: Space, xi: f64) -> f64 {
+    let Some(l) = space.period else {
+        return 0.0;
+    };
+    if T::MANTISSA_DIGITS <= 24 {
+        return 0.0;
+    }
+    let m = pos
+        .iter()
+        .filter(|c| c.is_finite())
+        .fold(0f64, |a, c| a.max(c.to_f64().abs()))
+        + xi;
+    let u = 2f64.powi(-T::MANTISSA_DIGITS);
+    2.0 * 3f64.sqrt() * u * (4.0 * m + l) * 1.01
+}
+
+/// [`vulnerable_halfwidth`] widened by [`rounding_slack`] for positions `pos`:
+/// the half-width every window of changeable pairs uses.
+pub fn halfwidth_of<T: Real>(pos: &[T], space: Space, b: f64, xi: f64) -> f64 {
+    let s = rounding_slack(pos, space, xi);
+    if s == 0.0 {
+        vulnerable_halfwidth(b, xi)
+    } else {
+        vulnerable_halfwidth(b, xi) + s
+    }
+}
+
 /// Axis-aligned bounding box of the finite particles: (lo, hi), or None if none.
-pub fn bounding_box(pos: &[f32]) -> Option<([f64; 3], [f64; 3])> {
+pub fn bounding_box<T: Real>(pos: &[T]) -> Option<([f64; 3], [f64; 3])> {
     let mut lo = [f64::INFINITY; 3];
     let mut hi = [f64::NEG_INFINITY; 3];
     let mut any = false;
@@ -130,8 +185,8 @@ pub fn bounding_box(pos: &[f32]) -> Option<([f64; 3], [f64; 3])> {
         if p.iter().all(|c| c.is_finite()) {
             any = true;
             for k in 0..3 {
-                lo[k] = lo[k].min(p[k] as f64);
-                hi[k] = hi[k].max(p[k] as f64);
+                lo[k] = lo[k].min(p[k].to_f64());
+                hi[k] = hi[k].max(p[k].to_f64());
             }
         }
     }

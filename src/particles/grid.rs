@@ -9,6 +9,7 @@
 //! the grid; the grid coarsens only when cell keys would overflow 62 bits.
 
 use super::geometry::{at, bounding_box, Space};
+use crate::real::Real;
 use rayon::prelude::*;
 
 /// Cells are this much wider than the radius, so rounding in the cell index can
@@ -40,7 +41,7 @@ pub struct Grid {
 
 impl Grid {
     /// A grid over AoS positions for pair searches up to radius `r` (> 0).
-    pub fn build(pos: &[f32], space: Space, r: f64) -> Grid {
+    pub fn build<T: Real>(pos: &[T], space: Space, r: f64) -> Grid {
         let n = pos.len() / 3;
         let finite: Vec<u32> = (0..n as u32)
             .filter(|&k| {
@@ -112,10 +113,10 @@ impl Grid {
         self.dims
     }
 
-    fn axis_cell(&self, k: usize, x: f32, space: Space) -> usize {
+    fn axis_cell<T: Real>(&self, k: usize, x: T, space: Space) -> usize {
         let t = match space.period {
-            Some(l) => (x as f64).rem_euclid(l),
-            None => x as f64 - self.lo[k],
+            Some(l) => x.to_f64().rem_euclid(l),
+            None => x.to_f64() - self.lo[k],
         };
         let c = (t * self.scale[k]).floor();
         if c >= 0.0 {
@@ -125,7 +126,7 @@ impl Grid {
         }
     }
 
-    fn cell_of(&self, p: &[f32], space: Space) -> u64 {
+    fn cell_of<T: Real>(&self, p: &[T], space: Space) -> u64 {
         let c = [0, 1, 2].map(|k| self.axis_cell(k, p[k], space) as u64);
         let [nx, ny, _] = self.dims.map(|d| d as u64);
         (c[2] * ny + c[1]) * nx + c[0]
@@ -174,9 +175,9 @@ impl Grid {
     /// output order depends only on the input (never on the thread count): cells
     /// in key order; within a cell its own pairs, then each forward neighbour in
     /// key order, its particles outer and the cell's inner.
-    pub fn pairs<T: Send>(
+    pub fn pairs<R: Real, T: Send>(
         &self,
-        pos: &[f32],
+        pos: &[R],
         space: Space,
         keep: impl Fn(u32, u32, f64) -> Option<T> + Sync,
     ) -> Vec<T> {
@@ -185,9 +186,9 @@ impl Grid {
 
     /// [`Grid::pairs`] of the pairs with `dist2 >= min2` only (a thin shell:
     /// the rest are dropped before their indices are looked up).
-    pub fn pairs_beyond<T: Send>(
+    pub fn pairs_beyond<R: Real, T: Send>(
         &self,
-        pos: &[f32],
+        pos: &[R],
         space: Space,
         min2: f64,
         keep: impl Fn(u32, u32, f64) -> Option<T> + Sync,
@@ -196,9 +197,9 @@ impl Grid {
     }
 
     /// [`Grid::pairs`], with the interior fast path on or off (tests compare).
-    fn pairs_via<T: Send>(
+    fn pairs_via<R: Real, T: Send>(
         &self,
-        pos: &[f32],
+        pos: &[R],
         space: Space,
         min2: f64,
         keep: impl Fn(u32, u32, f64) -> Option<T> + Sync,
@@ -233,9 +234,9 @@ impl Grid {
     /// `pairs` visits them, and each parallel task's sink comes back, in task
     /// order. Arrays gathered in grid order make the visits cache-local
     /// whatever the particles' own order.
-    pub fn fold_sorted<S: Send>(
+    pub fn fold_sorted<T: Real, S: Send>(
         &self,
-        sorted: &[f32],
+        sorted: &[T],
         space: Space,
         min2: f64,
         sink: impl Fn() -> S + Sync,
@@ -245,7 +246,7 @@ impl Grid {
         self.fold_via(sorted, space, min2, sink, visit, true)
     }
 
-    fn check_sorted(&self, sorted: &[f32]) {
+    fn check_sorted<T: Real>(&self, sorted: &[T]) {
         debug_assert_eq!(
             sorted.len(),
             3 * self.order.len(),
@@ -254,7 +255,7 @@ impl Grid {
     }
 
     /// AoS positions in grid order ([`gather`] into [`Grid::order`]).
-    pub fn gather(&self, pos: &[f32]) -> Vec<f32> {
+    pub fn gather<T: Real>(&self, pos: &[T]) -> Vec<T> {
         gather(pos, &self.order)
     }
 
@@ -264,9 +265,9 @@ impl Grid {
         &self.order
     }
 
-    fn fold_via<S: Send>(
+    fn fold_via<T: Real, S: Send>(
         &self,
-        sorted: &[f32],
+        sorted: &[T],
         space: Space,
         min2: f64,
         sink: impl Fn() -> S + Sync,
@@ -298,9 +299,9 @@ impl Grid {
     /// holds one particle's distances to a run of consecutive positions, so
     /// a pass can work on whole rows (vectorised, one reduction per row)
     /// instead of a call per pair. Same pairs, same sequence.
-    pub fn fold_rows<S: Send>(
+    pub fn fold_rows<T: Real, S: Send>(
         &self,
-        sorted: &[f32],
+        sorted: &[T],
         space: Space,
         min2: f64,
         sink: impl Fn() -> S + Sync,
@@ -310,9 +311,9 @@ impl Grid {
         self.rows_via(sorted, space, min2, sink, visit, true)
     }
 
-    fn rows_via<S: Send>(
+    fn rows_via<T: Real, S: Send>(
         &self,
-        sorted: &[f32],
+        sorted: &[T],
         space: Space,
         min2: f64,
         sink: impl Fn() -> S + Sync,
@@ -326,7 +327,7 @@ impl Grid {
         // periodic box [0, L), whose plain differences are not the minimum image.
         let mut dirty = vec![0u32; ncell + 1];
         if let Some(l) = space.period {
-            let outside = |p: &[f32]| p.iter().any(|&x| !(0.0..l).contains(&(x as f64)));
+            let outside = |p: &[T]| p.iter().any(|&x| !(0.0..l).contains(&x.to_f64()));
             for c in 0..ncell {
                 let out = sorted[3 * self.start[c]..3 * self.start[c + 1]]
                     .chunks_exact(3)
@@ -484,8 +485,8 @@ pub struct Wide {
 }
 
 impl Wide {
-    pub fn of(sorted: &[f32]) -> Wide {
-        let axis = |k: usize| sorted.par_chunks_exact(3).map(|p| p[k] as f64).collect();
+    pub fn of<T: Real>(sorted: &[T]) -> Wide {
+        let axis = |k: usize| sorted.par_chunks_exact(3).map(|p| p[k].to_f64()).collect();
         Wide {
             x: axis(0),
             y: axis(1),
@@ -494,7 +495,7 @@ impl Wide {
     }
 
     /// `out[o]`: the squared plain distance between `p` and `range.start + o`,
-    /// bit for bit `Space::open().dist2` (each difference of two f32 taken
+    /// bit for bit `Space::open().dist2` (each difference of two coordinates taken
     /// in f64, summed x, y, z; the order of a difference only flips its sign).
     #[inline]
     pub fn dist2s(&self, p: usize, range: std::ops::Range<usize>, out: &mut Vec<f64>) {
@@ -531,10 +532,10 @@ impl Wide {
     /// (these positions, AoS): the plain differences where each is under a
     /// quarter box (which [`Space::delta`] takes as they are), else the row
     /// pair by pair.
-    pub fn dist2s_in(
+    pub fn dist2s_in<T: Real>(
         &self,
         space: Space,
-        sorted: &[f32],
+        sorted: &[T],
         p: usize,
         range: std::ops::Range<usize>,
         out: &mut Vec<f64>,
@@ -569,8 +570,8 @@ impl Wide {
 /// AoS `pos` gathered into `order` (`out[a]`: particle `order[a]`), in
 /// parallel: one cache miss per particle of a shuffled set, then every pass
 /// reads in order.
-pub fn gather(pos: &[f32], order: &[u32]) -> Vec<f32> {
-    let mut out = vec![0.0f32; 3 * order.len()];
+pub fn gather<T: Real>(pos: &[T], order: &[u32]) -> Vec<T> {
+    let mut out = vec![T::default(); 3 * order.len()];
     out.par_chunks_exact_mut(3)
         .zip(order.par_iter())
         .for_each(|(o, &k)| o.copy_from_slice(at(pos, k as usize)));

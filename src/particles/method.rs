@@ -8,11 +8,12 @@
 //! is reproducible; it is recorded in the stream ([`super::correct::Method::id`]).
 
 use super::correct::{self, Corrector, Method, Options, Outcome};
-use super::geometry::{vulnerable_halfwidth, Space};
+use super::geometry::{halfwidth_of, Space};
 use super::stream::Correction;
 use super::{eager, safe};
 use crate::codec::Coder;
 use crate::error::Result;
+use crate::real::Real;
 use std::time::Instant;
 
 /// Auto also runs the optimiser when the base changed at most this fraction of
@@ -30,17 +31,17 @@ pub const AUTO_THIN_WINDOW: f64 = 0.05;
 /// The correction of `recon` (the base output) by `opts.method`, and the method
 /// that made it (never `Auto`).
 #[allow(clippy::too_many_arguments)]
-pub fn run(
-    corrector: &dyn Corrector,
-    orig: &[f32],
-    recon: Vec<f32>,
+pub fn run<T: Real>(
+    corrector: &dyn Corrector<T>,
+    orig: &[T],
+    recon: Vec<T>,
     exact: Vec<bool>,
     space: Space,
     b: f64,
     xi: f64,
     opts: &Options,
     coder: Coder,
-) -> Result<(Outcome, Method)> {
+) -> Result<(Outcome<T>, Method)> {
     match opts.method {
         Method::Correct => Ok((
             correct::correct(corrector, orig, recon, exact, space, b, xi, opts)?,
@@ -63,7 +64,7 @@ pub fn run(
             // Every vulnerable pair too where the window is thin (few pairs):
             // the optimiser, if it runs, moves particles anywhere within xi
             // and needs them all. Where it is wide, a second search if needed.
-            let thin = vulnerable_halfwidth(b, xi) <= AUTO_THIN_WINDOW * b;
+            let thin = halfwidth_of(orig, space, b, xi) <= AUTO_THIN_WINDOW * b;
             let (survey, all) = corrector.survey(orig, &recon, space, b, xi, thin)?;
             let found = t0.elapsed().as_secs_f64();
             let n = orig.len() / 3;
@@ -97,7 +98,7 @@ pub fn run(
 }
 
 /// Bytes of the correction sections an outcome would store.
-fn stored(orig: &[f32], out: &Outcome, coder: Coder) -> usize {
+fn stored<T: Real>(orig: &[T], out: &Outcome<T>, coder: Coder) -> usize {
     Correction::new(orig, out.exact.clone(), out.edits.clone())
         .sections(orig.len() / 3, coder)
         .iter()

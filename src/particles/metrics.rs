@@ -7,6 +7,7 @@ use super::geometry::{linked, Space};
 use super::vulnerable;
 use crate::bound::within;
 use crate::error::Result;
+use crate::real::Real;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParticleMetrics {
@@ -34,9 +35,9 @@ pub struct ParticleMetrics {
 
 /// Compare a reconstruction with the original under linking length `b` and
 /// bound `xi`; an invalid `b` ([`super::geometry::check_linking`]) is an error.
-pub fn compare(
-    orig: &[f32],
-    recon: &[f32],
+pub fn compare<T: Real>(
+    orig: &[T],
+    recon: &[T],
     space: Space,
     b: f64,
     xi: f64,
@@ -107,9 +108,9 @@ pub fn compare(
     let (mut vmin, mut vmax) = (f64::INFINITY, f64::NEG_INFINITY);
     for (&a, &r) in orig.iter().zip(recon) {
         if a.is_finite() {
-            vmin = vmin.min(a as f64);
-            vmax = vmax.max(a as f64);
-            let e = (r as f64 - a as f64).abs();
+            vmin = vmin.min(a.to_f64());
+            vmax = vmax.max(a.to_f64());
+            let e = (r.to_f64() - a.to_f64()).abs();
             if !(r.is_finite() && within(r, a, xi)) {
                 violations += 1;
             }
@@ -118,7 +119,7 @@ pub fn compare(
                 se += e * e;
                 count += 1;
             }
-        } else if a.to_bits() != r.to_bits() {
+        } else if a.to_bits64() != r.to_bits64() {
             violations += 1;
         }
     }
@@ -157,7 +158,7 @@ pub fn compare(
 /// error), so this costs one thin pair search. A reconstruction that is not
 /// finite where the original is, or errs by more than b, is counted in full.
 /// The benchmark's bound search calls this at every probe.
-pub fn changed_links(orig: &[f32], recon: &[f32], space: Space, b: f64) -> Result<usize> {
+pub fn changed_links<T: Real>(orig: &[T], recon: &[T], space: Space, b: f64) -> Result<usize> {
     super::geometry::check_linking(b, space)?;
     let mut err = 0f64;
     for (&a, &r) in orig.iter().zip(recon) {
@@ -166,7 +167,7 @@ pub fn changed_links(orig: &[f32], recon: &[f32], space: Space, b: f64) -> Resul
             break;
         }
         if a.is_finite() {
-            err = err.max((r as f64 - a as f64).abs());
+            err = err.max((r.to_f64() - a.to_f64()).abs());
         }
     }
     if err == 0.0 {

@@ -8,8 +8,10 @@
 //! or the optimiser (`correct.rs`), chosen per set by `method.rs`. The stream (`stream.rs`) holds the base output beside the
 //! correction.
 //!
-//! Positions are AoS `[N][3]` f32 throughout; `Layout` only records how the caller
-//! holds them so decompression can give the same layout back.
+//! Positions are AoS `[N][3]` f32 or f64 (`T: Real`, one code path; the
+//! stream's element type says which, and a stream decodes only as its own
+//! type); `Layout` only records how the caller holds them so decompression
+//! can give the same layout back.
 
 pub mod base;
 pub mod correct;
@@ -36,6 +38,7 @@ use crate::bound::within;
 use crate::codec::Coder;
 use crate::error::{Error, Result};
 use crate::format::{self, Header, Kind, Parsed};
+use crate::real::Real;
 
 /// How the linking length is given.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -115,9 +118,9 @@ pub struct Compressed {
 
 /// Decoded positions (AoS) and the layout the caller gave them in.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Decoded {
+pub struct Decoded<T = f32> {
     pub n: usize,
-    pub pos: Vec<f32>,
+    pub pos: Vec<T>,
     pub layout: Layout,
 }
 
@@ -197,13 +200,13 @@ pub fn check_config(cfg: &ParticleConfig) -> Result<()> {
 
 /// The absolute bound a configuration means for these positions: `Abs(x)` is x,
 /// `Rel(t)` is `t * (max - min)` over every finite coordinate (0 if none).
-pub fn absolute_bound(pos: &[f32], bound: Bound) -> f64 {
+pub fn absolute_bound<T: Real>(pos: &[T], bound: Bound) -> f64 {
     crate::bound::absolute_bound(&[pos], bound)
 }
 
 /// The linking length for these positions. With eta, V is the periodic box's
 /// volume or the finite particles' bounding-box volume, N the particle count.
-pub fn linking_length(pos: &[f32], linking: Linking, period: Option<f64>) -> Result<f64> {
+pub fn linking_length<T: Real>(pos: &[T], linking: Linking, period: Option<f64>) -> Result<f64> {
     let eta = match linking {
         Linking::Length(b) => return Ok(b),
         Linking::Eta(e) => e,
@@ -236,13 +239,20 @@ fn space_of(cfg: &ParticleConfig) -> Space {
 
 /// Particles whose base output is unusable (non-finite or out of bound) or, for a
 /// chunk of a larger set, that lie within `b + 2 sqrt(3) xi` of the chunk's faces.
-fn initial_exact(orig: &[f32], base: &[f32], xi: f64, b: f64, chunk: bool) -> Vec<bool> {
+fn initial_exact<T: Real>(
+    orig: &[T],
+    base: &[T],
+    space: Space,
+    xi: f64,
+    b: f64,
+    chunk: bool,
+) -> Vec<bool> {
     let faces = if chunk {
         geometry::bounding_box(orig)
     } else {
         None
     };
-    let reach = b + geometry::vulnerable_halfwidth(b, xi);
+    let reach = b + geometry::halfwidth_of(orig, space, b, xi);
     orig.chunks_exact(3)
         .zip(base.chunks_exact(3))
         .map(|(x, r)| {
@@ -251,14 +261,16 @@ fn initial_exact(orig: &[f32], base: &[f32], xi: f64, b: f64, chunk: bool) -> Ve
                 .zip(r)
                 .any(|(&a, &c)| !(a.is_finite() && c.is_finite() && within(c, a, xi)));
             let near_face = faces.is_some_and(|(lo, hi)| {
-                (0..3).any(|k| x[k] as f64 - lo[k] <= reach || hi[k] - x[k] as f64 <= reach)
+                (0..3).any(|k| x[k].to_f64() - lo[k] <= reach || hi[k] - x[k].to_f64() <= reach)
             });
             bad || near_face
         })
         .collect()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn header(
+    dtype: u8,
     n: usize,
     xi: f64,
     b: f64,
@@ -270,7 +282,7 @@ fn header(
     Header {
         version: format::VERSION,
         kind: Kind::Particles,
-        dtype: format::DTYPE_F32,
+        dtype,
         flags,
         dims: [n as u64, 3, 0],
         abs_bound: xi,
@@ -287,37 +299,43 @@ fn header(
     }
 }
 
-/// The largest stream `compress` can return for n particles.
+/// The largest stream `compress` can return for n f32 particles.
 pub fn max_compressed_size(n: usize) -> Result<usize> {
+    max_compressed_size_of::<f32>(n)
+}
+
+/// The largest stream `compress` can return for n particles of type T (the
+/// lossless stream: every coordinate as a plain value).
+pub fn max_compressed_size_of<T: Real>(n: usize) -> Result<usize> {
     if n > MAX_PARTICLES {
         return Err(Error::invalid(format!(
             "{n} particles exceed one stream's {MAX_PARTICLES}; compress in chunks"
         )));
     }
-    Ok(format::header_len(1) + 12 * n)
+    Ok(format::header_len(1) + 3 * T::BYTES * n)
 }
 
 fn stored_len(sections: &[(u32, Vec<u8>)]) -> usize {
     sections.iter().map(|s| s.1.len()).sum()
 }
 
-/// Compress AoS positions `[N][3]`.
-pub fn compress(pos: &[f32], cfg: &ParticleConfig) -> Result<Compressed> {
+/// Compress AoS positions `[N][3]` of f32 or f64; the stream records which.
+pub fn compress<T: Real>(pos: &[T], cfg: &ParticleConfig) -> Result<Compressed> {
     finish(pos, cfg, prepare(pos, cfg)?, None)
 }
 
 /// The part of compression that needs nothing but the particles themselves:
 /// the resolved bound and linking length, and the base's encoding. The
 /// distributed path runs it while ghosts are in flight.
-pub struct Prepared {
+pub struct Prepared<T = f32> {
     xi: f64,
     b: f64,
     /// The base's sections and decoded positions; None for a lossless stream.
-    base: Option<(base::Sections, Vec<f32>)>,
+    base: Option<(base::Sections, Vec<T>)>,
 }
 
 /// First half of [`compress`]: checks, bound and b, and the base encoding.
-pub fn prepare(pos: &[f32], cfg: &ParticleConfig) -> Result<Prepared> {
+pub fn prepare<T: Real>(pos: &[T], cfg: &ParticleConfig) -> Result<Prepared<T>> {
     let n = particle_count(pos.len())?;
     check_config(cfg)?;
     if !cfg.base.available() {
@@ -342,10 +360,10 @@ pub fn prepare(pos: &[f32], cfg: &ParticleConfig) -> Result<Prepared> {
 /// come from `prepare(pos, cfg)`. `forced[k]` holds particle k exact on top of
 /// those the chunk rule and the correction choose: the distributed path
 /// (`crate::dist`) forces the particles of vulnerable pairs that span ranks.
-pub fn finish(
-    pos: &[f32],
+pub fn finish<T: Real>(
+    pos: &[T],
     cfg: &ParticleConfig,
-    prepared: Prepared,
+    prepared: Prepared<T>,
     forced: Option<&[bool]>,
 ) -> Result<Compressed> {
     finish_with(pos, cfg, prepared, forced, &correct::Cpu)
@@ -354,12 +372,12 @@ pub fn finish(
 /// [`finish`] with the correction's pair search and optimiser run by
 /// `corrector` (the GPU's: `gpu::particles::GpuCorrection`); the stream is the
 /// same whichever runs them.
-pub fn finish_with(
-    pos: &[f32],
+pub fn finish_with<T: Real>(
+    pos: &[T],
     cfg: &ParticleConfig,
-    prepared: Prepared,
+    prepared: Prepared<T>,
     forced: Option<&[bool]>,
-    corrector: &dyn correct::Corrector,
+    corrector: &dyn correct::Corrector<T>,
 ) -> Result<Compressed> {
     let n = particle_count(pos.len())?;
     if forced.is_some_and(|f| f.len() != n) {
@@ -393,17 +411,17 @@ pub fn finish_with(
     };
     let lossless = |flags: u32| {
         format::write(
-            &header(n, xi, b, Source::Lossless, cfg, flags, 0),
+            &header(T::DTYPE, n, xi, b, Source::Lossless, cfg, flags, 0),
             &stream::lossless_sections(pos),
             0,
         )
     };
     let Some((base_sections, base_pos)) = base else {
         let bytes = lossless(flags)?;
-        report.base_bytes = 12 * n;
+        report.base_bytes = 3 * T::BYTES * n;
         return Ok(Compressed { bytes, report });
     };
-    let mut exact = initial_exact(pos, &base_pos, xi, b, cfg.chunk_of_larger);
+    let mut exact = initial_exact(pos, &base_pos, space, xi, b, cfg.chunk_of_larger);
     if let Some(forced) = forced {
         exact.iter_mut().zip(forced).for_each(|(e, &f)| *e |= f);
     }
@@ -429,11 +447,11 @@ pub fn finish_with(
     let mut sections = corr_sections;
     sections.extend(base_sections);
     let mut bytes = format::write(
-        &header(n, xi, b, report.source, cfg, flags, method.id()),
+        &header(T::DTYPE, n, xi, b, report.source, cfg, flags, method.id()),
         &sections,
         cfg.zstd_level,
     )?;
-    if bytes.len() > max_compressed_size(n)? {
+    if bytes.len() > max_compressed_size_of::<T>(n)? {
         bytes = lossless(flags)?;
         report.source = Source::Lossless;
         report.method = None;
@@ -454,20 +472,20 @@ pub fn finish_with(
 
 /// Decode and compare bit for bit with the positions the encoder checked every
 /// vulnerable pair on.
-fn verify(bytes: &[u8], meant: &[f32], source: Source) -> std::result::Result<(), String> {
+fn verify<T: Real>(bytes: &[u8], meant: &[T], source: Source) -> std::result::Result<(), String> {
     if source == Source::Lossless {
         return Ok(());
     }
-    let d = decompress(bytes).map_err(|e| e.to_string())?;
+    let d = decompress_as::<T>(bytes).map_err(|e| e.to_string())?;
     match d
         .pos
         .iter()
         .zip(meant)
-        .position(|(a, b)| a.to_bits() != b.to_bits())
+        .position(|(a, b)| a.to_bits64() != b.to_bits64())
     {
         None => Ok(()),
         Some(c) => Err(format!(
-            "coordinate {c} decodes as {} where the encoder checked {}",
+            "coordinate {c} decodes as {:?} where the encoder checked {:?}",
             d.pos[c], meant[c]
         )),
     }
@@ -477,7 +495,11 @@ fn verify(bytes: &[u8], meant: &[f32], source: Source) -> std::result::Result<()
 /// compressor decoded for them (same order, AoS), return a correction stream that
 /// [`apply_external`] turns into positions keeping every link. Decoded coordinates
 /// outside the bound (or non-finite) are corrected by exact storage.
-pub fn correct_external(orig: &[f32], decoded: &[f32], cfg: &ParticleConfig) -> Result<Compressed> {
+pub fn correct_external<T: Real>(
+    orig: &[T],
+    decoded: &[T],
+    cfg: &ParticleConfig,
+) -> Result<Compressed> {
     let n = particle_count(orig.len())?;
     if decoded.len() != orig.len() {
         return Err(Error::invalid(format!(
@@ -495,7 +517,7 @@ pub fn correct_external(orig: &[f32], decoded: &[f32], cfg: &ParticleConfig) -> 
     } else {
         0
     };
-    let tag = crc32fast::hash(&f32_bytes(decoded));
+    let tag = crc32fast::hash(&le_bytes(decoded));
     let mut report = ParticleReport {
         abs_bound: xi,
         linking_length: b,
@@ -511,7 +533,7 @@ pub fn correct_external(orig: &[f32], decoded: &[f32], cfg: &ParticleConfig) -> 
     };
     let mut sections = Vec::new();
     if xi > 0.0 && n > 0 {
-        let exact = initial_exact(orig, decoded, xi, b, cfg.chunk_of_larger);
+        let exact = initial_exact(orig, decoded, space_of(cfg), xi, b, cfg.chunk_of_larger);
         let (out, method) = method::run(
             &correct::Cpu,
             orig,
@@ -529,9 +551,9 @@ pub fn correct_external(orig: &[f32], decoded: &[f32], cfg: &ParticleConfig) -> 
         report.correction = out.stats;
         report.method = Some(method);
     }
-    let header_of = |flags| header(n, xi, b, Source::External, cfg, flags, tag);
+    let header_of = |flags| header(T::DTYPE, n, xi, b, Source::External, cfg, flags, tag);
     let mut bytes = format::write(&header_of(flags), &sections, cfg.zstd_level)?;
-    if xi == 0.0 || n == 0 || bytes.len() > max_compressed_size(n)? {
+    if xi == 0.0 || n == 0 || bytes.len() > max_compressed_size_of::<T>(n)? {
         // Every particle exact, as plain words: the worst case is the same as compress's.
         flags |= format::FLAG_LOSSLESS_FALLBACK;
         sections = stream::lossless_sections(orig);
@@ -542,15 +564,19 @@ pub fn correct_external(orig: &[f32], decoded: &[f32], cfg: &ParticleConfig) -> 
     Ok(Compressed { bytes, report })
 }
 
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|c| c.to_le_bytes()).collect()
+/// The values' little-endian bytes (the checksum of external positions).
+fn le_bytes<T: Real>(v: &[T]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(T::BYTES * v.len());
+    v.iter().for_each(|c| c.write_le(&mut out));
+    out
 }
 
 /// Apply a correction stream from [`correct_external`] to the same decoded
 /// positions it was made for (checked by checksum), in place.
-pub fn apply_external(stream_bytes: &[u8], decoded: &mut [f32]) -> Result<()> {
+pub fn apply_external<T: Real>(stream_bytes: &[u8], decoded: &mut [T]) -> Result<()> {
     let p = format::parse(stream_bytes)?;
     let info = info_of(&p.header)?;
+    same_type::<T>(&info)?;
     if info.source != Source::External {
         return Err(Error::invalid(format!(
             "stream is a complete {} stream, not a correction for external positions; decompress it",
@@ -564,7 +590,7 @@ pub fn apply_external(stream_bytes: &[u8], decoded: &mut [f32]) -> Result<()> {
             decoded.len()
         )));
     }
-    if crc32fast::hash(&f32_bytes(decoded)) != info.tag {
+    if crc32fast::hash(&le_bytes(decoded)) != info.tag {
         return Err(Error::invalid(
             "these decoded positions are not the ones the correction was made for (checksum differs)",
         ));
@@ -572,7 +598,7 @@ pub fn apply_external(stream_bytes: &[u8], decoded: &mut [f32]) -> Result<()> {
     if info.lossless_fallback {
         decoded.copy_from_slice(&stream::read_lossless(&p, info.n)?);
     } else {
-        let corr = Correction::read(&p, info.n, info.coder, info.edit_bits)?;
+        let corr = Correction::read::<T>(&p, info.n, info.coder, info.edit_bits)?;
         corr.apply(decoded, edit_step(info.abs_bound, info.edit_bits));
     }
     Ok(())
@@ -582,6 +608,8 @@ pub fn apply_external(stream_bytes: &[u8], decoded: &mut [f32]) -> Result<()> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParticleInfo {
     pub n: usize,
+    /// The element type: "f32" or "f64".
+    pub dtype: &'static str,
     pub layout: Layout,
     pub source: Source,
     pub coder: Coder,
@@ -615,12 +643,8 @@ fn info_of(h: &Header) -> Result<ParticleInfo> {
             h.kind.name()
         )));
     }
-    if h.dtype != format::DTYPE_F32 {
-        return Err(Error::unsupported(format!(
-            "particle stream of element type {}: only f32 particles are supported",
-            format::dtype_name(h.dtype)?
-        )));
-    }
+    // f32 or f64; `dtype_name` refuses any other byte.
+    let dtype = format::dtype_name(h.dtype)?;
     let n = usize::try_from(h.dims[0]).map_err(|_| Error::corrupt("particle count overflows"))?;
     if n > MAX_PARTICLES || h.dims[1] != 3 || h.dims[2] != 0 {
         return Err(Error::corrupt("particle stream header has a bad shape"));
@@ -651,6 +675,7 @@ fn info_of(h: &Header) -> Result<ParticleInfo> {
         .ok_or_else(|| Error::unsupported(format!("unknown coder id {}", h.coder)))?;
     Ok(ParticleInfo {
         n,
+        dtype,
         layout,
         source,
         coder,
@@ -675,11 +700,31 @@ fn info_of(h: &Header) -> Result<ParticleInfo> {
 /// `DECODE_FLOOR` bytes); larger claims decode only into caller-owned buffers.
 pub use crate::format::{DECODE_FLOOR, MAX_EXPANSION};
 
-/// Decompress a particle stream into a new AoS array.
+/// Decompress an f32 particle stream into a new AoS array.
 pub fn decompress(bytes: &[u8]) -> Result<Decoded> {
+    decompress_as::<f32>(bytes)
+}
+
+/// A stream decodes only as the element type it holds.
+fn same_type<T: Real>(info: &ParticleInfo) -> Result<()> {
+    if info.dtype != T::NAME {
+        return Err(Error::invalid(format!(
+            "particle stream holds {} positions, not {}; decode it as {}",
+            info.dtype,
+            T::NAME,
+            info.dtype
+        )));
+    }
+    Ok(())
+}
+
+/// Decompress a particle stream of element type T (f32 or f64, as
+/// [`info`]'s `dtype` says) into a new AoS array.
+pub fn decompress_as<T: Real>(bytes: &[u8]) -> Result<Decoded<T>> {
     let p = format::parse(bytes)?;
     let info = info_of(&p.header)?;
-    let need = 12 * info.n;
+    same_type::<T>(&info)?;
+    let need = 3 * T::BYTES * info.n;
     if !format::may_allocate(need, bytes.len()) {
         return Err(Error::corrupt(format!(
             "stream claims {} particles from only {} bytes; if that is right, decode into a \
@@ -696,10 +741,12 @@ pub fn decompress(bytes: &[u8]) -> Result<Decoded> {
     })
 }
 
-/// Decompress into a caller-owned AoS buffer of exactly `3 N` values.
-pub fn decompress_into(bytes: &[u8], out: &mut [f32]) -> Result<()> {
+/// Decompress into a caller-owned AoS buffer of exactly `3 N` values of the
+/// stream's element type.
+pub fn decompress_into<T: Real>(bytes: &[u8], out: &mut [T]) -> Result<()> {
     let p = format::parse(bytes)?;
     let info = info_of(&p.header)?;
+    same_type::<T>(&info)?;
     if out.len() != 3 * info.n {
         return Err(Error::invalid(format!(
             "stream holds {} particles ({} values), buffer holds {}",
@@ -712,7 +759,7 @@ pub fn decompress_into(bytes: &[u8], out: &mut [f32]) -> Result<()> {
     Ok(())
 }
 
-fn decode(p: &Parsed, info: &ParticleInfo) -> Result<Vec<f32>> {
+fn decode<T: Real>(p: &Parsed, info: &ParticleInfo) -> Result<Vec<T>> {
     match info.source {
         Source::Lossless => stream::read_lossless(p, info.n),
         Source::External => Err(Error::invalid(
@@ -723,7 +770,7 @@ fn decode(p: &Parsed, info: &ParticleInfo) -> Result<Vec<f32>> {
             // The two halves decode independently (and each has serial stages).
             let (pos, corr) = rayon::join(
                 || base::decode(base, p, info.n, info.abs_bound, info.coder),
-                || Correction::read(p, info.n, info.coder, info.edit_bits),
+                || Correction::read::<T>(p, info.n, info.coder, info.edit_bits),
             );
             let (mut pos, corr) = (pos?, corr?);
             if pos.len() != 3 * info.n {
@@ -738,7 +785,7 @@ fn decode(p: &Parsed, info: &ParticleInfo) -> Result<Vec<f32>> {
 }
 
 /// Interleave SoA coordinates into AoS.
-pub fn interleave3(x: &[f32], y: &[f32], z: &[f32]) -> Vec<f32> {
+pub fn interleave3<T: Real>(x: &[T], y: &[T], z: &[T]) -> Vec<T> {
     x.iter()
         .zip(y)
         .zip(z)
@@ -747,7 +794,7 @@ pub fn interleave3(x: &[f32], y: &[f32], z: &[f32]) -> Vec<f32> {
 }
 
 /// Split AoS into SoA (x, y, z).
-pub fn deinterleave3(pos: &[f32]) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+pub fn deinterleave3<T: Real>(pos: &[T]) -> (Vec<T>, Vec<T>, Vec<T>) {
     let n = pos.len() / 3;
     let (mut x, mut y, mut z) = (
         Vec::with_capacity(n),

@@ -34,6 +34,7 @@ use super::geometry::{self, linked, Space};
 use super::grid::{self, Grid};
 use super::vulnerable::{self, Pair, PairList};
 use crate::bound::within;
+use crate::real::Real;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
@@ -77,19 +78,19 @@ const MAX_ROUNDS: u32 = 64;
 /// pairs reads neighbouring memory whatever order the particles came in. A
 /// pair's `i` is still the one of lower particle index: the securing order
 /// breaks ties by it, so the stream does not depend on the survey's order.
-pub struct Survey {
+pub struct Survey<T = f32> {
     pub order: Option<Vec<u32>>,
     pub live: PairList,
     pub bad: Vec<Pair>,
     pub radius: Vec<f64>,
     /// The originals and the base output (AoS) in `order`, where the survey
     /// gathered them already.
-    pub gathered: Option<(Vec<f32>, Vec<f32>)>,
+    pub gathered: Option<(Vec<T>, Vec<T>)>,
 }
 
 /// Each particle's error norm in `recon`: infinite where a coordinate of one
 /// of the two is not finite (such a particle is stored exactly anyway).
-fn reach(orig: &[f32], recon: &[f32]) -> Vec<f64> {
+fn reach<T: Real>(orig: &[T], recon: &[T]) -> Vec<f64> {
     orig.par_chunks_exact(3)
         .zip(recon.par_chunks_exact(3))
         .map(|(o, r)| error_norm(o, r))
@@ -97,8 +98,10 @@ fn reach(orig: &[f32], recon: &[f32]) -> Vec<f64> {
 }
 
 #[inline]
-pub(super) fn error_norm(o: &[f32], r: &[f32]) -> f64 {
-    let e2: f64 = (0..3).map(|a| (r[a] as f64 - o[a] as f64).powi(2)).sum();
+pub(super) fn error_norm<T: Real>(o: &[T], r: &[T]) -> f64 {
+    let e2: f64 = (0..3)
+        .map(|a| (r[a].to_f64() - o[a].to_f64()).powi(2))
+        .sum();
     if e2.is_finite() {
         e2.sqrt()
     } else {
@@ -107,10 +110,12 @@ pub(super) fn error_norm(o: &[f32], r: &[f32]) -> f64 {
 }
 
 /// Whether errors of norms `ei`, `ej` can change the status of a pair at
-/// original distance `d` (widened as [`super::geometry::vulnerable_halfwidth`]).
+/// original distance `d` (widened as [`super::geometry::vulnerable_halfwidth`],
+/// and by `slack`, [`geometry::rounding_slack`]: 0 for f32, which leaves the
+/// sum's bits as they were).
 #[inline]
-pub(super) fn can_change(d: f64, b: f64, ei: f64, ej: f64) -> bool {
-    (d - b).abs() <= (ei + ej) * (1.0 + 1e-6) + b * 1e-12
+pub(super) fn can_change(d: f64, b: f64, ei: f64, ej: f64, slack: f64) -> bool {
+    (d - b).abs() <= (ei + ej) * (1.0 + 1e-6) + b * 1e-12 + slack
 }
 
 /// Every particle in `grid`'s cell order: the grid holds the finite ones,
@@ -124,8 +129,8 @@ pub(super) fn grid_order(grid: &Grid, n: usize) -> Vec<u32> {
 }
 
 /// The inverse of [`grid::gather`].
-fn scatter3(sorted: &[f32], order: &[u32]) -> Vec<f32> {
-    let mut out = vec![0.0f32; sorted.len()];
+fn scatter3<T: Real>(sorted: &[T], order: &[u32]) -> Vec<T> {
+    let mut out = vec![T::default(); sorted.len()];
     for (a, &k) in order.iter().enumerate() {
         let k = k as usize;
         out[3 * k..3 * k + 3].copy_from_slice(&sorted[3 * a..3 * a + 3]);
@@ -133,10 +138,11 @@ fn scatter3(sorted: &[f32], order: &[u32]) -> Vec<f32> {
     out
 }
 
-impl Survey {
+impl<T: Real> Survey<T> {
     /// From the vulnerable pairs of any [`Corrector`] (the GPU's).
-    pub fn of(pairs: &[Pair], orig: &[f32], recon: &[f32], space: Space, b: f64) -> Survey {
+    pub fn of(pairs: &[Pair], orig: &[T], recon: &[T], space: Space, b: f64, xi: f64) -> Self {
         let e = reach(orig, recon);
+        let slack = geometry::rounding_slack(orig, space, xi);
         let live: Vec<Pair> = pairs
             .par_iter()
             .filter(|p| {
@@ -144,7 +150,7 @@ impl Survey {
                 let d = space
                     .dist2(geometry::at(orig, i), geometry::at(orig, j))
                     .sqrt();
-                can_change(d, b, e[i], e[j])
+                can_change(d, b, e[i], e[j], slack)
             })
             .copied()
             .collect();
@@ -164,15 +170,16 @@ impl Survey {
     /// cell order. Same result as [`Survey::of`] on `vulnerable::pairs` (in
     /// its own order); with `full`, those pairs too (particle indices).
     pub fn search(
-        orig: &[f32],
-        recon: &[f32],
+        orig: &[T],
+        recon: &[T],
         space: Space,
         b: f64,
         xi: f64,
         full: bool,
-    ) -> (Survey, Option<Vec<Pair>>) {
+    ) -> (Self, Option<Vec<Pair>>) {
         let n = orig.len() / 3;
-        let (lo2, hi2) = vulnerable::window(b, xi);
+        let slack = geometry::rounding_slack(orig, space, xi);
+        let (lo2, hi2) = vulnerable::window_of(b, geometry::halfwidth_of(orig, space, b, xi));
         let b2 = b * b;
         let grid = Grid::build(orig, space, hi2.sqrt());
         let order = grid_order(&grid, n);
@@ -216,7 +223,7 @@ impl Survey {
                     }
                 }
             }
-            for &o in scratch.of(row, (lo2, hi2), b, &e, &radius) {
+            for &o in scratch.of(row, (lo2, hi2), b, slack, &e, &radius) {
                 let c = row.others.start + o as usize;
                 let d2 = row.d2[o as usize];
                 let (x, y) = oriented(f, c);
@@ -273,6 +280,7 @@ impl LiveRow {
         row: &grid::Row,
         (lo2, hi2): (f64, f64),
         b: f64,
+        slack: f64,
         e: &[f64],
         radius: &[AtomicU64],
     ) -> &[u32] {
@@ -289,7 +297,7 @@ impl LiveRow {
             let (d2, d) = (row.d2[o as usize], row.d2[o as usize].sqrt());
             self.at[m] = o;
             self.radius[m] = pair_radius(d, b);
-            m += ((d2 >= lo2) & (d2 <= hi2) & can_change(d, b, ef, eo[o as usize])) as usize;
+            m += ((d2 >= lo2) & (d2 <= hi2) & can_change(d, b, ef, eo[o as usize], slack)) as usize;
         }
         let mut least = f64::INFINITY;
         for (&o, &g) in self.at[..m].iter().zip(&self.radius) {
@@ -335,7 +343,7 @@ pub(super) fn lower(r: &[AtomicU64], k: usize, g: u64) {
 
 /// Each particle's radius over `pairs` (infinite for one without pairs; 0 for
 /// a pair whose distance is not finite).
-pub fn radii(orig: &[f32], pairs: &[Pair], space: Space, b: f64) -> Vec<f64> {
+pub fn radii<T: Real>(orig: &[T], pairs: &[Pair], space: Space, b: f64) -> Vec<f64> {
     let s = no_radii(orig.len() / 3);
     pairs.par_iter().for_each(|p| {
         let (i, j) = (p.i as usize, p.j as usize);
@@ -359,13 +367,13 @@ pub fn radii(orig: &[f32], pairs: &[Pair], space: Space, b: f64) -> Vec<f64> {
 /// is taken, else the one of more changed pairs. Where the pair stays changed,
 /// its other particle follows in the next round. `moved(k)`: particle k's
 /// position once secured.
-fn first_frontier(
+fn first_frontier<T: Real>(
     n: usize,
     bad: &[Pair],
-    recon: &[f32],
+    recon: &[T],
     space: Space,
     b: f64,
-    moved: impl Fn(usize) -> [f32; 3] + Sync,
+    moved: impl Fn(usize) -> [T; 3] + Sync,
 ) -> Vec<usize> {
     let mut degree = vec![0u32; n];
     for p in bad {
@@ -377,7 +385,7 @@ fn first_frontier(
         .par_iter()
         .map(|p| {
             let (i, j) = (p.i as usize, p.j as usize);
-            let keeps = |a: &[f32], c: &[f32]| linked(space.dist2(a, c), b * b) == p.linked;
+            let keeps = |a: &[T], c: &[T]| linked(space.dist2(a, c), b * b) == p.linked;
             (
                 keeps(&moved(i), &recon[3 * j..3 * j + 3]),
                 keeps(&recon[3 * i..3 * i + 3], &moved(j)),
@@ -424,8 +432,8 @@ fn distinct_of(n: usize, mut ks: Vec<usize>) -> Vec<usize> {
 
 /// The edit code whose decoded value is within `s` of `x` and moves `from` the
 /// least; None when no code lands within `s`.
-fn smallest_edit(from: f32, x: f32, s: f64, step: f64, m: u32) -> Option<(i32, f32)> {
-    let t = x as f64 - from as f64;
+fn smallest_edit<T: Real>(from: T, x: T, s: f64, step: f64, m: u32) -> Option<(i32, T)> {
+    let t = x.to_f64() - from.to_f64();
     // The offset nearest 0 that is within s of t, then the code at or past it.
     edge_code(
         from,
@@ -439,28 +447,28 @@ fn smallest_edit(from: f32, x: f32, s: f64, step: f64, m: u32) -> Option<(i32, f
 }
 
 /// The valid code nearest the offset `want`, searching in direction `dir`
-/// (toward x). The search starts from the f32 value nearest `from + want`, moved
-/// toward x until within `s`: where the edit lattice is finer than the f32
-/// spacing (large coordinates, tight xi), many codes decode to one f32 and a
+/// (toward x). The search starts from the T value nearest `from + want`, moved
+/// toward x until within `s`: where the edit lattice is finer than T's
+/// spacing (large coordinates, tight xi), many codes decode to one value and a
 /// walk over codes would never cross to the next one.
-fn edge_code(
-    from: f32,
-    x: f32,
+fn edge_code<T: Real>(
+    from: T,
+    x: T,
     s: f64,
     step: f64,
     m: u32,
     want: f64,
     dir: f64,
-) -> Option<(i32, f32)> {
+) -> Option<(i32, T)> {
     let (lo, hi) = code_range(m);
-    let mut y = (from as f64 + want) as f32;
+    let mut y = T::from_f64(from.to_f64() + want);
     for _ in 0..2 {
         if within(y, x, s) || !y.is_finite() {
             break;
         }
         y = next_toward(y, dir);
     }
-    let c = (y as f64 - from as f64) / step - 0.5;
+    let c = (y.to_f64() - from.to_f64()) / step - 0.5;
     let mut code = c.round().clamp(lo as f64, hi as f64) as i32;
     let toward = if dir > 0.0 { 1 } else { -1 };
     // One code back first: rounding may have stepped past the edge.
@@ -478,27 +486,19 @@ fn edge_code(
     None
 }
 
-/// The f32 after `y` upward (`dir > 0`) or downward (f32::next_up / next_down
-/// need Rust 1.86; the MSRV is older). `y` is finite.
-fn next_toward(y: f32, dir: f64) -> f32 {
-    let up = dir > 0.0;
-    if y == 0.0 {
-        let tiny = f32::from_bits(1);
-        return if up { tiny } else { -tiny };
-    }
-    // Away from zero adds one to the magnitude's bits, toward zero subtracts.
-    let away = (y > 0.0) == up;
-    let bits = y.to_bits();
-    f32::from_bits(if away { bits + 1 } else { bits - 1 })
+/// The value of T after `y` upward (`dir > 0`) or downward ([`Real::next_toward`];
+/// f32::next_up / next_down need Rust 1.86, the MSRV is older). `y` is finite.
+fn next_toward<T: Real>(y: T, dir: f64) -> T {
+    y.next_toward(dir)
 }
 
 /// Of the codes that land within `s` of `x`, the one with the most trailing
 /// zero bits (unique: two multiples of 2^k enclose one of 2^(k+1)): a tight bound needs a precise edit, a loose
 /// one only a few high bits, and the byte-plane coder then finds the low planes
 /// constant. None when no code lands within `s`.
-fn coarsest_edit(from: f32, x: f32, s: f64, step: f64, m: u32) -> Option<(i32, f32)> {
+fn coarsest_edit<T: Real>(from: T, x: T, s: f64, step: f64, m: u32) -> Option<(i32, T)> {
     let near = smallest_edit(from, x, s, step, m)?;
-    let t = x as f64 - from as f64;
+    let t = x.to_f64() - from.to_f64();
     // The far end of the valid codes, searched back toward x.
     let far = edge_code(from, x, s, step, m, t + s * t.signum(), -t.signum()).unwrap_or(near);
     let (a, b) = (near.0.min(far.0), near.0.max(far.0));
@@ -528,15 +528,15 @@ fn coarsest_edit(from: f32, x: f32, s: f64, step: f64, m: u32) -> Option<(i32, f
 /// The edit codes (per axis, None: kept) that bring particle k's error within
 /// radius `r` and every coordinate within `xi`, editing as few coordinates as
 /// will do, largest error first; None when no code lands (store it exactly).
-pub(super) fn secure(
-    orig: &[f32],
-    from: &[f32],
+pub(super) fn secure<T: Real>(
+    orig: &[T],
+    from: &[T],
     r: f64,
     xi: f64,
     step: f64,
     m: u32,
 ) -> Option<[Option<i32>; 3]> {
-    let err = |v: &[f32; 3]| -> [f64; 3] { [0, 1, 2].map(|a| v[a] as f64 - orig[a] as f64) };
+    let err = |v: &[T; 3]| -> [f64; 3] { [0, 1, 2].map(|a| v[a].to_f64() - orig[a].to_f64()) };
     let norm2 = |e: &[f64; 3]| e[0] * e[0] + e[1] * e[1] + e[2] * e[2];
     let start = [from[0], from[1], from[2]];
     let e = err(&start);
@@ -561,7 +561,7 @@ pub(super) fn secure(
             let (code, w) = coarsest_edit(from[a], orig[a], share, step, m)?;
             v[a] = w;
             codes[a] = Some(code);
-            left -= (w as f64 - orig[a] as f64).powi(2);
+            left -= (w.to_f64() - orig[a].to_f64()).powi(2);
         }
         if norm2(&err(&v)) <= r2 {
             return Some(codes);
@@ -574,16 +574,16 @@ pub(super) fn secure(
 /// optimiser: `recon` the base output, `exact` the particles already stored
 /// exactly.
 #[allow(clippy::too_many_arguments)]
-pub fn correct(
-    corrector: &dyn Corrector,
-    orig: &[f32],
-    mut recon: Vec<f32>,
+pub fn correct<T: Real>(
+    corrector: &dyn Corrector<T>,
+    orig: &[T],
+    mut recon: Vec<T>,
     exact: Vec<bool>,
     space: Space,
     b: f64,
     xi: f64,
     opts: &Options,
-) -> crate::error::Result<Outcome> {
+) -> crate::error::Result<Outcome<T>> {
     let t0 = Instant::now();
     reset_exact(orig, &mut recon, &exact);
     let (survey, _) = corrector.survey(orig, &recon, space, b, xi, false)?;
@@ -595,16 +595,16 @@ pub fn correct(
 
 /// [`correct`] on a survey of `recon` (the base output).
 #[allow(clippy::too_many_arguments)]
-pub fn correct_on(
-    survey: Survey,
-    orig: &[f32],
-    mut recon: Vec<f32>,
+pub fn correct_on<T: Real>(
+    survey: Survey<T>,
+    orig: &[T],
+    mut recon: Vec<T>,
     exact: Vec<bool>,
     space: Space,
     b: f64,
     xi: f64,
     opts: &Options,
-) -> Outcome {
+) -> Outcome<T> {
     reset_exact(orig, &mut recon, &exact);
     let Survey {
         order,
@@ -636,7 +636,7 @@ pub fn correct_on(
 
 /// An outcome computed in `order` (`order[a]`: the particle at index a), in
 /// the particles' own order.
-pub(super) fn in_particle_order(mut out: Outcome, order: &[u32]) -> Outcome {
+pub(super) fn in_particle_order<T: Real>(mut out: Outcome<T>, order: &[u32]) -> Outcome<T> {
     out.recon = scatter3(&out.recon, order);
     let mut exact = vec![false; order.len()];
     for (a, &k) in order.iter().enumerate() {
@@ -653,12 +653,12 @@ pub(super) fn in_particle_order(mut out: Outcome, order: &[u32]) -> Outcome {
 
 /// Particle k moved as securing decided (`m`: its edit codes, or None:
 /// stored exactly), the codes kept in `codes` (per coordinate).
-pub(super) fn apply_secured(
+pub(super) fn apply_secured<T: Real>(
     k: usize,
     m: Option<[Option<i32>; 3]>,
     step: f64,
-    orig: &[f32],
-    recon: &mut [f32],
+    orig: &[T],
+    recon: &mut [T],
     exact: &mut [bool],
     codes: &mut [Option<i32>],
 ) {
@@ -690,22 +690,22 @@ pub(super) fn kept_edits(codes: &[Option<i32>], exact: &[bool]) -> Vec<(u64, i32
 
 /// [`correct_on`] in the pairs' own particle order.
 #[allow(clippy::too_many_arguments)]
-fn secure_pairs(
+fn secure_pairs<T: Real>(
     pairs: &PairList,
     bad: Vec<Pair>,
     radius: &[f64],
-    orig: &[f32],
-    mut recon: Vec<f32>,
+    orig: &[T],
+    mut recon: Vec<T>,
     mut exact: Vec<bool>,
     space: Space,
     b: f64,
     xi: f64,
     opts: &Options,
-) -> Outcome {
+) -> Outcome<T> {
     let t0 = Instant::now();
     let n = orig.len() / 3;
     let step = edit_step(xi, opts.edit_bits);
-    let secured_at = |k: usize, recon: &[f32]| -> Option<[Option<i32>; 3]> {
+    let secured_at = |k: usize, recon: &[T]| -> Option<[Option<i32>; 3]> {
         let at = 3 * k..3 * k + 3;
         secure(
             &orig[at.clone()],
@@ -925,7 +925,7 @@ mod tests {
         recon[60] = orig[60] + 3.0 * l;
         for space in [Space::open(), Space::periodic(l as f64)] {
             let pairs = vulnerable::pairs(&orig, space, b, xi);
-            let of = Survey::of(&pairs, &orig, &recon, space, b);
+            let of = Survey::of(&pairs, &orig, &recon, space, b, xi);
             let (got, all) = Survey::search(&orig, &recon, space, b, xi, true);
             let order = got.order.clone().expect("the search surveys in grid order");
             assert_ne!(
@@ -990,7 +990,7 @@ mod tests {
         let opts = Options::default();
         for space in [Space::open(), Space::periodic(l as f64)] {
             let pairs = vulnerable::pairs(&orig, space, b, xi);
-            let of = Survey::of(&pairs, &orig, &recon, space, b);
+            let of = Survey::of(&pairs, &orig, &recon, space, b, xi);
             let (got, _) = Survey::search(&orig, &recon, space, b, xi, false);
             assert!(got.order.is_some());
             let a = correct_on(of, &orig, recon.clone(), exact.clone(), space, b, xi, &opts);

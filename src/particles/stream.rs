@@ -5,7 +5,7 @@
 //! | section | content |
 //! |---|---|
 //! | 1 EXACT | bitmap of particles stored exactly, LSB first, coded as bytes |
-//! | 2 EXACT_VALUES | their (x, y, z) bit patterns in particle order, 4 byte planes, coded as bytes |
+//! | 2 EXACT_VALUES | their (x, y, z) bit patterns in particle order as u32 words (an f64 is two, low first), 4 byte planes, coded as bytes |
 //! | 3 EDIT_MASK | bitmap of edited coordinates (3 per particle), coded as bytes |
 //! | 4 EDIT_CODES | m-bit edit codes of the edited coordinates in order: tokens and raw bits ([`edit_codes`]; before format version 3, zig-zag codes coded as u32) |
 //!
@@ -24,6 +24,7 @@ use crate::codec::planes::{from_planes, pack_bits, set_bits, to_planes, unpack_b
 use crate::codec::{decode_bytes, encode_bytes, Coder};
 use crate::error::{Error, Result};
 use crate::format::Parsed;
+use crate::real::Real;
 
 pub const SEC_EXACT: u32 = 1;
 pub const SEC_EXACT_VALUES: u32 = 2;
@@ -70,7 +71,8 @@ impl Source {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Correction {
     pub exact: Vec<bool>,
-    /// Bit patterns of the exact particles' coordinates, in particle order.
+    /// Bit patterns of the exact particles' coordinates, in particle order,
+    /// `Real::WORDS` words each (`Real::push_words`).
     pub exact_values: Vec<u32>,
     /// Edited coordinates (index 3 * particle + axis), ascending, with their codes.
     pub edits: Vec<(u64, i32)>,
@@ -78,13 +80,18 @@ pub struct Correction {
 
 impl Correction {
     /// Build from the original positions, the exact set and the edits.
-    pub fn new(orig: &[f32], exact: Vec<bool>, edits: Vec<(u64, i32)>) -> Correction {
-        let exact_values = exact
-            .iter()
-            .enumerate()
-            .filter(|(_, &e)| e)
-            .flat_map(|(k, _)| orig[3 * k..3 * k + 3].iter().map(|c| c.to_bits()))
-            .collect();
+    pub fn new<T: Real>(orig: &[T], exact: Vec<bool>, edits: Vec<(u64, i32)>) -> Correction {
+        let exact_values =
+            exact
+                .iter()
+                .enumerate()
+                .filter(|(_, &e)| e)
+                .fold(Vec::new(), |mut w, (k, _)| {
+                    orig[3 * k..3 * k + 3]
+                        .iter()
+                        .for_each(|c| c.push_words(&mut w));
+                    w
+                });
         Correction {
             exact,
             exact_values,
@@ -93,20 +100,21 @@ impl Correction {
     }
 
     /// Apply to base positions (AoS): edits, then exact values.
-    pub fn apply(&self, pos: &mut [f32], step: f64) {
+    pub fn apply<T: Real>(&self, pos: &mut [T], step: f64) {
         for &(c, code) in &self.edits {
             pos[c as usize] = apply_edit(pos[c as usize], code, step);
         }
-        let mut vals = self.exact_values.iter();
+        // `read` checked that the words hold 3 values per exact particle.
+        let mut vals = self.exact_values.chunks_exact(T::WORDS);
         for (k, _) in self.exact.iter().enumerate().filter(|(_, &e)| e) {
             for c in &mut pos[3 * k..3 * k + 3] {
-                *c = f32::from_bits(*vals.next().expect("3 values per exact particle"));
+                *c = T::from_words(vals.next().expect("3 values per exact particle"));
             }
         }
     }
 
     pub fn exact_count(&self) -> usize {
-        self.exact_values.len() / 3
+        self.exact.iter().filter(|&&e| e).count()
     }
 
     pub fn sections(&self, n: usize, coder: Coder) -> Vec<(u32, Vec<u8>)> {
@@ -126,11 +134,18 @@ impl Correction {
         ]
     }
 
-    /// Decode and check the correction sections of a stream of n particles.
-    pub fn read(p: &Parsed, n: usize, coder: Coder, edit_bits: u32) -> Result<Correction> {
+    /// Decode and check the correction sections of a stream of n particles
+    /// of element type T.
+    pub fn read<T: Real>(p: &Parsed, n: usize, coder: Coder, edit_bits: u32) -> Result<Correction> {
         let exact = unpack_bits(&section_bytes(p, SEC_EXACT, coder, n.div_ceil(8))?, n);
         let n_exact = exact.iter().filter(|&&e| e).count();
-        let exact_values = from_planes(&section_bytes(p, SEC_EXACT_VALUES, coder, 12 * n_exact)?);
+        let words = 3 * T::WORDS * n_exact;
+        let exact_values = from_planes(&section_bytes(p, SEC_EXACT_VALUES, coder, 4 * words)?);
+        if exact_values.len() != words {
+            return Err(Error::corrupt(
+                "exact values do not match the exact particles",
+            ));
+        }
         let mask = section_bytes(p, SEC_EDIT_MASK, coder, (3 * n).div_ceil(8))?;
         let idx: Vec<u64> = set_bits(&mask, 3 * n).map(|c| c as u64).collect();
         let coded = p.section(SEC_EDIT_CODES, ceiling(idx.len()))?;
@@ -172,25 +187,22 @@ fn section_bytes(p: &Parsed, id: u32, coder: Coder, count: usize) -> Result<Vec<
     decode_bytes(coder, &coded, count)
 }
 
-/// Every coordinate as plain words (mode 0).
-pub fn lossless_sections(pos: &[f32]) -> Vec<(u32, Vec<u8>)> {
-    vec![(
-        SEC_EXACT_VALUES,
-        pos.iter().flat_map(|c| c.to_le_bytes()).collect(),
-    )]
+/// Every coordinate as plain little-endian values of T (mode 0).
+pub fn lossless_sections<T: Real>(pos: &[T]) -> Vec<(u32, Vec<u8>)> {
+    let mut bytes = Vec::with_capacity(T::BYTES * pos.len());
+    pos.iter().for_each(|c| c.write_le(&mut bytes));
+    vec![(SEC_EXACT_VALUES, bytes)]
 }
 
-pub fn read_lossless(p: &Parsed, n: usize) -> Result<Vec<f32>> {
-    let plain = p.section(SEC_EXACT_VALUES, 12 * n)?;
-    if plain.len() != 12 * n {
+pub fn read_lossless<T: Real>(p: &Parsed, n: usize) -> Result<Vec<T>> {
+    let len = 3 * T::BYTES * n;
+    let plain = p.section(SEC_EXACT_VALUES, len)?;
+    if plain.len() != len {
         return Err(Error::corrupt(
             "lossless stream has the wrong number of values",
         ));
     }
-    Ok(plain
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect())
+    Ok(plain.chunks_exact(T::BYTES).map(T::read_le).collect())
 }
 
 /// The base sections are at or above [`base::FIRST_SECTION`]; a stream whose

@@ -1,10 +1,12 @@
 //! Vulnerable pairs: the only pairs whose link status a perturbation within the
 //! bound can change, `(b - w, b + w]` with `w = 2 sqrt(3) xi` (widened a hair, see
-//! [`vulnerable_halfwidth`]). Every other pair keeps its status whatever the base
+//! [`vulnerable_halfwidth`], and for f64 in a periodic box by
+//! [`super::geometry::rounding_slack`]). Every other pair keeps its status whatever the base
 //! compressor does, so correction and checks look at these pairs only.
 
-use super::geometry::{linked, vulnerable_halfwidth, Space};
+use super::geometry::{halfwidth_of, linked, vulnerable_halfwidth, Space};
 use super::grid::Grid;
+use crate::real::Real;
 use rayon::prelude::*;
 
 /// A pair (i < j) and whether it is linked in the original positions.
@@ -18,15 +20,19 @@ pub struct Pair {
 /// Squared-distance window `[lo2, hi2]` of vulnerable pairs (`lo2 < 0` when the
 /// window reaches distance 0).
 pub fn window(b: f64, xi: f64) -> (f64, f64) {
-    let w = vulnerable_halfwidth(b, xi);
+    window_of(b, vulnerable_halfwidth(b, xi))
+}
+
+/// [`window`] of half-width `w` ([`super::geometry::halfwidth_of`]).
+pub fn window_of(b: f64, w: f64) -> (f64, f64) {
     let lo = b - w;
     (if lo > 0.0 { lo * lo } else { -1.0 }, (b + w) * (b + w))
 }
 
 /// Every vulnerable pair of the original positions, found on a grid of cell side
 /// `b + w` (forward-neighbour search), in an order that depends only on the input.
-pub fn pairs(pos: &[f32], space: Space, b: f64, xi: f64) -> Vec<Pair> {
-    let (lo2, hi2) = window(b, xi);
+pub fn pairs<T: Real>(pos: &[T], space: Space, b: f64, xi: f64) -> Vec<Pair> {
+    let (lo2, hi2) = window_of(b, halfwidth_of(pos, space, b, xi));
     let b2 = b * b;
     Grid::build(pos, space, hi2.sqrt()).pairs_beyond(pos, space, lo2, |i, j, d2| {
         (d2 >= lo2 && d2 <= hi2).then_some(Pair {
@@ -39,9 +45,9 @@ pub fn pairs(pos: &[f32], space: Space, b: f64, xi: f64) -> Vec<Pair> {
 
 /// The pairs whose link status differs in `recon` (AoS, same order), in pair
 /// order, found in parallel (`pairs`: a slice or a [`PairList`]).
-pub fn violated<'a>(
+pub fn violated<'a, T: Real>(
     pairs: impl IntoParallelIterator<Item = &'a Pair>,
-    recon: &[f32],
+    recon: &[T],
     space: Space,
     b: f64,
 ) -> Vec<Pair> {

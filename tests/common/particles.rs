@@ -304,3 +304,82 @@ pub fn adversarial(seed: u64) -> Vec<Case> {
     });
     out
 }
+
+/// Squared distance per the link rule for f64 positions: each difference is the
+/// rounded f64 `a - b`, wrapped to the minimum image `d - L * round(d / L)`,
+/// then summed x, y, z.
+pub fn dist2_f64(a: &[f64], b: &[f64], period: Option<f64>) -> f64 {
+    let mut s = 0.0f64;
+    for k in 0..3 {
+        let mut d = a[k] - b[k];
+        if let Some(l) = period {
+            d -= l * (d / l).round();
+        }
+        s += d * d;
+    }
+    s
+}
+
+/// Every linked pair (i < j) of f64 positions, by checking all pairs.
+pub fn brute_links_f64(pos: &[f64], period: Option<f64>, b: f64) -> Vec<(u32, u32)> {
+    let n = pos.len() / 3;
+    let b2 = b * b;
+    let mut out = Vec::new();
+    for i in 0..n {
+        let pi = &pos[3 * i..3 * i + 3];
+        for j in i + 1..n {
+            if dist2_f64(pi, &pos[3 * j..3 * j + 3], period) <= b2 {
+                out.push((i as u32, j as u32));
+            }
+        }
+    }
+    out
+}
+
+/// Whether `|r - a| <= xi` exactly (f64 differences round, so the rounded
+/// difference alone could pass a value just beyond the bound): two-sum gives
+/// `r - a = s + e` exactly; at `|s| == xi` the sign of `e` decides.
+pub fn within_exact(r: f64, a: f64, xi: f64) -> bool {
+    let s = r - a;
+    let bb = s - r;
+    let e = (r - (s - bb)) + (-a - bb);
+    s.abs() < xi || (s.abs() == xi && (e == 0.0 || (e < 0.0) == (s > 0.0)))
+}
+
+/// [`check`] for f64 positions, the bound decided exactly ([`within_exact`]).
+pub fn check_f64(
+    orig: &[f64],
+    recon: &[f64],
+    period: Option<f64>,
+    b: f64,
+    xi: f64,
+    orig_links: &[(u32, u32)],
+) -> LinkCheck {
+    assert_eq!(
+        orig.len(),
+        recon.len(),
+        "reconstruction has the wrong length"
+    );
+    let n = orig.len() / 3;
+    let got = brute_links_f64(recon, period, b);
+    let want: std::collections::HashSet<_> = orig_links.iter().copied().collect();
+    let have: std::collections::HashSet<_> = got.iter().copied().collect();
+    let bound_violations = orig
+        .iter()
+        .zip(recon)
+        .filter(|(&a, &r)| {
+            if a.is_finite() {
+                !(r.is_finite() && within_exact(r, a, xi))
+            } else {
+                a.to_bits() != r.to_bits()
+            }
+        })
+        .count();
+    LinkCheck {
+        links: want.len(),
+        broken: want.difference(&have).count(),
+        spurious: have.difference(&want).count(),
+        same_groups: groups(n, orig_links) == groups(n, &got),
+        bound_violations,
+    }
+}

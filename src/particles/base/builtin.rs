@@ -2,9 +2,11 @@
 //! predictors along the particle order, and context-split entropy coding.
 //!
 //! **Quantization.** Every coordinate x becomes an integer `q = round(x / step)`
-//! and decodes as `(q as f64 * step) as f32` (one formula, encoder and decoder).
-//! `step` is `2 xi` shrunk by the f32 rounding at the largest coordinate, so a
-//! finite coordinate's reconstruction is within `xi` unless f32 cannot resolve
+//! and decodes as `(q as f64 * step)` rounded to the positions' type, f32 or
+//! f64 (one formula, encoder and decoder). `step` is `2 xi` shrunk by that
+//! type's rounding at the largest coordinate (half an ulp: 2^-24 or 2^-53 of
+//! it), so a finite coordinate's reconstruction is within `xi` unless the type
+//! cannot resolve
 //! `xi / 2` at its magnitude (see [`lattice_step`]). Coordinates that are not
 //! finite or whose `|x / step|` exceeds 2^40 ("unrepresentable") get residual 0
 //! under the chosen predictor: their decoded value is whatever that prediction
@@ -67,6 +69,7 @@ use crate::codec::varint::{get_u8, get_uvarint, get_uvarint_max, put_uvarint};
 use crate::codec::{self, Coder};
 use crate::error::{Error, Result};
 use crate::format::Parsed;
+use crate::real::Real;
 
 mod cells;
 
@@ -108,8 +111,8 @@ struct Lattice {
 impl Lattice {
     /// The one reconstruction formula.
     #[inline(always)]
-    fn value(&self, u: i64) -> f32 {
-        ((self.qmin + u) as f64 * self.step) as f32
+    fn value<T: Real>(&self, u: i64) -> T {
+        T::from_f64((self.qmin + u) as f64 * self.step)
     }
 
     /// A section's start, shared by both formats: the format byte, then
@@ -123,36 +126,46 @@ impl Lattice {
     }
 }
 
-/// Half the f32 spacing at magnitude `x >= 0` (round-to-nearest error bound):
+/// Half the spacing of T at magnitude `x >= 0` ([`Real::half_ulp`]): for f32
 /// `2^(floor(log2 x) - 24)`, and `2^-150` among f32 subnormals.
 #[inline]
-fn half_ulp(x: f64) -> f64 {
-    let e = if x >= f64::from(f32::MIN_POSITIVE) {
-        ((x.to_bits() >> 52) & 0x7ff) as i64 - 1023 // floor(log2(x)), >= -126
-    } else {
-        -126
-    };
-    f64::from_bits(((e - 24 + 1023) as u64) << 52)
+fn half_ulp<T: Real>(x: f64) -> f64 {
+    T::half_ulp(x)
 }
 
-/// Whether f32 resolves bound `xi` at `|x|`: half its spacing at `|x| + xi` (the
+/// The largest bound that means anything for T: beyond it every finite value
+/// is within the bound of every other (f32: 1e39 > 2 f32::MAX; f64: 1e300,
+/// where `2 xi` is still finite).
+fn bound_cap<T: Real>() -> f64 {
+    if T::BYTES == 4 {
+        1e39
+    } else {
+        1e300
+    }
+}
+
+/// Whether T resolves bound `xi` at `|x|`: half its spacing at `|x| + xi` (the
 /// largest reconstruction) is at most `xi / 2`. Only such coordinates set the step.
 #[inline]
-fn resolved(x: f64, xi: f64) -> bool {
-    half_ulp(x.abs() + xi) <= xi / 2.0
+fn resolved<T: Real>(x: f64, xi: f64) -> bool {
+    half_ulp::<T>(x.abs() + xi) <= xi / 2.0
 }
 
 /// Lattice step for bound `xi` when the largest resolved coordinate is `max_abs`:
-/// `2 (xi - h) - (max_abs + xi) 2^-49` with h the f32 half-ulp at `max_abs + xi`,
+/// `2 (xi - h) - (max_abs + xi) 2^-49` with h the half-ulp of T at `max_abs + xi`,
 /// so that rounding to the lattice (<= step/2 plus f64 rounding, covered by the
-/// last term) plus rounding the reconstruction to f32 (<= h) stays within xi.
+/// last term) plus rounding the reconstruction to T (<= h; for f64 that is the
+/// rounding of `q * step` itself, counted in both terms) stays within xi.
+/// (f64 rounding: `x / step` and `q * step` each err by <= 2^-53 of
+/// `|x| + xi`, so the lattice error is <= step/2 + 2^-51 (max_abs + xi),
+/// well inside the 2^-49 term; `within` decides in the end anyway.)
 /// As h <= xi/2 the step is at least about xi. Larger coordinates, which f32
 /// cannot hold to within xi/2, use the same lattice and may miss the bound.
 /// Below f32's resolution altogether (xi < 2^-149) the step is `2 xi`: only zeros
 /// are then representable.
-fn lattice_step(xi: f64, max_abs: f64) -> f64 {
+fn lattice_step<T: Real>(xi: f64, max_abs: f64) -> f64 {
     let top = max_abs + xi;
-    let h = half_ulp(top);
+    let h = half_ulp::<T>(top);
     if h > xi / 2.0 {
         return 2.0 * xi;
     }
@@ -669,25 +682,25 @@ struct ChunkOut {
 }
 
 /// `pos` as AoS positions; see the module doc.
-pub fn encode(pos: &[f32], xi: f64, coder: Coder) -> Result<(Sections, Vec<f32>)> {
-    // Coordinates are f32: a bound beyond f32's range is as good as 1e39.
-    let xi = xi.min(1e39);
+pub fn encode<T: Real>(pos: &[T], xi: f64, coder: Coder) -> Result<(Sections, Vec<T>)> {
+    // A bound beyond T's range is as good as `bound_cap`.
+    let xi = xi.min(bound_cap::<T>());
     let nominal = 2.0 * xi;
-    let fits = |x: f32| {
-        x.is_finite() && (f64::from(x) / nominal).abs() <= MAX_Q && resolved(f64::from(x), xi)
+    let fits = |x: T| {
+        x.is_finite() && (x.to_f64() / nominal).abs() <= MAX_Q && resolved::<T>(x.to_f64(), xi)
     };
     let max_abs = pos
         .par_chunks(1 << 16)
         .map(|c| {
             c.iter()
                 .filter(|&&x| fits(x))
-                .fold(0.0f64, |m, &x| m.max(f64::from(x).abs()))
+                .fold(0.0f64, |m, &x| m.max(x.to_f64().abs()))
         })
         .reduce(|| 0.0, f64::max);
-    let step = lattice_step(xi, max_abs);
+    let step = lattice_step::<T>(xi, max_abs);
     // Lattice values q (i64::MIN: unrepresentable), then u = q - qmin in place (-1).
-    let lattice_q = |x: f32| {
-        let v = f64::from(x) / step;
+    let lattice_q = |x: T| {
+        let v = x.to_f64() / step;
         if x.is_finite() && v.abs() <= MAX_Q {
             v.round() as i64
         } else {
@@ -725,7 +738,7 @@ pub fn encode(pos: &[f32], xi: f64, coder: Coder) -> Result<(Sections, Vec<f32>)
         u.par_iter_mut().for_each(|v| *v = (*v).max(0));
         let mut sec = lat.header(FORMAT_CELLS);
         cells::encode(u, range, &mut sec);
-        let out: Vec<f32> = u.par_iter().map(|&v| lat.value(v)).collect();
+        let out: Vec<T> = u.par_iter().map(|&v| lat.value(v)).collect();
         return Ok((vec![(SECTION, sec)], out));
     }
     let chunk_len = MIN_CHUNK.max(16 * k2);
@@ -823,7 +836,7 @@ pub fn encode(pos: &[f32], xi: f64, coder: Coder) -> Result<(Sections, Vec<f32>)
     for c in &chunks {
         sec.extend_from_slice(&c.raw);
     }
-    let out: Vec<f32> = u3
+    let out: Vec<T> = u3
         .as_flattened()
         .par_iter()
         .map(|&v| lat.value(v))
@@ -868,7 +881,7 @@ pub fn layout(p: &Parsed, n: usize) -> Option<&'static str> {
 }
 
 /// Decodes `n` particles; see the module doc.
-pub fn decode(p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result<Vec<f32>> {
+pub fn decode<T: Real>(p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result<Vec<T>> {
     let sec = p.section(SECTION, max_section_len(n))?;
     let d: &[u8] = &sec;
     let mut at = 0;
@@ -881,7 +894,7 @@ pub fn decode(p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result<Vec<f32>> {
         .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
         .ok_or_else(|| corrupt("truncated header"))?;
     at += 8;
-    if !(step.is_finite() && step > 0.0 && step <= 2.0 * xi.min(1e39)) {
+    if !(step.is_finite() && step > 0.0 && step <= 2.0 * xi.min(bound_cap::<T>())) {
         return Err(corrupt("lattice step does not fit the bound"));
     }
     let qmin = unzigzag64(get_uvarint(d, &mut at)?);
@@ -981,7 +994,7 @@ pub fn decode(p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result<Vec<f32>> {
         }
     }
 
-    let mut out = vec![0f32; total];
+    let mut out = vec![T::default(); total];
     out.par_chunks_mut(3 * chunk_len)
         .enumerate()
         .try_for_each_init(
@@ -1068,12 +1081,12 @@ mod tests {
         ] {
             let up = f32::from_bits(x.to_bits() + 1);
             assert_eq!(
-                half_ulp(f64::from(x)),
+                half_ulp::<f32>(f64::from(x)),
                 (f64::from(up) - f64::from(x)) / 2.0,
                 "{x}"
             );
         }
-        assert_eq!(half_ulp(0.0), (2.0f64).powi(-150));
+        assert_eq!(half_ulp::<f32>(0.0), (2.0f64).powi(-150));
     }
 
     #[test]
@@ -1121,7 +1134,7 @@ mod tests {
                 .filter(|(&x, &r)| {
                     let x64 = f64::from(x);
                     let xi = xi.min(1e39);
-                    resolved(x64, xi) && x64.abs() / xi < MAX_Q && !within(r, x, xi)
+                    resolved::<f32>(x64, xi) && x64.abs() / xi < MAX_Q && !within(r, x, xi)
                 })
                 .count();
             assert_eq!(bad, 0, "xi {xi}");

@@ -2,7 +2,8 @@
 //! coders whose output the correction layer (`particles::correct`) then checks
 //! coordinate by coordinate and repairs.
 //!
-//! Positions are AoS `[N][3]` f32; the bound `xi` is absolute per coordinate.
+//! Positions are AoS `[N][3]` f32 or f64 (the built-in base takes either; SZ3
+//! and ZFP here f32 only); the bound `xi` is absolute per coordinate.
 //! A base aims at `|decoded - original| <= xi` (decided by `bound::within`) for
 //! every finite coordinate but need not guarantee it: the caller stores exactly
 //! every particle with a coordinate that is non-finite or out of bound. What a base
@@ -27,6 +28,7 @@ mod zfp;
 use crate::codec::Coder;
 use crate::error::{Error, Result};
 use crate::format::Parsed;
+use crate::real::Real;
 
 /// Base compressor id, recorded in the stream's mode byte (never renumber).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,17 +93,43 @@ pub const FIRST_SECTION: u32 = 16;
 /// Compress AoS positions under absolute bound xi; returns the container sections
 /// (ids >= FIRST_SECTION) and the positions exactly as `decode` will reproduce them
 /// (bit for bit).
-pub fn encode(base: Base, pos: &[f32], xi: f64, coder: Coder) -> Result<(Sections, Vec<f32>)> {
+pub fn encode<T: Real>(base: Base, pos: &[T], xi: f64, coder: Coder) -> Result<(Sections, Vec<T>)> {
     check_args(pos.len(), xi)?;
     match base {
         Base::Builtin => builtin::encode(pos, xi, coder),
         #[cfg(feature = "sz3")]
-        Base::Sz3 => sz3::encode(pos, xi),
+        Base::Sz3 => sz3::encode(f32_only(base, pos)?, xi).map(|(s, v)| (s, from_f32(v))),
         #[cfg(feature = "zfp")]
-        Base::Zfp => zfp::encode(pos, xi),
+        Base::Zfp => zfp::encode(f32_only(base, pos)?, xi).map(|(s, v)| (s, from_f32(v))),
         #[allow(unreachable_patterns)]
         b => Err(b.unavailable()),
     }
+}
+
+/// The positions as f32, for the bases that take only f32 (SZ3 and ZFP are
+/// wired here through their f32 entry points); f64 is refused by name.
+#[cfg(any(feature = "sz3", feature = "zfp"))]
+fn f32_only<T: Real>(base: Base, pos: &[T]) -> Result<&[f32]> {
+    T::as_f32(pos).ok_or_else(|| f64_refused::<T>(base))
+}
+
+/// The refusal of T for a base that takes only f32.
+fn f64_refused<T: Real>(base: Base) -> Error {
+    Error::unsupported(format!(
+        "base compressor \"{}\" takes f32 positions only, not {}; {} positions work \
+         with the builtin base",
+        base.name(),
+        T::NAME,
+        T::NAME
+    ))
+}
+
+/// f32 values as T, where T is f32 (the bits, so NaN payloads survive).
+#[cfg(any(feature = "sz3", feature = "zfp"))]
+fn from_f32<T: Real>(v: Vec<f32>) -> Vec<T> {
+    v.into_iter()
+        .map(|x| T::from_bits64(x.to_bits() as u64))
+        .collect()
 }
 
 /// How the base laid out its section, for `inspect`: the built-in base's
@@ -116,11 +144,16 @@ pub fn layout(base: Base, p: &Parsed, n: usize) -> Option<&'static str> {
 
 /// Decode n particles from a parsed stream. Never panics on corrupt input; returns
 /// `ErrorKind::CorruptStream`.
-pub fn decode(base: Base, p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result<Vec<f32>> {
-    if p.header.dtype != crate::format::DTYPE_F32 {
-        return Err(Error::unsupported(
-            "only f32 particle streams are supported",
-        ));
+pub fn decode<T: Real>(base: Base, p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result<Vec<T>> {
+    if p.header.dtype != T::DTYPE {
+        return Err(Error::invalid(format!(
+            "particle stream holds {}, not {}",
+            crate::format::dtype_name(p.header.dtype)?,
+            T::NAME
+        )));
+    }
+    if base != Base::Builtin && T::BYTES != 4 {
+        return Err(f64_refused::<T>(base));
     }
     if !(xi.is_finite() && xi > 0.0) {
         return Err(Error::corrupt(format!(
@@ -133,9 +166,9 @@ pub fn decode(base: Base, p: &Parsed, n: usize, xi: f64, coder: Coder) -> Result
     match base {
         Base::Builtin => builtin::decode(p, n, xi, coder),
         #[cfg(feature = "sz3")]
-        Base::Sz3 => sz3::decode(p, n, xi),
+        Base::Sz3 => sz3::decode(p, n, xi).map(from_f32),
         #[cfg(feature = "zfp")]
-        Base::Zfp => zfp::decode(p, n, xi),
+        Base::Zfp => zfp::decode(p, n, xi).map(from_f32),
         #[allow(unreachable_patterns)]
         b => Err(b.unavailable()),
     }
@@ -293,7 +326,7 @@ pub(super) mod tests {
         assert_eq!(back.len(), pos.len());
         let bytes = container(base, &secs, n, xi, coder).unwrap();
         let p = format::parse(&bytes).unwrap();
-        let dec = decode(base, &p, n, xi, coder).unwrap();
+        let dec = decode::<f32>(base, &p, n, xi, coder).unwrap();
         assert_eq!(dec.len(), back.len());
         for (i, (a, b)) in dec.iter().zip(&back).enumerate() {
             assert_eq!(
@@ -369,7 +402,7 @@ pub(super) mod tests {
             let try_decode = |secs: &[(u32, Vec<u8>)], n: usize| {
                 let bytes = container(base, secs, n, xi, coder).unwrap();
                 let p = format::parse(&bytes).unwrap();
-                match decode(base, &p, n, xi, coder) {
+                match decode::<f32>(base, &p, n, xi, coder) {
                     Ok(v) => assert_eq!(v.len(), 3 * n),
                     Err(e) => assert_eq!(e.kind, ErrorKind::CorruptStream, "{}", e.message),
                 }
@@ -396,7 +429,7 @@ pub(super) mod tests {
             let bytes = container(base, &[], n, xi, coder).unwrap();
             let p = format::parse(&bytes).unwrap();
             assert_eq!(
-                decode(base, &p, n, xi, coder).unwrap_err().kind,
+                decode::<f32>(base, &p, n, xi, coder).unwrap_err().kind,
                 ErrorKind::CorruptStream
             );
         }

@@ -29,6 +29,7 @@ use super::{BitReader, BitWriter, Lattice};
 use crate::codec::varint::{get_u8, get_uvarint_max, put_uvarint};
 use crate::codec::{self, Coder};
 use crate::error::{Error, Result};
+use crate::real::Real;
 
 /// Most cells per axis the format allows (G^3 fits a u32 symbol).
 const MAX_G: u64 = 1 << 10;
@@ -162,7 +163,7 @@ pub(super) fn encode(u: &[i64], range: i64, sec: &mut Vec<u8>) {
 }
 
 /// Decodes `n` particles from `d[at..]` (the rest of the section) into `out`.
-pub(super) fn decode(d: &[u8], mut at: usize, lat: &Lattice, n: usize) -> Result<Vec<f32>> {
+pub(super) fn decode<T: Real>(d: &[u8], mut at: usize, lat: &Lattice, n: usize) -> Result<Vec<T>> {
     let s = u32::from(get_u8(d, &mut at, "builtin base cell side")?);
     let g = cells_per_axis(lat.range, s.min(MAX_S));
     if s > MAX_S || g > MAX_G {
@@ -182,7 +183,7 @@ pub(super) fn decode(d: &[u8], mut at: usize, lat: &Lattice, n: usize) -> Result
         return Err(corrupt("offset bytes do not match"));
     }
     let piece_bytes = 3 * s as usize * PIECE / 8;
-    let mut out = vec![0f32; 3 * n];
+    let mut out = vec![T::default(); 3 * n];
     out.par_chunks_mut(3 * PIECE)
         .zip(cells.par_chunks(PIECE))
         .enumerate()
