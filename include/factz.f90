@@ -321,6 +321,36 @@ module factz
       integer(c_size_t), value :: n
       integer(c_int) :: factz_particles_decompress
     end function
+    ! float64 positions (the built-in base, on the CPU): xyz holds 3*n doubles.
+    function factz_particles_max_compressed_size_f64(n, out) &
+        bind(c, name="factz_particles_max_compressed_size_f64")
+      import :: c_int, c_size_t
+      integer(c_size_t), value :: n
+      integer(c_size_t), intent(out) :: out
+      integer(c_int) :: factz_particles_max_compressed_size_f64
+    end function
+    function factz_particles_compress_f64(xyz, n, cfg, out, out_capacity, out_len, report) &
+        bind(c, name="factz_particles_compress_f64")
+      import :: c_int, c_int8_t, c_size_t, c_double, factz_particles_config, &
+                factz_particles_report
+      real(c_double), intent(in) :: xyz(*)
+      integer(c_size_t), value :: n
+      type(factz_particles_config), intent(in) :: cfg
+      integer(c_int8_t), intent(inout) :: out(*)
+      integer(c_size_t), value :: out_capacity
+      integer(c_size_t), intent(out) :: out_len
+      type(factz_particles_report), intent(inout) :: report ! struct_size set by the caller
+      integer(c_int) :: factz_particles_compress_f64
+    end function
+    function factz_particles_decompress_f64(stream, len, xyz, n) &
+        bind(c, name="factz_particles_decompress_f64")
+      import :: c_int, c_int8_t, c_size_t, c_double
+      integer(c_int8_t), intent(in) :: stream(*)
+      integer(c_size_t), value :: len
+      real(c_double), intent(inout) :: xyz(*)
+      integer(c_size_t), value :: n
+      integer(c_int) :: factz_particles_decompress_f64
+    end function
     ! b from linking_kind FACTZ_LINK_LENGTH (linking is b) or FACTZ_LINK_ETA.
     function factz_particles_linking_length(xyz, n, linking_kind, linking, box_side, b) &
         bind(c, name="factz_particles_linking_length")

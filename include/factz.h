@@ -698,6 +698,15 @@ typedef struct factz_particles_stream_info {
    Sources 1..=3: FACTZ_METHOD_CORRECT or FACTZ_METHOD_SAFE; 0 otherwise.
    */
   uint32_t method;
+  /*
+   Element type of the positions: 1 float32, 2 float64 (decode with the
+   _f64 functions). Written only for callers whose struct_size has it.
+   */
+  uint32_t dtype;
+  /*
+   0.
+   */
+  uint32_t reserved;
 } factz_particles_stream_info;
 
 #ifdef __cplusplus
@@ -1189,6 +1198,80 @@ enum factz_status factz_particles_decompress_soa(const uint8_t *stream,
                                                  size_t n);
 
 /*
+ factz_particles_max_compressed_size for float64 positions: the largest
+ stream factz_particles_compress_f64 (or _soa_f64) writes for `n` particles.
+
+ # Safety
+ `out` is NULL or points to a writable size_t.
+ */
+enum factz_status factz_particles_max_compressed_size_f64(size_t n, size_t *out);
+
+/*
+ factz_particles_compress_ex for float64 positions (`3 * n` doubles, AoS):
+ the same guarantee, the link rule on the doubles, a float64 stream
+ (factz_particles_info's `dtype` 2). The built-in base only (FACTZ_BASE_SZ3
+ and FACTZ_BASE_ZFP give FACTZ_UNSUPPORTED), on the CPU (FACTZ_BACKEND_CUDA
+ gives FACTZ_UNSUPPORTED; AUTO runs on the CPU). `report` may be NULL.
+
+ # Safety
+ As factz_particles_compress_ex, with `xyz`: NULL or `3 * n` readable doubles.
+ */
+enum factz_status factz_particles_compress_f64(const double *xyz,
+                                               size_t n,
+                                               const struct factz_particles_config *cfg,
+                                               uint8_t *out,
+                                               size_t out_capacity,
+                                               size_t *out_len,
+                                               struct factz_particles_report *report);
+
+/*
+ factz_particles_compress_f64 from three arrays `x`, `y`, `z` of `n`
+ doubles each (the stream records FACTZ_LAYOUT_SOA). `report` may be NULL.
+
+ # Safety
+ As factz_particles_compress_soa_ex, with `x`, `y`, `z`: NULL or `n`
+ readable doubles each.
+ */
+enum factz_status factz_particles_compress_soa_f64(const double *x,
+                                                   const double *y,
+                                                   const double *z,
+                                                   size_t n,
+                                                   const struct factz_particles_config *cfg,
+                                                   uint8_t *out,
+                                                   size_t out_capacity,
+                                                   size_t *out_len,
+                                                   struct factz_particles_report *report);
+
+/*
+ factz_particles_decompress for a float64 stream (factz_particles_info's
+ `dtype` 2): `xyz` receives `3 * n` doubles. A float32 stream gives
+ FACTZ_INVALID_ARGUMENT (decode it with factz_particles_decompress), and the
+ reverse likewise.
+
+ # Safety
+ As factz_particles_decompress, with `xyz`: NULL or `3 * n` writable doubles.
+ */
+enum factz_status factz_particles_decompress_f64(const uint8_t *stream,
+                                                 size_t len,
+                                                 double *xyz,
+                                                 size_t n);
+
+/*
+ factz_particles_decompress_soa for a float64 stream: `x`, `y`, `z`
+ receive `n` doubles each.
+
+ # Safety
+ As factz_particles_decompress_soa, with `x`, `y`, `z`: NULL or `n`
+ writable doubles each.
+ */
+enum factz_status factz_particles_decompress_soa_f64(const uint8_t *stream,
+                                                     size_t len,
+                                                     double *x,
+                                                     double *y,
+                                                     double *z,
+                                                     size_t n);
+
+/*
  Reads a particle stream's header (no payload is decoded) into `*out`, whose
  struct_size the caller sets: count, layout, source, coder, zstd level,
  bound, linking length, box, edit bits, flags and format version. A stream of
@@ -1286,6 +1369,19 @@ enum factz_status factz_fof_labels(const float *xyz,
                                    double b,
                                    double box_side,
                                    uint32_t *labels);
+
+/*
+ factz_fof_labels for float64 positions (`3 * n` doubles), linked by the
+ same rule on the doubles.
+
+ # Safety
+ As factz_fof_labels, with `xyz`: NULL or `3 * n` readable doubles.
+ */
+enum factz_status factz_fof_labels_f64(const double *xyz,
+                                       size_t n,
+                                       double b,
+                                       double box_side,
+                                       uint32_t *labels);
 
 /*
  The halo catalogue of a labelling (`labels`: `n` values, each `< n`, e.g.

@@ -4,9 +4,9 @@
 
 #[path = "common/cbuild.rs"]
 mod cbuild;
-#[path = "common/oracle.rs"]
-#[allow(dead_code)]
-mod oracle;
+mod common;
+
+use common::oracle;
 
 use cbuild::{assert_summary, build_shared, build_static, run};
 use std::process::Command;
@@ -35,6 +35,43 @@ fn c_field_threads() {
 /// float64 from C (`tests/c/field_f64.c`): the program checks the bound,
 /// the dtype and the refusals; here the BigInt oracle checks that its
 /// decoded fields keep every critical point and the bound.
+/// float64 particles through the C ABI (tests/c/particles_f64.c): both
+/// reconstructions keep every coordinate within the bound (exactly) and every
+/// link of the independent brute-force oracle, on clusters at 1e6 with pairs
+/// within ulps of b; factz_fof_labels_f64 gives the oracle's groups.
+#[test]
+fn c_particles_f64() {
+    use common::particles::{brute_links_f64, check_f64, groups};
+    let exe = build_static("c_api", "particles_f64.c", "particles_f64");
+    let dir = cbuild::work_dir("c_api").join("particles_f64_out");
+    std::fs::create_dir_all(&dir).unwrap();
+    let stdout = run(Command::new(&exe).arg(&dir), "particles_f64");
+    assert_summary(&stdout, "particles_f64");
+    let load = |name: &str| -> Vec<f64> {
+        std::fs::read(dir.join(name))
+            .unwrap()
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let (b, xi) = (0.01, 2e-4);
+    let orig = load("orig.f64");
+    let n = orig.len() / 3;
+    assert_eq!(n, 3000);
+    let links = brute_links_f64(&orig, None, b);
+    assert!(links.len() > n, "only {} links", links.len());
+    for name in ["aos.f64", "soa.f64"] {
+        let c = check_f64(&orig, &load(name), None, b, xi, &links);
+        assert!(c.clean(), "{name}: {c:?}");
+    }
+    let labels: Vec<usize> = std::fs::read(dir.join("labels.u32"))
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()) as usize)
+        .collect();
+    assert_eq!(labels, groups(n, &links));
+}
+
 #[test]
 fn c_field_f64() {
     let exe = build_static("c_api", "field_f64.c", "field_f64");

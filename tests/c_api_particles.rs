@@ -210,7 +210,7 @@ fn struct_sizes_are_checked() {
     assert_eq!(s, FACTZ_OK);
     // SAFETY: plain data.
     let mut info: factz_particles_stream_info = unsafe { zeroed() };
-    for bad in [0u32, 4, 64, 80, u32::MAX] {
+    for bad in [0u32, 4, 64, 88, u32::MAX] {
         info.struct_size = bad;
         // SAFETY: valid pointers; struct_size is checked before anything is written.
         let s = unsafe { factz_particles_info(stream.as_ptr(), stream.len(), &mut info) };

@@ -8,8 +8,9 @@
 //!
 //! Link rule (the one the guarantee and the FoF functions use): particles i and
 //! j are linked iff `dx*dx + dy*dy + dz*dz <= b*b`, evaluated in double, each
-//! `d` the double difference of the two floats, wrapped to the minimum image
-//! `d - L * round(d / L)` in a periodic box of side L.
+//! `d` the double difference of the two floats (rounded to double for float64
+//! positions), wrapped to the minimum image `d - L * round(d / L)` in a
+//! periodic box of side L.
 
 use super::backend::factz_backend;
 use super::boundary::Failure;
@@ -25,6 +26,7 @@ use crate::particles::{
     self, correct, fof, geometry, Base, Linking, ParticleConfig, ParticleInfo, ParticleReport,
     Source, Space, MAX_PARTICLES,
 };
+use crate::real::Real;
 use std::mem::size_of;
 
 /// Config `linking_kind`: `linking` is the linking length b itself.
@@ -212,17 +214,24 @@ pub struct factz_particles_stream_info {
     pub external_checksum: u32,
     /// Sources 1..=3: FACTZ_METHOD_CORRECT or FACTZ_METHOD_SAFE; 0 otherwise.
     pub method: u32,
+    /// Element type of the positions: 1 float32, 2 float64 (decode with the
+    /// _f64 functions). Written only for callers whose struct_size has it.
+    pub dtype: u32,
+    /// 0.
+    pub reserved: u32,
 }
 
 // The v1 layouts are frozen: sizes the C header's users compiled against.
 const _: () = assert!(size_of::<factz_particles_config>() == 80);
 const _: () = assert!(size_of::<factz_particles_report>() == 104);
-const _: () = assert!(size_of::<factz_particles_stream_info>() == 72);
+const _: () = assert!(size_of::<factz_particles_stream_info>() == 80);
+/// factz_particles_stream_info before `dtype` (ABI 1.x callers).
+const INFO_V1_SIZE: usize = 72;
 
 /// struct_size values each versioned struct accepts (oldest first).
 const CONFIG_SIZES: &[usize] = &[size_of::<factz_particles_config>()];
 const REPORT_SIZES: &[usize] = &[size_of::<factz_particles_report>()];
-const INFO_SIZES: &[usize] = &[size_of::<factz_particles_stream_info>()];
+const INFO_SIZES: &[usize] = &[INFO_V1_SIZE, size_of::<factz_particles_stream_info>()];
 
 fn flag(on: bool, bit: u32) -> u32 {
     if on {
@@ -570,10 +579,10 @@ pub unsafe extern "C" fn factz_particles_max_correction_size(
 /// The pointer contracts of factz_particles_compress_ex (`inputs` names the
 /// caller's input buffers for the overlap check).
 #[allow(clippy::too_many_arguments)]
-unsafe fn compress_into(
+unsafe fn compress_into<T: Real>(
     (cfg, backend): (ParticleConfig, Backend),
     layout: Layout,
-    pos: &[f32],
+    pos: &[T],
     inputs: &[(Span, &str)],
     out: *mut u8,
     out_capacity: usize,
@@ -591,9 +600,17 @@ unsafe fn compress_into(
             out_capacity,
             out_len,
             report,
-            |pos, cfg| {
-                let (c, ran) = crate::backend::compress_particles(backend, pos, cfg)?;
-                Ok((c, super::backend::ran_flags(&ran)))
+            |pos, cfg| match T::as_f32(pos) {
+                Some(pos) => {
+                    let (c, ran) = crate::backend::compress_particles(backend, pos, cfg)?;
+                    Ok((c, super::backend::ran_flags(&ran)))
+                }
+                // float64 positions: the CPU (the GPU corrector takes float32).
+                None if matches!(backend, Backend::Cuda) => Err(crate::Error::unsupported(
+                    "the CUDA backend takes float32 particles only; float64 runs on the CPU \
+                     (FACTZ_BACKEND_CPU or FACTZ_BACKEND_AUTO)",
+                )),
+                None => Ok((particles::compress(pos, cfg)?, 0)),
             },
         )
     }
@@ -605,17 +622,17 @@ unsafe fn compress_into(
 /// # Safety
 /// As [`compress_into`].
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn compress_into_with(
+pub(crate) unsafe fn compress_into_with<T: Real>(
     mut cfg: ParticleConfig,
     layout: Layout,
-    pos: &[f32],
+    pos: &[T],
     inputs: &[(Span, &str)],
     out: *mut u8,
     out_capacity: usize,
     out_len: *mut usize,
     report: *mut factz_particles_report,
     // Returns the stream and report flags of its own (FACTZ_RAN_ON_GPU).
-    compressor: impl FnOnce(&[f32], &ParticleConfig) -> crate::Result<(particles::Compressed, u32)>,
+    compressor: impl FnOnce(&[T], &ParticleConfig) -> crate::Result<(particles::Compressed, u32)>,
 ) -> Result<(), Failure> {
     check_output(out, out_capacity, "out")?;
     for &(span, name) in inputs {
@@ -698,29 +715,44 @@ pub unsafe extern "C" fn factz_particles_compress_ex(
     report: *mut factz_particles_report,
 ) -> factz_status {
     ffi_boundary!("factz_particles_compress", {
-        check_scalar_out(out_len, "out_len")?;
-        // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
-        unsafe { out_len.write(0) };
-        // SAFETY: the caller's contract on cfg.
-        let cfg = unsafe { read_config_backend(cfg) }?;
-        let len = values(n)?;
-        // SAFETY: xyz holds 3n readable floats (the caller's contract).
-        let pos = unsafe { buffers::input(xyz, len, "xyz") }?;
-        let inputs = [(Span::of(xyz, len), "xyz")];
-        // SAFETY: the caller's contract on out, out_len and report.
-        unsafe {
-            compress_into(
-                cfg,
-                Layout::Aos,
-                pos,
-                &inputs,
-                out,
-                out_capacity,
-                out_len,
-                report,
-            )
-        }
+        // SAFETY: the same contract.
+        unsafe { compress_aos(xyz, n, cfg, (out, out_capacity, out_len), report) }
     })
+}
+
+/// The body of factz_particles_compress_ex and its _f64 twin.
+///
+/// # Safety
+/// The contract of factz_particles_compress_ex, for elements of type `T`.
+unsafe fn compress_aos<T: Real>(
+    xyz: *const T,
+    n: usize,
+    cfg: *const factz_particles_config,
+    (out, out_capacity, out_len): (*mut u8, usize, *mut usize),
+    report: *mut factz_particles_report,
+) -> Result<(), Failure> {
+    check_scalar_out(out_len, "out_len")?;
+    // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
+    unsafe { out_len.write(0) };
+    // SAFETY: the caller's contract on cfg.
+    let cfg = unsafe { read_config_backend(cfg) }?;
+    let len = values(n)?;
+    // SAFETY: xyz holds 3n readable values (the caller's contract).
+    let pos = unsafe { buffers::input(xyz, len, "xyz") }?;
+    let inputs = [(Span::of(xyz, len), "xyz")];
+    // SAFETY: the caller's contract on out, out_len and report.
+    unsafe {
+        compress_into(
+            cfg,
+            Layout::Aos,
+            pos,
+            &inputs,
+            out,
+            out_capacity,
+            out_len,
+            report,
+        )
+    }
 }
 
 /// Compresses `n` particles given as three arrays `x`, `y`, `z` of `n` floats
@@ -774,40 +806,55 @@ pub unsafe extern "C" fn factz_particles_compress_soa_ex(
     report: *mut factz_particles_report,
 ) -> factz_status {
     ffi_boundary!("factz_particles_compress_soa", {
-        check_scalar_out(out_len, "out_len")?;
-        // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
-        unsafe { out_len.write(0) };
-        // SAFETY: the caller's contract on cfg.
-        let cfg = unsafe { read_config_backend(cfg) }?;
-        values(n)?;
-        // SAFETY: x, y and z hold n readable floats each (the caller's contract).
-        let (xs, ys, zs) = unsafe {
-            (
-                buffers::input(x, n, "x")?,
-                buffers::input(y, n, "y")?,
-                buffers::input(z, n, "z")?,
-            )
-        };
-        let pos = particles::interleave3(xs, ys, zs);
-        let inputs = [
-            (Span::of(x, n), "x"),
-            (Span::of(y, n), "y"),
-            (Span::of(z, n), "z"),
-        ];
-        // SAFETY: the caller's contract on out, out_len and report.
-        unsafe {
-            compress_into(
-                cfg,
-                Layout::Soa,
-                &pos,
-                &inputs,
-                out,
-                out_capacity,
-                out_len,
-                report,
-            )
-        }
+        // SAFETY: the same contract.
+        unsafe { compress_soa([x, y, z], n, cfg, (out, out_capacity, out_len), report) }
     })
+}
+
+/// The body of factz_particles_compress_soa_ex and its _f64 twin.
+///
+/// # Safety
+/// The contract of factz_particles_compress_soa_ex, for elements of type `T`.
+unsafe fn compress_soa<T: Real>(
+    [x, y, z]: [*const T; 3],
+    n: usize,
+    cfg: *const factz_particles_config,
+    (out, out_capacity, out_len): (*mut u8, usize, *mut usize),
+    report: *mut factz_particles_report,
+) -> Result<(), Failure> {
+    check_scalar_out(out_len, "out_len")?;
+    // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
+    unsafe { out_len.write(0) };
+    // SAFETY: the caller's contract on cfg.
+    let cfg = unsafe { read_config_backend(cfg) }?;
+    values(n)?;
+    // SAFETY: x, y and z hold n readable values each (the caller's contract).
+    let (xs, ys, zs) = unsafe {
+        (
+            buffers::input(x, n, "x")?,
+            buffers::input(y, n, "y")?,
+            buffers::input(z, n, "z")?,
+        )
+    };
+    let pos = particles::interleave3(xs, ys, zs);
+    let inputs = [
+        (Span::of(x, n), "x"),
+        (Span::of(y, n), "y"),
+        (Span::of(z, n), "z"),
+    ];
+    // SAFETY: the caller's contract on out, out_len and report.
+    unsafe {
+        compress_into(
+            cfg,
+            Layout::Soa,
+            &pos,
+            &inputs,
+            out,
+            out_capacity,
+            out_len,
+            report,
+        )
+    }
 }
 
 /// Checks that a stream holds `n` particles (header only) and returns its info.
@@ -826,8 +873,8 @@ fn check_count(stream: &[u8], n: usize) -> Result<ParticleInfo, Failure> {
 /// Decodes a stream already checked by [`check_count`] into a new AoS array. The
 /// caller's buffers vouch for the count, so this uses `decompress_into` (no
 /// expansion cap).
-fn decode(stream: &[u8], len: usize) -> Result<Vec<f32>, Failure> {
-    let mut pos = vec![0.0f32; len];
+fn decode<T: Real>(stream: &[u8], len: usize) -> Result<Vec<T>, Failure> {
+    let mut pos = vec![T::default(); len];
     particles::decompress_into(stream, &mut pos)?;
     Ok(pos)
 }
@@ -851,23 +898,37 @@ pub unsafe extern "C" fn factz_particles_decompress(
     n: usize,
 ) -> factz_status {
     ffi_boundary!("factz_particles_decompress", {
-        // SAFETY: stream holds len readable bytes (the caller's contract).
-        let bytes = unsafe { buffers::input(stream, len, "stream") }?;
-        let count = values(n)?;
-        check_count(bytes, n)?;
-        check_output(xyz, count, "xyz")?;
-        check_disjoint(
-            Span::of(xyz.cast_const(), count),
-            "xyz",
-            Span::of(stream, len),
-            "stream",
-        )?;
-        let pos = decode(bytes, count)?;
-        // SAFETY: xyz holds 3n writable floats (checked non-NULL, aligned; sized by
-        // the caller's contract) and overlaps nothing we read.
-        unsafe { buffers::copy_out(xyz, &pos) };
-        Ok(())
+        // SAFETY: the same contract.
+        unsafe { decompress_aos(stream, len, xyz, n) }
     })
+}
+
+/// The body of factz_particles_decompress and its _f64 twin.
+///
+/// # Safety
+/// The contract of factz_particles_decompress, for elements of type `T`.
+unsafe fn decompress_aos<T: Real>(
+    stream: *const u8,
+    len: usize,
+    xyz: *mut T,
+    n: usize,
+) -> Result<(), Failure> {
+    // SAFETY: stream holds len readable bytes (the caller's contract).
+    let bytes = unsafe { buffers::input(stream, len, "stream") }?;
+    let count = values(n)?;
+    check_count(bytes, n)?;
+    check_output(xyz, count, "xyz")?;
+    check_disjoint(
+        Span::of(xyz.cast_const(), count),
+        "xyz",
+        Span::of(stream, len),
+        "stream",
+    )?;
+    let pos = decode::<T>(bytes, count)?;
+    // SAFETY: xyz holds 3n writable values (checked non-NULL, aligned; sized by
+    // the caller's contract) and overlaps nothing we read.
+    unsafe { buffers::copy_out(xyz, &pos) };
+    Ok(())
 }
 
 /// Decompresses a particle stream into three arrays `x`, `y`, `z` of `n` floats
@@ -886,34 +947,159 @@ pub unsafe extern "C" fn factz_particles_decompress_soa(
     n: usize,
 ) -> factz_status {
     ffi_boundary!("factz_particles_decompress_soa", {
-        // SAFETY: stream holds len readable bytes (the caller's contract).
-        let bytes = unsafe { buffers::input(stream, len, "stream") }?;
-        let count = values(n)?;
-        check_count(bytes, n)?;
-        check_output(x, n, "x")?;
-        check_output(y, n, "y")?;
-        check_output(z, n, "z")?;
-        let spans = [
-            (Span::of(x.cast_const(), n), "x"),
-            (Span::of(y.cast_const(), n), "y"),
-            (Span::of(z.cast_const(), n), "z"),
-            (Span::of(stream, len), "stream"),
-        ];
-        for (a, &(sa, na)) in spans.iter().enumerate() {
-            for &(sb, nb) in &spans[a + 1..] {
-                check_disjoint(sa, na, sb, nb)?;
-            }
+        // SAFETY: the same contract.
+        unsafe { decompress_soa(stream, len, [x, y, z], n) }
+    })
+}
+
+/// The body of factz_particles_decompress_soa and its _f64 twin.
+///
+/// # Safety
+/// The contract of factz_particles_decompress_soa, for elements of type `T`.
+unsafe fn decompress_soa<T: Real>(
+    stream: *const u8,
+    len: usize,
+    [x, y, z]: [*mut T; 3],
+    n: usize,
+) -> Result<(), Failure> {
+    // SAFETY: stream holds len readable bytes (the caller's contract).
+    let bytes = unsafe { buffers::input(stream, len, "stream") }?;
+    let count = values(n)?;
+    check_count(bytes, n)?;
+    check_output(x, n, "x")?;
+    check_output(y, n, "y")?;
+    check_output(z, n, "z")?;
+    let spans = [
+        (Span::of(x.cast_const(), n), "x"),
+        (Span::of(y.cast_const(), n), "y"),
+        (Span::of(z.cast_const(), n), "z"),
+        (Span::of(stream, len), "stream"),
+    ];
+    for (a, &(sa, na)) in spans.iter().enumerate() {
+        for &(sb, nb) in &spans[a + 1..] {
+            check_disjoint(sa, na, sb, nb)?;
         }
-        let pos = decode(bytes, count)?;
-        let (dx, dy, dz) = particles::deinterleave3(&pos);
-        // SAFETY: x, y and z hold n writable floats each (checked non-NULL, aligned;
-        // sized by the caller's contract) and overlap nothing we read.
-        unsafe {
-            buffers::copy_out(x, &dx);
-            buffers::copy_out(y, &dy);
-            buffers::copy_out(z, &dz);
-        }
+    }
+    let pos = decode::<T>(bytes, count)?;
+    let (dx, dy, dz) = particles::deinterleave3(&pos);
+    // SAFETY: x, y and z hold n writable values each (checked non-NULL, aligned;
+    // sized by the caller's contract) and overlap nothing we read.
+    unsafe {
+        buffers::copy_out(x, &dx);
+        buffers::copy_out(y, &dy);
+        buffers::copy_out(z, &dz);
+    }
+    Ok(())
+}
+
+/// factz_particles_max_compressed_size for float64 positions: the largest
+/// stream factz_particles_compress_f64 (or _soa_f64) writes for `n` particles.
+///
+/// # Safety
+/// `out` is NULL or points to a writable size_t.
+#[no_mangle]
+pub unsafe extern "C" fn factz_particles_max_compressed_size_f64(
+    n: usize,
+    out: *mut usize,
+) -> factz_status {
+    ffi_boundary!("factz_particles_max_compressed_size_f64", {
+        check_scalar_out(out, "out")?;
+        // SAFETY: non-NULL and aligned (checked); writable by the caller's contract.
+        unsafe { out.write(0) };
+        values(n)?;
+        let size = particles::max_compressed_size_of::<f64>(n)?;
+        // SAFETY: as above.
+        unsafe { out.write(size) };
         Ok(())
+    })
+}
+
+/// factz_particles_compress_ex for float64 positions (`3 * n` doubles, AoS):
+/// the same guarantee, the link rule on the doubles, a float64 stream
+/// (factz_particles_info's `dtype` 2). The built-in base only (FACTZ_BASE_SZ3
+/// and FACTZ_BASE_ZFP give FACTZ_UNSUPPORTED), on the CPU (FACTZ_BACKEND_CUDA
+/// gives FACTZ_UNSUPPORTED; AUTO runs on the CPU). `report` may be NULL.
+///
+/// # Safety
+/// As factz_particles_compress_ex, with `xyz`: NULL or `3 * n` readable doubles.
+#[no_mangle]
+pub unsafe extern "C" fn factz_particles_compress_f64(
+    xyz: *const f64,
+    n: usize,
+    cfg: *const factz_particles_config,
+    out: *mut u8,
+    out_capacity: usize,
+    out_len: *mut usize,
+    report: *mut factz_particles_report,
+) -> factz_status {
+    ffi_boundary!("factz_particles_compress_f64", {
+        // SAFETY: the same contract.
+        unsafe { compress_aos(xyz, n, cfg, (out, out_capacity, out_len), report) }
+    })
+}
+
+/// factz_particles_compress_f64 from three arrays `x`, `y`, `z` of `n`
+/// doubles each (the stream records FACTZ_LAYOUT_SOA). `report` may be NULL.
+///
+/// # Safety
+/// As factz_particles_compress_soa_ex, with `x`, `y`, `z`: NULL or `n`
+/// readable doubles each.
+#[no_mangle]
+pub unsafe extern "C" fn factz_particles_compress_soa_f64(
+    x: *const f64,
+    y: *const f64,
+    z: *const f64,
+    n: usize,
+    cfg: *const factz_particles_config,
+    out: *mut u8,
+    out_capacity: usize,
+    out_len: *mut usize,
+    report: *mut factz_particles_report,
+) -> factz_status {
+    ffi_boundary!("factz_particles_compress_soa_f64", {
+        // SAFETY: the same contract.
+        unsafe { compress_soa([x, y, z], n, cfg, (out, out_capacity, out_len), report) }
+    })
+}
+
+/// factz_particles_decompress for a float64 stream (factz_particles_info's
+/// `dtype` 2): `xyz` receives `3 * n` doubles. A float32 stream gives
+/// FACTZ_INVALID_ARGUMENT (decode it with factz_particles_decompress), and the
+/// reverse likewise.
+///
+/// # Safety
+/// As factz_particles_decompress, with `xyz`: NULL or `3 * n` writable doubles.
+#[no_mangle]
+pub unsafe extern "C" fn factz_particles_decompress_f64(
+    stream: *const u8,
+    len: usize,
+    xyz: *mut f64,
+    n: usize,
+) -> factz_status {
+    ffi_boundary!("factz_particles_decompress_f64", {
+        // SAFETY: the same contract.
+        unsafe { decompress_aos(stream, len, xyz, n) }
+    })
+}
+
+/// factz_particles_decompress_soa for a float64 stream: `x`, `y`, `z`
+/// receive `n` doubles each.
+///
+/// # Safety
+/// As factz_particles_decompress_soa, with `x`, `y`, `z`: NULL or `n`
+/// writable doubles each.
+#[no_mangle]
+pub unsafe extern "C" fn factz_particles_decompress_soa_f64(
+    stream: *const u8,
+    len: usize,
+    x: *mut f64,
+    y: *mut f64,
+    z: *mut f64,
+    n: usize,
+) -> factz_status {
+    ffi_boundary!("factz_particles_decompress_soa_f64", {
+        // SAFETY: the same contract.
+        unsafe { decompress_soa(stream, len, [x, y, z], n) }
     })
 }
 
@@ -939,6 +1125,8 @@ fn info_struct(size: usize, i: &ParticleInfo) -> factz_particles_stream_info {
             0
         },
         method: i.method.map_or(0, |m| m.id()),
+        dtype: if i.dtype == "f64" { 2 } else { 1 },
+        reserved: 0,
     }
 }
 
@@ -1152,23 +1340,57 @@ pub unsafe extern "C" fn factz_fof_labels(
     labels: *mut u32,
 ) -> factz_status {
     ffi_boundary!("factz_fof_labels", {
-        let len = values(n)?;
-        let space = fof_space(b, box_side)?;
-        // SAFETY: xyz holds 3n readable floats (the caller's contract).
-        let pos = unsafe { buffers::input(xyz, len, "xyz") }?;
-        check_output(labels, n, "labels")?;
-        check_disjoint(
-            Span::of(labels.cast_const(), n),
-            "labels",
-            Span::of(xyz, len),
-            "xyz",
-        )?;
-        let l = fof::labels(pos, space, b)?;
-        // SAFETY: labels holds n writable values (checked non-NULL, aligned; sized by
-        // the caller's contract), disjoint from xyz.
-        unsafe { buffers::copy_out(labels, &l) };
-        Ok(())
+        // SAFETY: the same contract.
+        unsafe { fof_labels(xyz, n, b, box_side, labels) }
     })
+}
+
+/// factz_fof_labels for float64 positions (`3 * n` doubles), linked by the
+/// same rule on the doubles.
+///
+/// # Safety
+/// As factz_fof_labels, with `xyz`: NULL or `3 * n` readable doubles.
+#[no_mangle]
+pub unsafe extern "C" fn factz_fof_labels_f64(
+    xyz: *const f64,
+    n: usize,
+    b: f64,
+    box_side: f64,
+    labels: *mut u32,
+) -> factz_status {
+    ffi_boundary!("factz_fof_labels_f64", {
+        // SAFETY: the same contract.
+        unsafe { fof_labels(xyz, n, b, box_side, labels) }
+    })
+}
+
+/// The body of factz_fof_labels and its _f64 twin.
+///
+/// # Safety
+/// The contract of factz_fof_labels, for elements of type `T`.
+unsafe fn fof_labels<T: Real>(
+    xyz: *const T,
+    n: usize,
+    b: f64,
+    box_side: f64,
+    labels: *mut u32,
+) -> Result<(), Failure> {
+    let len = values(n)?;
+    let space = fof_space(b, box_side)?;
+    // SAFETY: xyz holds 3n readable values (the caller's contract).
+    let pos = unsafe { buffers::input(xyz, len, "xyz") }?;
+    check_output(labels, n, "labels")?;
+    check_disjoint(
+        Span::of(labels.cast_const(), n),
+        "labels",
+        Span::of(xyz, len),
+        "xyz",
+    )?;
+    let l = fof::labels(pos, space, b)?;
+    // SAFETY: labels holds n writable values (checked non-NULL, aligned; sized by
+    // the caller's contract), disjoint from xyz.
+    unsafe { buffers::copy_out(labels, &l) };
+    Ok(())
 }
 
 /// The halo catalogue of a labelling (`labels`: `n` values, each `< n`, e.g.

@@ -17,7 +17,7 @@
 
 _Static_assert(sizeof(factz_particles_config) == 80, "factz_particles_config v1 is 80 bytes");
 _Static_assert(sizeof(factz_particles_report) == 104, "factz_particles_report v1 is 104 bytes");
-_Static_assert(sizeof(factz_particles_stream_info) == 72, "factz_particles_stream_info v1 is 72 bytes");
+_Static_assert(sizeof(factz_particles_stream_info) == 80, "factz_particles_stream_info v2 is 80 bytes");
 
 static int passed, failed;
 
