@@ -46,7 +46,7 @@
 #define FACTZ_H5_FLAG_VERIFY 1u
 
 #define FACTZ_H5_DTYPE_F32LE 1
-#define FACTZ_H5_DTYPE_F64LE 2 /* vector fields only (mode S) */
+#define FACTZ_H5_DTYPE_F64LE 2 /* vector fields in mode S; particles, built-in base */
 #define FACTZ_H5_LAYOUT_FIELD_SOA 0
 #define FACTZ_H5_LAYOUT_FIELD_AOS 1
 #define FACTZ_H5_LAYOUT_PARTICLES 2

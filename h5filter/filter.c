@@ -160,8 +160,7 @@ static int parse_full(const unsigned *cd, size_t n, params *p, char *why, size_t
     for (int k = 0; k < 3; k++) p->chunk[k] = cd[FACTZ_H5_CD_CHUNK + k];
     derive(p);
     if ((p->dtype != FACTZ_H5_DTYPE_F32LE && p->dtype != FACTZ_H5_DTYPE_F64LE) ||
-        p->layout > FACTZ_H5_LAYOUT_PARTICLES ||
-        (p->dtype == FACTZ_H5_DTYPE_F64LE && p->layout == FACTZ_H5_LAYOUT_PARTICLES)) {
+        p->layout > FACTZ_H5_LAYOUT_PARTICLES) {
         snprintf(why, whylen, "cd_values written by set_local are out of range (corrupted?)");
         return -1;
     }
@@ -228,8 +227,8 @@ static int resolve(const fz_h5_api *h5, fz_hid dcpl, fz_hid type, fz_hid space, 
     if (cls != FZ_H5T_FLOAT || (size != 4 && size != 8) || order != FZ_H5T_ORDER_LE) {
         snprintf(why, whylen,
                  "the dataset's type must be little-endian 32-bit float (H5T_IEEE_F32LE / "
-                 "H5T_NATIVE_FLOAT on this machine), or 64-bit (H5T_NATIVE_DOUBLE) for vector "
-                 "fields; this one is %s of %zu bytes%s",
+                 "H5T_NATIVE_FLOAT on this machine) or 64-bit float (H5T_IEEE_F64LE / "
+                 "H5T_NATIVE_DOUBLE); this one is %s of %zu bytes%s",
                  cls == FZ_H5T_FLOAT ? "a float" : "not a float", size,
                  cls == FZ_H5T_FLOAT && order != FZ_H5T_ORDER_LE ? ", big-endian" : "");
         return -1;
@@ -296,11 +295,6 @@ static int resolve(const fz_h5_api *h5, fz_hid dcpl, fz_hid type, fz_hid space, 
         }
         p->kind = FACTZ_H5_KIND_PARTICLES;
         p->layout = FACTZ_H5_LAYOUT_PARTICLES;
-        if (p->dtype != FACTZ_H5_DTYPE_F32LE) {
-            snprintf(why, whylen, "particle positions must be 32-bit floats (H5T_NATIVE_FLOAT); "
-                                  "64-bit floats are taken for vector fields only");
-            return -1;
-        }
         if (chunk[1] != 3) {
             snprintf(why, whylen,
                      "particle positions are a dataset (n, 3) chunked (cn, 3); this chunk is %s",
@@ -312,6 +306,11 @@ static int resolve(const fz_h5_api *h5, fz_hid dcpl, fz_hid type, fz_hid space, 
             p->mode != FACTZ_BASE_ZFP) {
             snprintf(why, whylen, "particle base %u: use 1 (built-in), 2 (SZ3) or 3 (ZFP)",
                      p->mode);
+            return -1;
+        }
+        if (p->dtype == FACTZ_H5_DTYPE_F64LE && p->mode != FACTZ_BASE_BUILTIN) {
+            snprintf(why, whylen, "64-bit float particle positions compress with the built-in "
+                                  "base (1) only; SZ3 (2) and ZFP (3) take 32-bit floats");
             return -1;
         }
         if (!base_compiled_in(p->mode)) {
@@ -392,11 +391,14 @@ fz_herr fz_set_local(const fz_h5_api *h5, fz_hid dcpl, fz_hid type, fz_hid space
      * range (breaking a relative bound on a field living in [9, 11]) and put
      * particles at the origin, moving the bounding-box faces the chunk rule
      * measures from. NaN is left out of ranges and boxes, stored bit-exact,
-     * holds no critical point and links nothing. */
+     * holds no critical point and links nothing. The value is read as the
+     * dataset's type: a double NaN for a 64-bit dataset. */
     int status = 0;
     if (h5->Pfill_value_defined(dcpl, &status) >= 0 && status == FZ_H5D_FILL_VALUE_DEFAULT) {
         float nan = NAN;
-        if (h5->Pset_fill_value(dcpl, type, &nan) < 0) {
+        double nan64 = NAN;
+        const void *fill = p.dtype == FACTZ_H5_DTYPE_F64LE ? (const void *)&nan64 : &nan;
+        if (h5->Pset_fill_value(dcpl, type, fill) < 0) {
             push_error(h5, 0, "factz set_local", "factz filter: cannot set the NaN fill value");
             return -1;
         }
@@ -478,8 +480,16 @@ static size_t decode(const fz_h5_api *h5, size_t cd_nelmts, const unsigned cd[],
         return hand_over(h5, buf, buf_size, out, len ? len : 1, len);
     }
     if (want_particles && factz_particles_info(in, nbytes, &pi) == FACTZ_OK) {
-        if (pi.n > SIZE_MAX / 16) goto corrupt;
-        size_t len = (size_t)(pi.n * 3 * sizeof(float));
+        if (pi.n > SIZE_MAX / 32) goto corrupt;
+        int f64 = pi.dtype == 2;
+        if (have_cd && f64 != (p.dtype == FACTZ_H5_DTYPE_F64LE)) {
+            push_error(h5, 1, "factz filter",
+                       "factz filter: chunk holds %s positions, but the dataset holds %s "
+                       "(corrupted chunk?)",
+                       f64 ? "64-bit" : "32-bit", f64 ? "32-bit" : "64-bit");
+            return 0;
+        }
+        size_t len = (size_t)(pi.n * 3 * (f64 ? sizeof(double) : sizeof(float)));
         if (have_cd && len != expected) {
             push_error(h5, 1, "factz filter",
                        "factz filter: chunk holds %llu particles, but the dataset's chunks hold "
@@ -487,9 +497,11 @@ static size_t decode(const fz_h5_api *h5, size_t cd_nelmts, const unsigned cd[],
                        (unsigned long long)pi.n, expected);
             return 0;
         }
-        float *out = (float *)alloc_buf(h5, len ? len : 1);
+        void *out = alloc_buf(h5, len ? len : 1);
         if (!out) goto nomem;
-        if (factz_particles_decompress(in, nbytes, out, pi.n) != FACTZ_OK) {
+        factz_status st = f64 ? factz_particles_decompress_f64(in, nbytes, (double *)out, pi.n)
+                              : factz_particles_decompress(in, nbytes, (float *)out, pi.n);
+        if (st != FACTZ_OK) {
             free_buf(h5, out);
             goto corrupt;
         }
@@ -538,7 +550,8 @@ static size_t encode(const fz_h5_api *h5, size_t cd_nelmts, const unsigned cd[],
     uint8_t *out = NULL;
     if (p.layout == FACTZ_H5_LAYOUT_PARTICLES) {
         size_t n = p.chunk[0];
-        if (nbytes != n * 3 * sizeof(float)) goto shape;
+        int f64 = p.dtype == FACTZ_H5_DTYPE_F64LE;
+        if (nbytes != n * 3 * (f64 ? sizeof(double) : sizeof(float))) goto shape;
         factz_particles_config cfg = {.struct_size = sizeof cfg};
         factz_particles_config_default(&cfg);
         cfg.bound_kind = p.bound_kind;
@@ -557,9 +570,12 @@ static size_t encode(const fz_h5_api *h5, size_t cd_nelmts, const unsigned cd[],
         cfg.flags = (p.chunk_used ? FACTZ_CHUNK_OF_LARGER : 0) |
                     (p.flags & FACTZ_H5_FLAG_VERIFY ? FACTZ_VERIFY : 0);
         cfg.backend = backend;
-        if ((st = factz_particles_max_compressed_size(n, &cap)) != FACTZ_OK) goto fail;
+        st = f64 ? factz_particles_max_compressed_size_f64(n, &cap)
+                 : factz_particles_max_compressed_size(n, &cap);
+        if (st != FACTZ_OK) goto fail;
         if (!(out = (uint8_t *)alloc_buf(h5, cap))) goto nomem;
-        st = factz_particles_compress(in, n, &cfg, out, cap, &len);
+        st = f64 ? factz_particles_compress_f64((const double *)*buf, n, &cfg, out, cap, &len, NULL)
+                 : factz_particles_compress(in, n, &cfg, out, cap, &len);
     } else {
         size_t ny, nx;
         int aos = p.layout == FACTZ_H5_LAYOUT_FIELD_AOS;

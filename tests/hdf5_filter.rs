@@ -384,6 +384,71 @@ fn c_program_writes_and_reads_particles_in_many_chunkings() {
     }
 }
 
+/// A float64 `(n, 3)` particle dataset written through h5py in several
+/// chunks (the last one partial), read back as float64: every coordinate
+/// within the bound (decided exactly) and every link of the brute-force f64
+/// oracle, on positions below float32's resolution; h5dump sees a 64-bit
+/// dataset with a NaN fill value through the plugin.
+#[test]
+fn h5py_float64_particles_keep_every_link() {
+    let dir = scratch("particles-f64");
+    let p = &particle_sets()[0];
+    let period = Some(p.period);
+    // Values below float32's resolution: the f64 data is not an f32 set.
+    let pos: Vec<f64> = p
+        .pos
+        .iter()
+        .enumerate()
+        .map(|(k, &x)| x as f64 * (1.0 + 1e-11 * ((k % 13) as f64 - 6.0)))
+        .collect();
+    let n = pos.len() / 3;
+    let links = po::brute_links_f64(&pos, period, p.b);
+    assert!(links.len() > 100, "only {} links", links.len());
+    let file = dir.join("f64.h5");
+    let raw = dir.join("pos.in.f64");
+    let bytes: Vec<u8> = pos.iter().flat_map(|x| x.to_le_bytes()).collect();
+    std::fs::write(&raw, bytes).unwrap();
+    for (cn, bound) in [(1000, 1e-2), (n, 1e-4)] {
+        let dset = format!("/pos{cn}");
+        run_ok(
+            h5tool_py()
+                .arg("write-particles64")
+                .arg(&file)
+                .arg(&dset)
+                .arg(&raw)
+                .args([n.to_string(), cn.to_string()])
+                .args(["abs".to_string(), bound.to_string()])
+                .args([p.b.to_string(), p.period.to_string()]),
+            &format!("writing float64 particles, chunks of {cn}"),
+        );
+        let out = dir.join(format!("pos{cn}.out.f64"));
+        run_ok(
+            h5tool_py().arg("read").arg(&file).arg(&dset).arg(&out),
+            "reading float64 particles",
+        );
+        let got: Vec<f64> = std::fs::read(&out)
+            .unwrap()
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        let c = po::check_f64(&pos, &got, period, p.b, bound, &links);
+        assert!(c.clean(), "chunks of {cn}, abs {bound}: {c:?}");
+    }
+    let dump = run_ok(
+        with_plugin("h5dump").args(["-H", "-p"]).arg(&file),
+        "h5dump -H -p of the float64 particle file",
+    );
+    let text = String::from_utf8_lossy(&dump.stdout);
+    assert!(
+        text.contains("H5T_IEEE_F64LE") && text.contains("459"),
+        "{text}"
+    );
+    // The edge chunk's padding is a double NaN (links nothing, outside every
+    // bounding box), not a float's bits read as a double.
+    let fills = text.matches("VALUE  nan").count();
+    assert_eq!(fills, 2, "{text}");
+}
+
 // ---- h5py <-> C ------------------------------------------------------------
 
 #[test]
@@ -554,14 +619,14 @@ fn misuse_gives_hdf5_errors_never_a_crash() {
         );
     };
     // Types, ranks, chunks that split the component axis, wrong kinds.
-    // float64 fields take mode S only; particles take float32 only.
+    // float64 fields take mode S only; float64 particles the built-in base.
     refused("2x64x64", "2x32x32", "f64", "1,1,1,2,0,0", "mode S");
     refused(
         "1000x3",
         "100x3",
         "f64",
-        "1,2,1,1,0,0,0,0,0,1,0,1072693248",
-        "32-bit floats",
+        "1,2,3,1,0,0,0,0,0,1,0,1072693248",
+        "built-in base",
     );
     refused("2x64x64", "2x32x32", "i32", ok_cd, "not a float");
     refused("2x64x64", "2x32x32", "f32be", ok_cd, "big-endian");

@@ -10,6 +10,7 @@ line as tests/h5/h5tool.c, so tests/hdf5_filter.rs can cross-run the two).
       dataset (N,3) chunks (CN,3); RAW is N*3 float32 xyz interleaved;
       B linking length; BOX periodic side, 0 = open
   h5tool.py write-field64 ...          write-field with RAW.f64 (float64 values)
+  h5tool.py write-particles64 ...      write-particles with RAW.f64 (float64 values)
   h5tool.py read FILE DSET OUT.f32     whole dataset, its own layout, raw in its
                                        own type (float32; float64 for a float64 one)
   h5tool.py misuse DIR                 misuse must raise Python exceptions, never crash
@@ -103,13 +104,13 @@ def write_field(args, dtype="<f4"):
     _create(path, name, data, chunks, comp)
 
 
-def write_particles(args):
+def write_particles(args, dtype="<f4"):
     if len(args) != 9:
         raise Usage("write-particles FILE DSET RAW.f32 N CN KIND BOUND B BOX")
     path, name, raw, n, cn, kind, bound, b, box = args
     n, cn = _int("N", n), _int("CN", cn)
     comp = factz_h5.Particles(b=_float("B", b), box=_float("BOX", box), **_bound(kind, bound))
-    data = _load_raw(raw, 3 * n).reshape(n, 3)
+    data = _load_raw(raw, 3 * n, dtype).reshape(n, 3)
     _create(path, name, data, (cn, 3), comp)
 
 
@@ -206,7 +207,9 @@ def _creation_cases(path):
         "float64 field in mode b": lambda: _create_fails(
             path, dtype=np.float64, compression=factz_h5.Field2D(mode="b", rel=1e-3), **field),
         "int32 field": lambda: _create_fails(path, dtype=np.int32, compression=fld, **field),
-        "float64 particles": lambda: _create_fails(path, dtype=np.float64, compression=prt, **part),
+        "float64 particles with the SZ3 base": lambda: _create_fails(
+            path, dtype=np.float64, compression=factz_h5.Particles(b=0.2, abs=1e-3, base="sz3"),
+            **part),
         "big-endian float32 field": lambda: _create_fails(path, dtype=">f4", compression=fld, **field),
         "rank-1 dataset": lambda: _create_fails(path, shape=(4096,), chunks=(512,), dtype=f32,
                                                 compression=fld),
@@ -504,7 +507,8 @@ def misuse(d):
 
 def main(argv):
     cmds = {"write-field": write_field, "write-field64": lambda a: write_field(a, "<f8"),
-            "write-particles": write_particles, "read": read}
+            "write-particles": write_particles,
+            "write-particles64": lambda a: write_particles(a, "<f8"), "read": read}
     try:
         if len(argv) < 2:
             raise Usage("a command: write-field, write-particles, read or misuse")
