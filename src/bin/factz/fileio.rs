@@ -1,4 +1,4 @@
-//! Reading and writing raw float32 fields and streams (`-` = stdin/stdout), and the
+//! Reading and writing raw float32 / float64 fields, particle positions and streams (`-` = stdin/stdout), and the
 //! progress display for long work.
 
 use crate::json::Obj;
@@ -153,14 +153,6 @@ pub fn print_stdout(text: &str) -> CliResult<()> {
         .map_err(stdout_error)
 }
 
-/// Little-endian float32 values of `bytes` (whose length is a multiple of 4).
-pub fn f32s(bytes: &[u8]) -> Vec<f32> {
-    bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
 /// Check a raw field's size against its shape and split it into (u, v), of
 /// element type `T` (little-endian float32 or float64).
 pub fn field_from_bytes<T: Real>(
@@ -182,10 +174,7 @@ pub fn field_from_bytes<T: Real>(
             T::NAME,
             // The one size mismatch with an obvious cause.
             if bytes.len() * T::BYTES == want * (12 - T::BYTES) {
-                format!(
-                    "; is it {}? (--dtype)",
-                    if T::BYTES == 4 { "f64" } else { "f32" }
-                )
+                other_dtype_hint::<T>()
             } else {
                 String::new()
             }
@@ -222,40 +211,74 @@ pub fn is_stream(bytes: &[u8]) -> bool {
     bytes.starts_with(&factz::format::MAGIC)
 }
 
+/// "float32" or "float64", as size messages name a raw file's values.
+fn float_name<T: Real>() -> &'static str {
+    if T::BYTES == 8 {
+        "float64"
+    } else {
+        "float32"
+    }
+}
+
+/// The hint for a raw file whose size fits the other element type.
+fn other_dtype_hint<T: Real>() -> String {
+    format!(
+        "; is it {}? (--dtype)",
+        if T::BYTES == 4 { "f64" } else { "f32" }
+    )
+}
+
 /// Check raw particle positions' size (against a count when known, else a whole
-/// number of 12-byte particles) and return them AoS `[N][3]`.
-pub fn positions_from_bytes(
+/// number of particles of 3 `T` each) and return them AoS `[N][3]`, of element
+/// type `T` (little-endian float32 or float64).
+pub fn positions_from_bytes<T: Real>(
     bytes: &[u8],
     count: Option<usize>,
     layout: Layout,
     path: &str,
-) -> CliResult<Vec<f32>> {
+) -> CliResult<Vec<T>> {
+    let per = 3 * T::BYTES;
+    // The size 3 values of the other type per particle gives.
+    let other = 3 * (12 - T::BYTES);
     let n = match count {
         Some(n) => {
-            if n.checked_mul(12) != Some(bytes.len()) {
+            if n.checked_mul(per) != Some(bytes.len()) {
+                let fits_other = n.checked_mul(other) == Some(bytes.len());
                 return Err(CliError::fail(format!(
-                    "{} has {} bytes, but {n} particles need {} (3 x {n} float32)",
+                    "{} has {} bytes, but {n} particles need {} (3 x {n} {}){}",
                     shown(path),
                     bytes.len(),
-                    n as u128 * 12
+                    n as u128 * per as u128,
+                    float_name::<T>(),
+                    if fits_other {
+                        other_dtype_hint::<T>()
+                    } else {
+                        String::new()
+                    }
                 )));
             }
             n
         }
         None => {
-            if bytes.len() % 12 != 0 {
+            if bytes.len() % per != 0 {
                 return Err(CliError::fail(format!(
-                    "{} has {} bytes, not a whole number of particles (12 bytes = 3 float32 each)",
+                    "{} has {} bytes, not a whole number of particles ({per} bytes = 3 {} each){}",
                     shown(path),
-                    bytes.len()
+                    bytes.len(),
+                    float_name::<T>(),
+                    if bytes.len() % other == 0 {
+                        other_dtype_hint::<T>()
+                    } else {
+                        String::new()
+                    }
                 )));
             }
-            bytes.len() / 12
+            bytes.len() / per
         }
     };
     factz::particles::particle_count(3 * n)
         .map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))?;
-    let values = f32s(bytes);
+    let values: Vec<T> = bytes.chunks_exact(T::BYTES).map(T::read_le).collect();
     Ok(match layout {
         Layout::Aos => values,
         Layout::Soa => {
@@ -265,18 +288,18 @@ pub fn positions_from_bytes(
 }
 
 /// The raw bytes of AoS positions in `layout`.
-pub fn positions_to_bytes(pos: &[f32], layout: Layout) -> Vec<u8> {
-    let mut out = Vec::with_capacity(4 * pos.len());
+pub fn positions_to_bytes<T: Real>(pos: &[T], layout: Layout) -> Vec<u8> {
+    let mut out = Vec::with_capacity(T::BYTES * pos.len());
     match layout {
         Layout::Aos => {
-            for x in pos {
-                out.extend_from_slice(&x.to_le_bytes());
+            for &x in pos {
+                x.write_le(&mut out);
             }
         }
         Layout::Soa => {
             for axis in 0..3 {
                 for p in pos.chunks_exact(3) {
-                    out.extend_from_slice(&p[axis].to_le_bytes());
+                    p[axis].write_le(&mut out);
                 }
             }
         }

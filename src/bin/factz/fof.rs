@@ -1,17 +1,19 @@
-//! `factz fof`: the friends-of-friends halo catalogue of a particle set.
+//! `factz fof`: the friends-of-friends halo catalogue of a particle set, raw
+//! float32 / float64 positions or a particle stream (decoded in its own type).
 
-use crate::args::{self, switch, val, FlagSpec};
+use crate::args::{self, switch, val, Args, FlagSpec};
 use crate::commands::print_help_if;
 use crate::fileio::{self, shown, Progress};
 use crate::json::{Json, Obj};
-use crate::particle_commands::{min_members, space_text};
+use crate::particle_commands::{self, min_members, space_text};
 use crate::stats::short;
-use crate::{help, CliResult};
+use crate::{help, CliError, CliResult};
 use factz::particles::{
     fof::{self, HMF_BINS},
     geometry::check_linking,
     Layout, Linking, Space, DEFAULT_ETA,
 };
+use factz::Real;
 use std::ffi::OsString;
 use std::fmt::Write as _;
 
@@ -26,30 +28,88 @@ pub fn fof(argv: Vec<OsString>) -> CliResult<u8> {
         val("top"),
         val("labels"),
         switch("json"),
+        val("dtype"),
     ];
     let a = args::parse("fof", argv, SPECS)?;
     if print_help_if(&a, help::FOF)? {
         return Ok(0);
     }
-    let count = a.count()?;
-    let layout = a.layout()?.unwrap_or(Layout::Aos);
-    let linking = a.linking()?.unwrap_or(Linking::Eta(DEFAULT_ETA));
-    let period = a.period()?;
-    let min = min_members(&a)?;
-    let top = a.int_in("top", 0, u32::MAX as u64)?.unwrap_or(10) as usize;
-    let labels_out = a.value("labels");
-    a.positionals_exact(&["IN.f32"])?;
+    // Every flag checked before reading the input.
+    a.count()?;
+    a.layout()?;
+    a.linking()?;
+    a.period()?;
+    a.dtype_f64()?;
+    min_members(&a)?;
+    a.int_in("top", 0, u32::MAX as u64)?;
+    a.positionals_exact(&["IN.f32|IN.f64|IN.fz"])?;
     let inp = &a.positionals[0];
-
     let progress = Progress::for_input(fileio::input_len(inp).unwrap_or(0));
     progress.phase("reading");
-    let pos = fileio::positions_from_bytes(&fileio::read_all(inp)?, count, layout, inp)?;
+    let bytes = fileio::read_all(inp)?;
+    let is_stream = fileio::is_stream(&bytes);
+    if particle_commands::is_f64(&a, &bytes, inp, is_stream)? {
+        let set = Input::<f64>::load(&a, bytes, is_stream)?;
+        fof_as(&a, set, progress)
+    } else {
+        let set = Input::<f32>::load(&a, bytes, is_stream)?;
+        fof_as(&a, set, progress)
+    }
+}
+
+/// The positions `fof` groups, and what a stream says of them.
+struct Input<T> {
+    pos: Vec<T>,
+    layout: Layout,
+    linking: Linking,
+    period: Option<f64>,
+}
+
+impl<T: Real> Input<T> {
+    /// Raw positions (`--count`, `--layout`, default eta 0.2, open unless
+    /// `--box`), or a stream decoded as `T`, whose linking length and box are
+    /// the defaults (the links it was made to keep).
+    fn load(a: &Args, bytes: Vec<u8>, is_stream: bool) -> CliResult<Input<T>> {
+        let inp = &a.positionals[0];
+        let (count, linking, period) = (a.count()?, a.linking()?, a.period()?);
+        if !is_stream {
+            let layout = a.layout()?.unwrap_or(Layout::Aos);
+            return Ok(Input {
+                pos: fileio::positions_from_bytes::<T>(&bytes, count, layout, inp)?,
+                layout,
+                linking: linking.unwrap_or(Linking::Eta(DEFAULT_ETA)),
+                period,
+            });
+        }
+        let (info, d) = particle_commands::decode::<T>(&bytes, inp)?;
+        if let Some(c) = count.filter(|&c| c != d.n) {
+            return Err(CliError::fail(format!(
+                "--count {c} does not match the stream's {} particles",
+                d.n
+            )));
+        }
+        Ok(Input {
+            pos: d.pos,
+            layout: d.layout,
+            linking: linking.unwrap_or(Linking::Length(info.linking_length)),
+            period: period.or(info.period),
+        })
+    }
+}
+
+/// The catalogue of `set`, positions of type `T`.
+fn fof_as<T: Real>(a: &Args, set: Input<T>, progress: Progress) -> CliResult<u8> {
+    let inp = &a.positionals[0];
+    let (pos, layout, period) = (&set.pos, set.layout, set.period);
+    let min = min_members(a)?;
+    let top = a.int_in("top", 0, u32::MAX as u64)?.unwrap_or(10) as usize;
+    let labels_out = a.value("labels");
     let n = pos.len() / 3;
-    let b = factz::particles::linking_length(&pos, linking, period)?;
+    let b = factz::particles::linking_length(pos, set.linking, period)?;
     let space = Space { period };
     check_linking(b, space).map_err(|e| a.usage_err(e.message))?;
     progress.phase("linking");
-    let links = fof::links(&pos, space, b)?;
+    let links = fof::links(pos, space, b)?;
     progress.phase("grouping");
     let labels = fof::group_labels(n, &links);
     let mut size = vec![0u32; n];
@@ -92,6 +152,7 @@ pub fn fof(argv: Vec<OsString>) -> CliResult<u8> {
             .collect();
         Obj::new()
             .put("particles", n)
+            .put("dtype", T::NAME)
             .put("layout", layout.name())
             .put("linking_length", b)
             .put("period", period)
@@ -115,7 +176,8 @@ pub fn fof(argv: Vec<OsString>) -> CliResult<u8> {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "particles:       {n} ({}, layout {})",
+            "particles:       {n} {} ({}, layout {})",
+            T::NAME,
             shown(inp),
             layout.name()
         );

@@ -12,7 +12,8 @@ Usage:
                    [--abs X | --rel X] [--b B | --eta E] [--box L]
                    [--base builtin|sz3|zfp] [--coder huffman|rans] [--zstd LEVEL]
                    [--chunk] [--verify] [--method auto|correct|safe] [--edit-bits M]
-                   [--max-iters K] [--backend cpu|cuda|auto] IN.f32 OUT.fz
+                   [--max-iters K] [--backend cpu|cuda|auto] [--dtype f32|f64]
+                   IN.f32 OUT.fz
   factz decompress IN.fz OUT.f32 [--vtk OUT.vti|OUT.vtp]
   factz cps        FIELD.f32|IN.fz [--shape NY,NX] [--json] [--vtk OUT.vtp]
   factz verify     ORIG.f32 IN.fz|RECON.f32 [--kind field2d|particles] [shape flags]
@@ -21,12 +22,13 @@ Usage:
   factz bench      [--kind field2d|particles] [IN.f32 ...] [--rel LIST] [--json] ...
   factz correct    ORIG.f32 DECODED.f32 OUT.fz [particle flags]   # bring your own compressor
   factz apply      OUT.fz DECODED.f32 FIXED.f32
-  factz fof        IN.f32 [--count N] [--b B | --eta E] [--box L] [--min-members M]
-                   [--labels OUT.u32] [--json]
+  factz fof        IN.f32|IN.fz [--count N] [--b B | --eta E] [--box L]
+                   [--min-members M] [--dtype f32|f64] [--labels OUT.u32] [--json]
   factz synth      --kind field2d|particles [--seed S] [...] OUT.f32   # sample data
   factz help CMD   details of one command
 
-Data is raw little-endian float32. Fields: SoA (all u, then all v) or AoS ((u, v)
+Data is raw little-endian float32, or float64 with --dtype f64 (a stream records
+its own element type, and decompression gives it back). Fields: SoA (all u, then all v) or AoS ((u, v)
 per vertex), row-major NY x NX with x fastest. Particles: AoS (x, y, z per
 particle, the default) or SoA (all x, all y, all z). Defaults: --rel 1e-3,
 --eta 0.2 (b = 0.2 x the mean separation). `-` reads stdin / writes
@@ -40,6 +42,7 @@ factz compress: compress a 2D vector field or particle positions
 Usage:
   factz compress --kind field2d --shape NY,NX [options] IN.f32 OUT.fz
   factz compress --kind particles [--count N] [options] IN.f32 OUT.fz
+  factz compress ... --dtype f64 IN.f64 OUT.fz
 
 Options (both kinds):
   --kind field2d|particles  what the input holds (default field2d)
@@ -70,14 +73,18 @@ Field options:
 
 Particle options (every friends-of-friends link keeps its status):
   --count N             number of particles; when omitted it is the file size / 12
-                        (which must then be a multiple of 12 bytes)
+                        (which must then be a multiple of 12 bytes; 24 for f64)
+  --dtype f32|f64       element type of IN (little-endian; default f32). f64
+                        positions keep their links by f64 distances and their
+                        bound in f64; they compress with --base builtin on the
+                        CPU (sz3, zfp and --backend cuda take f32 only)
   --layout aos|soa      aos: (x, y, z) per particle (default); soa: all x, all y, all z
   --b B                 linking length: a pair is linked when its distance is <= B
   --eta E               linking length E x (V/N)^(1/3), V the box's or the bounding
                         box's volume (default: eta 0.2)
   --box L               periodic box of side L (minimum-image distances); default open
   --base builtin|sz3|zfp  base compressor before the link correction (default builtin;
-                        sz3 and zfp when built with those cargo features)
+                        sz3 and zfp when built with those cargo features; f32 only)
   --method auto|correct|safe  how links are kept (default auto): safe moves
                         the particles of pairs the base changed to within their
                         own radius, inside which none of their links can change
@@ -103,15 +110,16 @@ factz decompress: decompress a stream to raw float32 (or float64)
 Usage:
   factz decompress IN.fz OUT.f32 [--layout soa|aos] [--vtk OUT.vti|OUT.vtp]
 
-Works for field and particle streams (the header says which). A float64 field
-stream writes float64 values. Writes the layout
+Works for field and particle streams (the header says which). A float64 stream
+(field or particles) writes float64 values. Writes the layout
 the data came in (recorded in the stream) unless --layout overrides it. IN and
 OUT may be `-`. A particle correction stream (from `factz correct`) is not a
 complete stream: use `factz apply`.
 
 --vtk also writes the data for ParaView / VisIt / TTK (VTK XML, raw appended
 arrays): a field as ImageData (.vti; vertex (i, j) at (i, j, 0), point array
-`vector` = (u, v, 0)), particles as PolyData points (.vtp). `factz cps --vtk`
+`vector` = (u, v, 0)), particles as PolyData points (.vtp; float32 particle
+streams only: a float64 one is refused rather than rounded). `factz cps --vtk`
 writes the field's critical points to overlay on it.
 ";
 
@@ -126,6 +134,7 @@ Usage:
   factz verify ORIG.f32 IN.fz [--b B | --eta E] [--box L] [--min-members M] [...]
   factz verify ORIG.f32 RECON.f32 --kind particles [--count N] [--layout aos|soa]
                [--b B | --eta E] [--box L] [--abs X | --rel X] [--min-members M] [--json]
+  factz verify ORIG.f64 IN.fz|RECON.f64 --kind particles --dtype f64 ...
 
 Fields: reports critical points lost (P1), spurious (P2) and with a changed type
 (P3), the maximum error against the bound, PSNR and, for a stream, the ratio and
@@ -151,7 +160,11 @@ whether the FoF partition is identical, halos of at least M members (default
 bound, PSNR and, for a stream, the ratio and bits/particle. With a stream the
 count, layout, linking length, box and bound default to what it records; with
 raw positions --b/--eta (default eta 0.2) and --box describe the links, and
-both files share --layout (default aos). Exits with status 1 if a link changed
+both files share --layout (default aos). Positions are float32 unless --dtype
+f64 says float64 (a stream says its own; ORIG, RECON and --against share it,
+and a --dtype that contradicts the stream is a usage error); links, halos and
+errors are computed on the values in their own type, and the ratio counts 8
+bytes a coordinate for f64. Exits with status 1 if a link changed
 or a coordinate exceeds the bound (or a non-finite value changed). --plot draws
 the x-y projection of the original and of each reconstruction (density, halo
 members coloured by FoF group), marks every broken link (red) and false link
@@ -169,7 +182,8 @@ factz inspect: print a stream's header, sections and parameters
 Usage:
   factz inspect IN.fz [--json]
 
-For particle streams: the particle count and layout, what made the base
+For particle streams: the particle count, element type (f32 or f64) and
+layout, what made the base
 positions (lossless, a base compressor, or an external one for a correction
 stream), the absolute bound, the linking length, the box, the edit width and
 the sections.
@@ -236,7 +250,7 @@ Usage:
   factz correct ORIG.f32 DECODED.f32 OUT.fz [--count N] [--layout aos|soa]
                 [--abs X | --rel X] [--b B | --eta E] [--box L]
                 [--coder huffman|rans] [--zstd LEVEL] [--chunk]
-                [--edit-bits M] [--max-iters K] [-v]
+                [--edit-bits M] [--max-iters K] [--dtype f32|f64] [-v]
 
 Bring your own compressor: ORIG are the original positions, DECODED what your
 compressor gave back for them (same particle order and layout). OUT holds only
@@ -244,18 +258,22 @@ the correction (edits and exactly stored particles); `factz apply OUT.fz
 DECODED.f32 FIXED.f32` turns DECODED into positions that keep every
 friends-of-friends link of ORIG and stay within the bound. Decoded coordinates
 outside the bound (or non-finite) are corrected by exact storage. Defaults as
-for compress (rel 1e-3, eta 0.2, aos). One of the inputs may be `-`.
+for compress (rel 1e-3, eta 0.2, aos). ORIG and DECODED are float32, or both
+float64 with --dtype f64 (the stream records which). One of the inputs may be
+`-`.
 ";
 
 pub const APPLY: &str = "\
 factz apply: apply a correction stream from `factz correct`
 
 Usage:
-  factz apply OUT.fz DECODED.f32 FIXED.f32 [--layout aos|soa]
+  factz apply OUT.fz DECODED.f32 FIXED.f32 [--layout aos|soa] [--dtype f32|f64]
 
 DECODED must be the very positions the correction was made for (checked by
 checksum); its layout is the one the stream records unless --layout overrides
-it. FIXED is written in the same layout. One of the inputs may be `-`, and
+it. DECODED and FIXED have the element type the correction was made for (f32
+or f64, recorded in the stream; --dtype, if given, must agree). FIXED is
+written in the same layout. One of the inputs may be `-`, and
 FIXED may be `-`.
 ";
 
@@ -265,6 +283,8 @@ factz fof: friends-of-friends halo catalogue of particle positions
 Usage:
   factz fof IN.f32 [--count N] [--layout aos|soa] [--b B | --eta E] [--box L]
             [--min-members M] [--top K] [--labels OUT.u32] [--json]
+  factz fof IN.f64 --dtype f64 [...]
+  factz fof IN.fz [...]
 
 Links every pair at distance <= b (--b, or --eta E: b = E x (V/N)^(1/3), default
 eta 0.2; --box L for a periodic box) and prints the number of groups, the halos
@@ -272,6 +292,9 @@ of at least M members (default 20), the K largest (default 10) with their sizes,
 and the halo mass function over 50 logarithmic bins of member count from M to
 the largest halo. --labels writes each particle's group label (the smallest
 particle index in its group) as little-endian uint32, in particle order.
+IN is raw float32 positions, float64 with --dtype f64 (links by f64
+distances), or a particle stream, decoded in its own element type, whose
+linking length and box are the defaults (--dtype, if given, must agree).
 IN may be `-`; so may --labels (the summary then goes to stderr).
 ";
 

@@ -1,5 +1,7 @@
 //! `--kind particles` for `compress`, `decompress`, `verify` and `inspect`, and the
-//! bring-your-own-compressor pair `correct` / `apply`.
+//! bring-your-own-compressor pair `correct` / `apply`. Positions are float32 or
+//! float64 (`--dtype` for raw files; a stream says its own): each command is
+//! written once over `T: Real` and the dtype picks the instance.
 
 use crate::args::{self, switch, val, Args, FlagSpec};
 use crate::backend;
@@ -11,11 +13,13 @@ use crate::json::{Json, Obj};
 use crate::plot;
 use crate::stats::short;
 use crate::{help, CliError, CliResult};
+use factz::backend::Backend;
 use factz::format::{self, Parsed};
 use factz::particles::{
-    self, metrics, stream as pstream, Bound, Compressed, Layout, Linking, ParticleConfig,
+    self, metrics, stream as pstream, Base, Bound, Compressed, Layout, Linking, ParticleConfig,
     ParticleInfo, Source, Space, DEFAULT_ETA, DEFAULT_MIN_MEMBERS,
 };
+use factz::Real;
 use std::ffi::OsString;
 use std::fmt::Write as _;
 
@@ -33,7 +37,27 @@ pub const PARTICLE_ONLY: [&str; 9] = [
 ];
 
 /// Flags only field commands take (refused for `--kind particles`).
-pub const FIELD_ONLY: [&str; 3] = ["shape", "mode", "dtype"];
+pub const FIELD_ONLY: [&str; 2] = ["shape", "mode"];
+
+/// Whether a particle input holds f64: a stream says so itself (and `--dtype`,
+/// if given, must agree), a raw file is what `--dtype` says (f32 by default).
+pub fn is_f64(a: &Args, bytes: &[u8], path: &str, is_stream: bool) -> CliResult<bool> {
+    let flag = a.dtype_f64()?;
+    if !is_stream {
+        return Ok(flag == Some(true));
+    }
+    let info = stream_info(bytes, path)?;
+    let f64 = info.dtype == "f64";
+    match flag {
+        Some(x) if x != f64 => Err(a.usage_err(format!(
+            "--dtype {} does not match {}, which holds {}",
+            if x { "f64" } else { "f32" },
+            shown(path),
+            info.dtype
+        ))),
+        _ => Ok(f64),
+    }
+}
 
 /// The particle configuration the flags describe (defaults: rel 1e-3, eta 0.2,
 /// builtin, rans, AoS), checked by the library.
@@ -100,11 +124,17 @@ fn out_name(path: &str) -> &str {
     }
 }
 
-/// The `-v` line of `compress` and `correct`.
-fn summary(inp: &str, out: &str, n: usize, cfg: &ParticleConfig, c: &Compressed) -> String {
+/// The `-v` line of `compress` and `correct`, for positions of type `T`.
+fn summary<T: Real>(
+    inp: &str,
+    out: &str,
+    n: usize,
+    cfg: &ParticleConfig,
+    c: &Compressed,
+) -> String {
     let r = &c.report;
     let s = &r.correction;
-    let raw = 12 * n;
+    let raw = 3 * T::BYTES * n;
     let len = c.bytes.len();
     let bits = short(if n > 0 {
         8.0 * len as f64 / n as f64
@@ -120,9 +150,10 @@ fn summary(inp: &str, out: &str, n: usize, cfg: &ParticleConfig, c: &Compressed)
         )
     };
     format!(
-        "factz: {} -> {}: {n} particles {}, {} {}, abs bound {}, b {}, {}; {size}; method {}, {} vulnerable pairs, {} violated before correction, {} iterations, {} violated after, {} exact particles, {} edited coordinates{}{}",
+        "factz: {} -> {}: {n} particles {} {}, {} {}, abs bound {}, b {}, {}; {size}; method {}, {} vulnerable pairs, {} violated before correction, {} iterations, {} violated after, {} exact particles, {} edited coordinates{}{}",
         shown(inp),
         out_name(out),
+        T::NAME,
         cfg.layout.name(),
         r.source.name(),
         cfg.coder.name(),
@@ -147,30 +178,61 @@ fn summary(inp: &str, out: &str, n: usize, cfg: &ParticleConfig, c: &Compressed)
 /// `compress --kind particles` (arguments already parsed by `commands::compress`).
 pub fn compress(a: &Args) -> CliResult<u8> {
     a.refuse(&FIELD_ONLY, "--kind field2d")?;
+    let f64 = a.dtype_f64()? == Some(true);
+    // Before `config`, whose check would otherwise report a base missing from
+    // this build rather than the one that works.
+    if let Some(b) = a.base()?.filter(|&b| f64 && b != Base::Builtin) {
+        return Err(a.usage_err(format!(
+            "--base {} takes float32 positions only; float64 compresses with --base builtin",
+            b.name()
+        )));
+    }
     let cfg = config(a)?;
     let count = a.count()?;
     let backend = backend::choice(a)?;
-    a.positionals_exact(&["IN.f32", "OUT.fz"])?;
-    let (inp, out) = (&a.positionals[0], &a.positionals[1]);
+    a.positionals_exact(&["IN.f32|IN.f64", "OUT.fz"])?;
+    if !f64 {
+        return compress_as::<f32>(a, &cfg, count, backend);
+    }
+    if matches!(backend, Backend::Cuda) {
+        return Err(a.usage_err("--backend cuda takes float32 positions only"));
+    }
+    compress_as::<f64>(a, &cfg, count, Backend::Cpu)
+}
 
+/// The particle part of `compress` for element type `T`.
+fn compress_as<T: Real>(
+    a: &Args,
+    cfg: &ParticleConfig,
+    count: Option<usize>,
+    backend: Backend,
+) -> CliResult<u8> {
+    let (inp, out) = (&a.positionals[0], &a.positionals[1]);
     let progress = Progress::for_input(fileio::input_len(inp).unwrap_or(0));
     progress.phase("reading");
     let bytes = fileio::read_all(inp)?;
-    let pos = fileio::positions_from_bytes(&bytes, count, cfg.layout, inp)?;
+    let pos = fileio::positions_from_bytes::<T>(&bytes, count, cfg.layout, inp)?;
     drop(bytes);
     progress.phase(if cfg.verify {
         "compressing and verifying"
     } else {
         "compressing"
     });
-    let (c, ran) = backend::compress_particles(backend, &pos, &cfg)?;
+    // The GPU takes f32 only; f64 runs the library's CPU path.
+    let (c, ran) = match T::as_f32(&pos) {
+        Some(p) => backend::compress_particles(backend, p, cfg)?,
+        None => (
+            particles::compress(&pos, cfg).map_err(|e| CliError::fail(format!("compress: {e}")))?,
+            "cpu".to_string(),
+        ),
+    };
     progress.phase("writing");
     fileio::write_all(out, &c.bytes)?;
     progress.done();
     if a.has("verbose") {
         eprintln!(
             "{}; backend {ran}",
-            summary(inp, out, pos.len() / 3, &cfg, &c)
+            summary::<T>(inp, out, pos.len() / 3, cfg, &c)
         );
     }
     Ok(0)
@@ -189,19 +251,31 @@ fn stream_info(bytes: &[u8], path: &str) -> CliResult<ParticleInfo> {
     particles::info(bytes).map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))
 }
 
-/// Decode a complete particle stream (not a correction-only one).
-fn decode(bytes: &[u8], path: &str) -> CliResult<(ParticleInfo, particles::Decoded)> {
+/// Decode a complete particle stream (not a correction-only one) of element
+/// type `T`.
+pub fn decode<T: Real>(
+    bytes: &[u8],
+    path: &str,
+) -> CliResult<(ParticleInfo, particles::Decoded<T>)> {
     let info = stream_info(bytes, path)?;
     if info.source == Source::External {
         return Err(external_message(path));
     }
-    let d = particles::decompress(bytes)
+    if info.dtype != T::NAME {
+        return Err(CliError::fail(format!(
+            "{} holds {} positions, not {}",
+            shown(path),
+            info.dtype,
+            T::NAME
+        )));
+    }
+    let d = particles::decompress_as::<T>(bytes)
         .map_err(|e| CliError::fail(format!("{}: {e}", shown(path))))?;
     Ok((info, d))
 }
 
 /// `decompress` of a particle stream: the positions in the layout they came in
-/// (or `layout` when given).
+/// (or `layout` when given), of the stream's element type.
 pub fn decompress(
     bytes: Vec<u8>,
     inp: &str,
@@ -209,30 +283,51 @@ pub fn decompress(
     layout: Option<Layout>,
     vtk_out: Option<&str>,
 ) -> CliResult<u8> {
+    if stream_info(&bytes, inp)?.dtype == "f64" {
+        // factz::vtk writes Float32 points only; rounding would misplace them.
+        if vtk_out.is_some() {
+            return Err(CliError::usage(format!(
+                "decompress: --vtk writes float32 points only, and {} holds float64 positions",
+                shown(inp)
+            )));
+        }
+        decompress_as::<f64>(bytes, inp, out, layout, None)
+    } else {
+        decompress_as::<f32>(bytes, inp, out, layout, vtk_out)
+    }
+}
+
+fn decompress_as<T: Real>(
+    bytes: Vec<u8>,
+    inp: &str,
+    out: &str,
+    layout: Option<Layout>,
+    vtk_out: Option<&str>,
+) -> CliResult<u8> {
     let n = stream_info(&bytes, inp)?.n;
-    let progress = Progress::for_input(12 * n as u64);
+    let progress = Progress::for_input(3 * T::BYTES as u64 * n as u64);
     progress.phase("decompressing");
-    let (_, d) = decode(&bytes, inp)?;
+    let (_, d) = decode::<T>(&bytes, inp)?;
     drop(bytes);
     progress.phase("writing");
     fileio::write_all(
         out,
         &fileio::positions_to_bytes(&d.pos, layout.unwrap_or(d.layout)),
     )?;
-    if let Some(path) = vtk_out {
+    if let (Some(path), Some(pos)) = (vtk_out, T::as_f32(&d.pos)) {
         progress.phase("writing VTK");
-        fileio::write_all(path, &factz::vtk::particles_vtp(&d.pos))?;
+        fileio::write_all(path, &factz::vtk::particles_vtp(pos))?;
     }
     progress.done();
     Ok(0)
 }
 
 /// Largest finite coordinate error (where both values are finite).
-fn max_finite_error(orig: &[f32], recon: &[f32]) -> f64 {
+fn max_finite_error<T: Real>(orig: &[T], recon: &[T]) -> f64 {
     orig.iter()
         .zip(recon)
         .filter(|(a, r)| a.is_finite() && r.is_finite())
-        .map(|(&a, &r)| (r as f64 - a as f64).abs())
+        .map(|(&a, &r)| (r.to_f64() - a.to_f64()).abs())
         .fold(0.0, f64::max)
 }
 
@@ -253,9 +348,27 @@ pub fn verify(
     let count = a.count()?;
     let min_members = min_members(a)?;
 
-    let read = (second, second_path, is_stream);
-    let inputs = ParticleInputs::load(orig_path, read, (layout_flag, count), &progress)?;
     let flags = (linking_flag, period_flag, bound_flag);
+    let read = (second, second_path, is_stream);
+    if is_f64(a, &read.0, second_path, is_stream)? {
+        let inputs = ParticleInputs::<f64>::load(orig_path, read, (layout_flag, count), &progress)?;
+        verify_as(a, inputs, second_path, flags, min_members, plot, progress)
+    } else {
+        let inputs = ParticleInputs::<f32>::load(orig_path, read, (layout_flag, count), &progress)?;
+        verify_as(a, inputs, second_path, flags, min_members, plot, progress)
+    }
+}
+
+/// The rest of a particle `verify`, for element type `T`.
+fn verify_as<T: Real>(
+    a: &Args,
+    inputs: ParticleInputs<T>,
+    second_path: &str,
+    flags: (Option<Linking>, Option<f64>, Option<Bound>),
+    min_members: usize,
+    plot: Option<(&str, Option<&str>, usize)>,
+    progress: Progress,
+) -> CliResult<u8> {
     progress.phase("comparing links and halos");
     let report = inputs.compare(flags, min_members)?;
     if let Some((path, against, px)) = plot {
@@ -267,17 +380,17 @@ pub fn verify(
     report.outcome()
 }
 
-/// The two position sets a `verify` compares, read and decoded.
-struct ParticleInputs {
-    orig: Vec<f32>,
-    recon: Vec<f32>,
+/// The two position sets a `verify` compares, read and decoded, of type `T`.
+struct ParticleInputs<T> {
+    orig: Vec<T>,
+    recon: Vec<T>,
     layout: Layout,
     /// The stream's header and length, for a stream.
     info: Option<ParticleInfo>,
     stream_len: Option<usize>,
 }
 
-impl ParticleInputs {
+impl<T: Real> ParticleInputs<T> {
     /// `second` is a stream (count and layout from it, checked against the
     /// flags) or raw positions.
     fn load(
@@ -285,10 +398,10 @@ impl ParticleInputs {
         (second, second_path, is_stream): (Vec<u8>, &str, bool),
         (layout_flag, count): (Option<Layout>, Option<usize>),
         progress: &Progress,
-    ) -> CliResult<ParticleInputs> {
+    ) -> CliResult<ParticleInputs<T>> {
         let (recon, layout, info, stream_len) = if is_stream {
             progress.phase("decompressing");
-            let (info, d) = decode(&second, second_path)?;
+            let (info, d) = decode::<T>(&second, second_path)?;
             if let Some(n) = count.filter(|&n| n != d.n) {
                 return Err(CliError::fail(format!(
                     "--count {n} does not match the stream's {} particles",
@@ -303,14 +416,14 @@ impl ParticleInputs {
             )
         } else {
             let layout = layout_flag.unwrap_or(Layout::Aos);
-            let recon = fileio::positions_from_bytes(&second, count, layout, second_path)?;
+            let recon = fileio::positions_from_bytes::<T>(&second, count, layout, second_path)?;
             (recon, layout, None, None)
         };
         drop(second);
         let n = recon.len() / 3;
         progress.phase("reading");
         let orig_bytes = fileio::read_all(orig_path)?;
-        let orig = fileio::positions_from_bytes(&orig_bytes, Some(n), layout, orig_path)?;
+        let orig = fileio::positions_from_bytes::<T>(&orig_bytes, Some(n), layout, orig_path)?;
         Ok(ParticleInputs {
             orig,
             recon,
@@ -334,7 +447,7 @@ impl ParticleInputs {
             Some(p) => {
                 let bytes = fileio::read_all(p)?;
                 Some(if fileio::is_stream(&bytes) {
-                    let (_, d) = decode(&bytes, p)?;
+                    let (_, d) = decode::<T>(&bytes, p)?;
                     if d.n != n {
                         return Err(CliError::fail(format!(
                             "{} holds {} particles, not {n}",
@@ -344,12 +457,12 @@ impl ParticleInputs {
                     }
                     d.pos
                 } else {
-                    fileio::positions_from_bytes(&bytes, Some(n), self.layout, p)?
+                    fileio::positions_from_bytes::<T>(&bytes, Some(n), self.layout, p)?
                 })
             }
         };
         let title = match self.stream_len {
-            Some(len) => format!("factz, ratio {:.2}", (12 * n) as f64 / len as f64),
+            Some(len) => format!("factz, ratio {:.2}", (3 * T::BYTES * n) as f64 / len as f64),
             None => shown(second_path).to_string(),
         };
         let mut panels = vec![plot::ParticlePanel {
@@ -403,6 +516,8 @@ impl ParticleInputs {
         let m = metrics::compare(orig, &self.recon, Space { period }, b, xi, min_members)?;
         Ok(ParticleVerify {
             n: orig.len() / 3,
+            dtype: T::NAME,
+            value_bytes: T::BYTES,
             layout: self.layout,
             b,
             b_from,
@@ -420,6 +535,9 @@ impl ParticleInputs {
 /// What a particle `verify` found, and how it reports it.
 struct ParticleVerify {
     n: usize,
+    /// The element type and its size in bytes (the raw size the ratio uses).
+    dtype: &'static str,
+    value_bytes: usize,
     layout: Layout,
     b: f64,
     b_from: &'static str,
@@ -440,7 +558,7 @@ impl ParticleVerify {
         self.changed() == 0 && self.m.bound_violations == 0
     }
     fn raw(&self) -> usize {
-        12 * self.n
+        3 * self.value_bytes * self.n
     }
     fn ratio(&self) -> Option<f64> {
         self.stream_len.map(|s| self.raw() as f64 / s as f64)
@@ -467,6 +585,7 @@ impl ParticleVerify {
             .put("ok", self.ok())
             .put("kind", "particles")
             .put("particles", self.n)
+            .put("dtype", self.dtype)
             .put("layout", self.layout.name())
             .put("linking_length", self.b)
             .put("linking_from", self.b_from)
@@ -499,8 +618,9 @@ impl ParticleVerify {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "particles:          {}, layout {}",
+            "particles:          {} {}, layout {}",
             self.n,
+            self.dtype,
             self.layout.name()
         );
         let _ = writeln!(
@@ -642,7 +762,7 @@ pub fn inspect(a: &Args, path: &str, bytes: &[u8], p: &Parsed) -> CliResult<u8> 
     let info = stream_info(bytes, path)?;
     let h = &p.header;
     let crc_ok = section_crcs(bytes, p);
-    let raw = 12 * info.n;
+    let raw = if info.dtype == "f64" { 24 } else { 12 } * info.n;
     let ratio = raw as f64 / bytes.len() as f64;
     let bits = if info.n > 0 {
         Some(8.0 * bytes.len() as f64 / info.n as f64)
@@ -661,7 +781,7 @@ pub fn inspect(a: &Args, path: &str, bytes: &[u8], p: &Parsed) -> CliResult<u8> 
             .put("stream_bytes", bytes.len())
             .put("version", h.version as u32)
             .put("kind", h.kind.name())
-            .put("dtype", "f32")
+            .put("dtype", info.dtype)
             .put("flags", flags)
             .put("dims", h.dims.to_vec())
             .put("particles", info.n)
@@ -699,8 +819,8 @@ pub fn inspect(a: &Args, path: &str, bytes: &[u8], p: &Parsed) -> CliResult<u8> 
         let _ = writeln!(s, "file:         {} ({} bytes)", shown(path), bytes.len());
         let _ = writeln!(
             s,
-            "format:       version {}, kind particles, element f32",
-            h.version
+            "format:       version {}, kind particles, element {}",
+            h.version, info.dtype
         );
         let _ = writeln!(s, "particles:    {}, layout {}", info.n, info.layout.name());
         let _ = writeln!(s, "source:       {}", source_text(&info));
@@ -750,7 +870,7 @@ pub fn inspect(a: &Args, path: &str, bytes: &[u8], p: &Parsed) -> CliResult<u8> 
 }
 
 /// `factz correct ORIG.f32 DECODED.f32 OUT.fz`: a correction stream for positions
-/// another compressor decoded.
+/// another compressor decoded (both float32, or float64 with `--dtype f64`).
 pub fn correct(argv: Vec<OsString>) -> CliResult<u8> {
     const SPECS: &[FlagSpec] = &[
         val("kind"),
@@ -768,6 +888,7 @@ pub fn correct(argv: Vec<OsString>) -> CliResult<u8> {
         val("edit-bits"),
         val("max-iters"),
         switch("verbose"),
+        val("dtype"),
     ];
     let a = args::parse("correct", argv, SPECS)?;
     if print_help_if(&a, help::CORRECT)? {
@@ -778,33 +899,53 @@ pub fn correct(argv: Vec<OsString>) -> CliResult<u8> {
     }
     let cfg = config(&a)?;
     let count = a.count()?;
+    let f64 = a.dtype_f64()? == Some(true);
     a.positionals_exact(&["ORIG.f32", "DECODED.f32", "OUT.fz"])?;
-    let (orig_path, dec_path, out) = (&a.positionals[0], &a.positionals[1], &a.positionals[2]);
+    let (orig_path, dec_path) = (&a.positionals[0], &a.positionals[1]);
     if orig_path == "-" && dec_path == "-" {
         return Err(a.usage_err("only one of the two inputs can be - (stdin)"));
     }
+    if f64 {
+        correct_as::<f64>(&a, &cfg, count)
+    } else {
+        correct_as::<f32>(&a, &cfg, count)
+    }
+}
+
+/// The rest of `correct`, for element type `T`.
+fn correct_as<T: Real>(a: &Args, cfg: &ParticleConfig, count: Option<usize>) -> CliResult<u8> {
+    let (orig_path, dec_path, out) = (&a.positionals[0], &a.positionals[1], &a.positionals[2]);
     let progress = Progress::for_input(fileio::input_len(orig_path).unwrap_or(0));
     progress.phase("reading");
-    let orig =
-        fileio::positions_from_bytes(&fileio::read_all(orig_path)?, count, cfg.layout, orig_path)?;
+    let orig = fileio::positions_from_bytes::<T>(
+        &fileio::read_all(orig_path)?,
+        count,
+        cfg.layout,
+        orig_path,
+    )?;
     let n = orig.len() / 3;
-    let decoded =
-        fileio::positions_from_bytes(&fileio::read_all(dec_path)?, Some(n), cfg.layout, dec_path)?;
+    let decoded = fileio::positions_from_bytes::<T>(
+        &fileio::read_all(dec_path)?,
+        Some(n),
+        cfg.layout,
+        dec_path,
+    )?;
     progress.phase("correcting");
-    let c = particles::correct_external(&orig, &decoded, &cfg)
+    let c = particles::correct_external(&orig, &decoded, cfg)
         .map_err(|e| CliError::fail(format!("correct: {e}")))?;
     progress.phase("writing");
     fileio::write_all(out, &c.bytes)?;
     progress.done();
     if a.has("verbose") {
-        eprintln!("{}", summary(orig_path, out, n, &cfg, &c));
+        eprintln!("{}", summary::<T>(orig_path, out, n, cfg, &c));
     }
     Ok(0)
 }
 
-/// `factz apply CORR.fz DECODED.f32 FIXED.f32`: apply a correction stream.
+/// `factz apply CORR.fz DECODED.f32 FIXED.f32`: apply a correction stream (to
+/// positions of the element type it was made for).
 pub fn apply(argv: Vec<OsString>) -> CliResult<u8> {
-    let a = args::parse("apply", argv, &[val("layout")])?;
+    let a = args::parse("apply", argv, &[val("layout"), val("dtype")])?;
     if print_help_if(&a, help::APPLY)? {
         return Ok(0);
     }
@@ -824,12 +965,26 @@ pub fn apply(argv: Vec<OsString>) -> CliResult<u8> {
         )));
     }
     let layout = layout_flag.unwrap_or(info.layout);
-    let progress = Progress::for_input(12 * info.n as u64);
+    if is_f64(&a, &bytes, fz, true)? {
+        apply_as::<f64>(&bytes, info.n, (fz, dec_path, out), layout)
+    } else {
+        apply_as::<f32>(&bytes, info.n, (fz, dec_path, out), layout)
+    }
+}
+
+/// The rest of `apply`, for element type `T`.
+fn apply_as<T: Real>(
+    bytes: &[u8],
+    n: usize,
+    (fz, dec_path, out): (&str, &str, &str),
+    layout: Layout,
+) -> CliResult<u8> {
+    let progress = Progress::for_input(3 * T::BYTES as u64 * n as u64);
     progress.phase("reading");
     let mut pos =
-        fileio::positions_from_bytes(&fileio::read_all(dec_path)?, Some(info.n), layout, dec_path)?;
+        fileio::positions_from_bytes::<T>(&fileio::read_all(dec_path)?, Some(n), layout, dec_path)?;
     progress.phase("applying");
-    particles::apply_external(&bytes, &mut pos)
+    particles::apply_external(bytes, &mut pos)
         .map_err(|e| CliError::fail(format!("{}: {e}", shown(fz))))?;
     progress.phase("writing");
     fileio::write_all(out, &fileio::positions_to_bytes(&pos, layout))?;

@@ -378,9 +378,9 @@ fn write_png(path: &str, cv: &Canvas) -> CliResult<()> {
 }
 
 /// One particle reconstruction to draw beside the original.
-pub struct ParticlePanel<'a> {
+pub struct ParticlePanel<'a, T> {
     pub title: String,
-    pub pos: &'a [f32],
+    pub pos: &'a [T],
 }
 
 /// A set's FoF catalogue as the picture needs it.
@@ -393,7 +393,7 @@ struct Catalogue {
     sizes: Vec<usize>,
 }
 
-fn catalogue(pos: &[f32], space: Space, b: f64, min: usize) -> CliResult<Catalogue> {
+fn catalogue<T: Real>(pos: &[T], space: Space, b: f64, min: usize) -> CliResult<Catalogue> {
     let fail = |e: factz::Error| CliError::fail(format!("--plot: {e}"));
     let links = fof::links(pos, space, b).map_err(fail)?;
     let labels = fof::group_labels(pos.len() / 3, &links);
@@ -426,12 +426,14 @@ fn halo_colour(label: u32) -> Rgb {
 /// Draws the original's and each reconstruction's x-y projection (every
 /// particle as density, halo members coloured by their FoF group, each broken
 /// link a red cross and each false one a magenta square at the pair's middle)
-/// and the halo mass functions overlaid, into a PNG at `path`.
+/// and the halo mass functions overlaid, into a PNG at `path`. Links and
+/// halos come from the positions in their own type (f64 links at f64
+/// precision); only pixel coordinates are rounded.
 #[allow(clippy::too_many_arguments)]
-pub fn particles_png(
+pub fn particles_png<T: Real>(
     path: &str,
-    orig: &[f32],
-    panels: &[ParticlePanel],
+    orig: &[T],
+    panels: &[ParticlePanel<T>],
     space: Space,
     b: f64,
     min: usize,
@@ -440,7 +442,7 @@ pub fn particles_png(
     let fin = |k: usize| orig[3 * (k / 2) + k % 2];
     let (mut lo, mut hi) = ([f64::MAX; 2], [f64::MIN; 2]);
     for k in 0..orig.len() / 3 * 2 {
-        let x = f64::from(fin(k));
+        let x = fin(k).to_f64();
         if x.is_finite() {
             lo[k % 2] = lo[k % 2].min(x);
             hi[k % 2] = hi[k % 2].max(x);
@@ -460,12 +462,12 @@ pub fn particles_png(
         h: height,
         px: vec![[255, 255, 255]; width * height],
     };
-    let to_px = |p: &[f32], i: usize| -> Option<(f64, f64)> {
-        let (x, y) = (f64::from(p[3 * i]), f64::from(p[3 * i + 1]));
+    let to_px = |p: &[T], i: usize| -> Option<(f64, f64)> {
+        let (x, y) = (p[3 * i].to_f64(), p[3 * i + 1].to_f64());
         (x.is_finite() && y.is_finite()).then(|| ((x - lo[0]) * s, side as f64 - (y - lo[1]) * s))
     };
     let base = catalogue(orig, space, b, min)?;
-    let sets: Vec<(&[f32], String)> = std::iter::once((orig, "original".to_string()))
+    let sets: Vec<(&[T], String)> = std::iter::once((orig, "original".to_string()))
         .chain(panels.iter().map(|p| (p.pos, p.title.clone())))
         .collect();
     let mut titles = Vec::new();
@@ -507,7 +509,7 @@ pub fn particles_png(
                 }
             }
         }
-        let middle = |p: &[f32], (i, j): (u32, u32)| -> Option<(f64, f64)> {
+        let middle = |p: &[T], (i, j): (u32, u32)| -> Option<(f64, f64)> {
             let (a, c) = (to_px(p, i as usize)?, to_px(p, j as usize)?);
             Some((
                 x0 as f64 + (a.0 + c.0) / 2.0,
