@@ -263,12 +263,13 @@ public:
     size_t Operate(const char *dataIn, const Dims & /*blockStart*/, const Dims &blockCount,
                    const DataType type, char *bufferOut) override
     {
-        if (type != DataType::Float)
-            fail("only float32 variables are supported (vector fields (2, ny, nx) or "
-                 "(ny, nx, 2), particles (n, 3)); store this variable without factz");
+        if (type != DataType::Float && type != DataType::Double)
+            fail("only float32 and float64 variables are supported (vector fields (2, ny, nx) "
+                 "or (ny, nx, 2), particles (n, 3)); store this variable without factz");
+        const bool f64 = type == DataType::Double;
         Settings s(m_Parameters); /* parameters may have changed since construction */
         const Kind kind = kind_of(blockCount);
-        size_t cap = estimated(blockCount), len = 0, raw = sizeof(float);
+        size_t cap = estimated(blockCount, f64), len = 0, raw = f64 ? sizeof(double) : sizeof(float);
         for (size_t d : blockCount)
             raw *= d;
         std::vector<char> staged;
@@ -280,6 +281,7 @@ public:
             dataIn = staged.data();
         }
         const float *in = reinterpret_cast<const float *>(dataIn);
+        const double *in64 = reinterpret_cast<const double *>(dataIn);
         uint8_t *out = reinterpret_cast<uint8_t *>(bufferOut);
         factz_status st;
         if (kind == Kind::Particles)
@@ -301,7 +303,9 @@ public:
             cfg.zstd_level = s.zstd;
             cfg.flags = FACTZ_CHUNK_OF_LARGER | (s.verify ? FACTZ_VERIFY : 0);
             cfg.backend = s.backend;
-            st = factz_particles_compress(in, blockCount[0], &cfg, out, cap, &len);
+            st = f64 ? factz_particles_compress_f64(in64, blockCount[0], &cfg, out, cap, &len,
+                                                    nullptr)
+                     : factz_particles_compress(in, blockCount[0], &cfg, out, cap, &len);
         }
         else
         {
@@ -319,8 +323,14 @@ public:
             cfg.flags = FACTZ_CHUNK_OF_LARGER | (s.verify ? FACTZ_VERIFY : 0);
             cfg.layout = aos ? FACTZ_LAYOUT_AOS : FACTZ_LAYOUT_SOA;
             cfg.backend = s.backend;
-            st = aos ? factz_field_compress_interleaved(&cfg, in, ny, nx, out, cap, &len)
-                     : factz_field_compress(&cfg, in, in + ny * nx, ny, nx, out, cap, &len);
+            if (f64)
+                st = aos ? factz_field_compress_interleaved_f64(&cfg, in64, ny, nx, out, cap,
+                                                                &len, nullptr)
+                         : factz_field_compress_f64(&cfg, in64, in64 + ny * nx, ny, nx, out, cap,
+                                                    &len, nullptr);
+            else
+                st = aos ? factz_field_compress_interleaved(&cfg, in, ny, nx, out, cap, &len)
+                         : factz_field_compress(&cfg, in, in + ny * nx, ny, nx, out, cap, &len);
         }
         if (st != FACTZ_OK)
             fail_factz("compressing a block " + dims_str(blockCount));
@@ -342,13 +352,13 @@ public:
 
     /* Every type is "valid": for an invalid one ADIOS2 only warns and writes the
      * variable uncompressed, where a user who asked for factz should hear why
-     * not (Operate throws for anything but float32). */
+     * not (Operate throws for anything but float32 and float64). */
     bool IsDataTypeValid(const DataType /*type*/) const override { return true; }
 
-    size_t GetEstimatedSize(const size_t /*ElemCount*/, const size_t /*ElemSize*/,
+    size_t GetEstimatedSize(const size_t /*ElemCount*/, const size_t ElemSize,
                             const size_t ndims, const size_t *dims) const override
     {
-        return estimated(Dims(dims, dims + ndims));
+        return estimated(Dims(dims, dims + ndims), ElemSize == sizeof(double));
     }
 
 private:
@@ -361,61 +371,78 @@ private:
         factz_field_stream_info fi = {};
         fi.struct_size = sizeof fi;
         if (factz_field_info(in, sizeIn, &fi) == FACTZ_OK)
-            return static_cast<size_t>(2 * fi.ny * fi.nx * sizeof(float));
+            return static_cast<size_t>(2 * fi.ny * fi.nx * value_size(fi.dtype));
         factz_particles_stream_info pi = {};
         pi.struct_size = sizeof pi;
         if (factz_particles_info(in, sizeIn, &pi) == FACTZ_OK)
-            return static_cast<size_t>(3 * pi.n * sizeof(float));
+            return static_cast<size_t>(3 * pi.n * value_size(pi.dtype));
         fail_factz("a block is not a factz stream (corrupted?)");
     }
+
+    /* Bytes per value of a stream's element type (its info's dtype). */
+    static size_t value_size(uint32_t dtype) { return dtype == 2 ? sizeof(double) : sizeof(float); }
 
     /* Decodes a stream into host memory; returns the bytes written. */
     static size_t decode(const char *bufferIn, size_t sizeIn, char *dataOut)
     {
         const uint8_t *in = reinterpret_cast<const uint8_t *>(bufferIn);
         float *out = reinterpret_cast<float *>(dataOut);
+        double *out64 = reinterpret_cast<double *>(dataOut);
         factz_field_stream_info fi = {};
         fi.struct_size = sizeof fi;
         if (factz_field_info(in, sizeIn, &fi) == FACTZ_OK)
         {
-            factz_status st =
-                fi.layout == FACTZ_LAYOUT_AOS
-                    ? factz_field_decompress_interleaved(in, sizeIn, out, fi.ny, fi.nx)
-                    : factz_field_decompress(in, sizeIn, out, out + fi.ny * fi.nx, fi.ny, fi.nx);
+            const size_t n = fi.ny * fi.nx;
+            const bool aos = fi.layout == FACTZ_LAYOUT_AOS;
+            factz_status st;
+            /* The stream says its element type: ADIOS2 sized dataOut by the
+             * variable's, which wrote the stream. */
+            if (fi.dtype == 2)
+                st = aos ? factz_field_decompress_interleaved_f64(in, sizeIn, out64, fi.ny, fi.nx)
+                         : factz_field_decompress_f64(in, sizeIn, out64, out64 + n, fi.ny, fi.nx);
+            else
+                st = aos ? factz_field_decompress_interleaved(in, sizeIn, out, fi.ny, fi.nx)
+                         : factz_field_decompress(in, sizeIn, out, out + n, fi.ny, fi.nx);
             if (st != FACTZ_OK)
                 fail_factz("decoding a vector field block (corrupted?)");
-            return static_cast<size_t>(2 * fi.ny * fi.nx * sizeof(float));
+            return static_cast<size_t>(2 * n * value_size(fi.dtype));
         }
         factz_particles_stream_info pi = {};
         pi.struct_size = sizeof pi;
         if (factz_particles_info(in, sizeIn, &pi) == FACTZ_OK)
         {
-            if (factz_particles_decompress(in, sizeIn, out, pi.n) != FACTZ_OK)
+            factz_status st = pi.dtype == 2
+                                  ? factz_particles_decompress_f64(in, sizeIn, out64, pi.n)
+                                  : factz_particles_decompress(in, sizeIn, out, pi.n);
+            if (st != FACTZ_OK)
                 fail_factz("decoding a particle block (corrupted?)");
-            return static_cast<size_t>(3 * pi.n * sizeof(float));
+            return static_cast<size_t>(3 * pi.n * value_size(pi.dtype));
         }
         fail_factz("a block is not a factz stream (corrupted?)");
     }
 
-    /* The most Operate can write for a block of this shape. */
-    static size_t estimated(const Dims &count)
+    /* The most Operate can write for a block of this shape and element type. */
+    static size_t estimated(const Dims &count, bool f64)
     {
         size_t cap = 0;
+        factz_status st = FACTZ_OK;
         switch (kind_of(count))
         {
         case Kind::Particles:
-            if (factz_particles_max_compressed_size(count[0], &cap) != FACTZ_OK)
-                fail_factz("block " + dims_str(count));
+            st = f64 ? factz_particles_max_compressed_size_f64(count[0], &cap)
+                     : factz_particles_max_compressed_size(count[0], &cap);
             break;
         case Kind::FieldSoa:
-            if (factz_field_max_compressed_size(count[1], count[2], &cap) != FACTZ_OK)
-                fail_factz("block " + dims_str(count));
+            st = f64 ? factz_field_max_compressed_size_f64(count[1], count[2], &cap)
+                     : factz_field_max_compressed_size(count[1], count[2], &cap);
             break;
         case Kind::FieldAos:
-            if (factz_field_max_compressed_size(count[0], count[1], &cap) != FACTZ_OK)
-                fail_factz("block " + dims_str(count));
+            st = f64 ? factz_field_max_compressed_size_f64(count[0], count[1], &cap)
+                     : factz_field_max_compressed_size(count[0], count[1], &cap);
             break;
         }
+        if (st != FACTZ_OK)
+            fail_factz("block " + dims_str(count));
         return cap;
     }
 };

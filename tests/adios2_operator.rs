@@ -514,6 +514,92 @@ fn python_writes_particles_in_blocks_and_steps_every_reader_keeps_every_link() {
     }
 }
 
+/// float64 variables through the operator (Python writes in blocks, Python
+/// reads back float64): a turbulence field nudged below float32's resolution
+/// keeps every critical point of the whole field (BigInt oracle) and the
+/// bound, a particle set every link (all-pairs f64 oracle) and the bound.
+#[test]
+fn python_writes_float64_fields_and_particles_every_feature_kept() {
+    let dir = scratch("f64");
+    let read64 = |file: &Path, var: &str| -> Vec<f64> {
+        let out = file.with_extension(format!("{var}.out.f64"));
+        run_ok(
+            py_tool().arg("read").arg(file).arg(var).arg("0").arg(&out),
+            &format!("Python reads {var} of {}", file.display()),
+        );
+        std::fs::read(&out)
+            .unwrap()
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let write_raw = |path: &Path, values: &[f64]| {
+        let bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
+        std::fs::write(path, bytes).unwrap();
+    };
+    let nudge = |k: usize, x: f32| x as f64 * (1.0 + 1e-11 * ((k % 13) as f64 - 6.0));
+
+    let f = &field_steps()[0];
+    let (ny, nx) = (f.ny, f.nx);
+    let u: Vec<f64> = f.u.iter().enumerate().map(|(k, &x)| nudge(k, x)).collect();
+    let v: Vec<f64> =
+        f.v.iter()
+            .enumerate()
+            .map(|(k, &x)| nudge(k + 7, x))
+            .collect();
+    let raw = dir.join("uv.f64");
+    write_raw(&raw, &[u.clone(), v.clone()].concat());
+    let file = dir.join("field.bp");
+    let xi = 1e-3;
+    run_ok(
+        py_tool()
+            .arg("write-field")
+            .arg(&file)
+            .arg("uv")
+            .args([ny.to_string(), nx.to_string()])
+            .args(["soa", "100", "90", "accuracy=1e-3,mode=ABS"])
+            .arg(&raw),
+        "Python writes a float64 field",
+    );
+    let got = read64(&file, "uv");
+    assert_eq!(got.len(), 2 * ny * nx);
+    let (du, dv) = got.split_at(ny * nx);
+    common::oracle::check_bound_f64(&u, du, xi).unwrap();
+    common::oracle::check_bound_f64(&v, dv, xi).unwrap();
+    let d = common::oracle::diff(&u, &v, du, dv, ny, nx);
+    assert!(d.is_clean() && d.orig_cps > 0, "float64 field: {d}");
+
+    let p = periodic_particles();
+    let pos: Vec<f64> = p
+        .pos
+        .iter()
+        .enumerate()
+        .map(|(k, &x)| nudge(k, x))
+        .collect();
+    let n = pos.len() / 3;
+    let period = Some(p.period);
+    let links = po::brute_links_f64(&pos, period, p.b);
+    let raw = dir.join("pos.f64");
+    write_raw(&raw, &pos);
+    let file = dir.join("particles.bp");
+    let xi = 1e-2;
+    run_ok(
+        py_tool()
+            .arg("write-particles")
+            .arg(&file)
+            .arg("pos")
+            .args([n.to_string(), "1000".to_string()])
+            .arg(format!(
+                "accuracy={xi},mode=ABS,linking_length={},box={}",
+                p.b, p.period
+            ))
+            .arg(&raw),
+        "Python writes float64 particles",
+    );
+    let c = po::check_f64(&pos, &read64(&file, "pos"), period, p.b, xi, &links);
+    assert!(c.clean() && c.links > 100, "float64 particles: {c:?}");
+}
+
 #[test]
 fn c_and_fortran_codes_configured_by_xml_only() {
     let dir = scratch("xml");
@@ -620,8 +706,8 @@ fn bad_parameters_types_and_shapes_are_exceptions_with_clear_messages() {
             needle,
         );
     };
-    case("float64", &[], "only float32");
-    case("int32", &[], "only float32");
+    case("float64", &["cpmode=B"], "mode S");
+    case("int32", &[], "only float32 and float64");
     case("rank1", &[], "neither a vector field block");
     case("rank4", &[], "neither a vector field block");
     case("split", &[], "neither a vector field block");

@@ -7,9 +7,10 @@ with one and read with the other:
     adios_tool.py write-particles OUT.bp VAR N BN PARAMS RAW0.f32 [RAW1.f32 ...]
     adios_tool.py read OUT.bp VAR STEP OUT.f32
 
-One step per RAW file, Put as blocks (edge blocks partial). PARAMS: the
-operator's key=value list separated by commas, or "-". The operator plugin is
-found through ADIOS2_PLUGIN_PATH.
+One step per RAW file, Put as blocks (edge blocks partial). RAW files ending in
+.f64 hold float64 values (a double variable), others float32; read writes the
+variable's own type. PARAMS: the operator's key=value list separated by commas,
+or "-". The operator plugin is found through ADIOS2_PLUGIN_PATH.
 """
 import sys
 
@@ -28,20 +29,25 @@ def operator_params(text):
     return params
 
 
-def open_writer(out, name, shape, params):
+def dtype_of(raws):
+    """float64 when the RAW files are .f64, else float32."""
+    return np.float64 if raws and raws[0].endswith(".f64") else np.float32
+
+
+def open_writer(out, name, shape, params, dtype=np.float32):
     adios = ab.ADIOS()
     io = adios.DeclareIO("factz-write")
     io.SetEngine("BP5")
-    var = io.DefineVariable(name, np.zeros(1, np.float32), shape, [0] * len(shape), shape, False)
+    var = io.DefineVariable(name, np.zeros(1, dtype), shape, [0] * len(shape), shape, False)
     var.AddOperation(adios.DefineOperator("factz", "plugin", operator_params(params)), {})
     # adios must outlive the engine: keep it in the returned tuple.
     return adios, io.Open(out, ab.Mode.Write), var
 
 
-def read_raw(path, count):
-    data = np.fromfile(path, np.float32)
+def read_raw(path, count, dtype=np.float32):
+    data = np.fromfile(path, dtype)
     if data.size != count:
-        raise ValueError(f"{path}: expected {count} floats, found {data.size}")
+        raise ValueError(f"{path}: expected {count} values, found {data.size}")
     return data
 
 
@@ -51,9 +57,10 @@ def write_field(out, name, ny, nx, layout, by, bx, params, *raws):
         raise ValueError("layout: soa or aos")
     aos = layout == "aos"
     shape = [ny, nx, 2] if aos else [2, ny, nx]
-    adios, engine, var = open_writer(out, name, shape, params)
+    dtype = dtype_of(raws)
+    adios, engine, var = open_writer(out, name, shape, params, dtype)
     for raw in raws:
-        field = read_raw(raw, 2 * ny * nx).reshape(shape)
+        field = read_raw(raw, 2 * ny * nx, dtype).reshape(shape)
         engine.BeginStep()
         for y0 in range(0, ny, by):
             for x0 in range(0, nx, bx):
@@ -72,9 +79,10 @@ def write_field(out, name, ny, nx, layout, by, bx, params, *raws):
 
 def write_particles(out, name, n, bn, params, *raws):
     n, bn = int(n), int(bn)
-    adios, engine, var = open_writer(out, name, [n, 3], params)
+    dtype = dtype_of(raws)
+    adios, engine, var = open_writer(out, name, [n, 3], params, dtype)
     for raw in raws:
-        pos = read_raw(raw, 3 * n).reshape(n, 3)
+        pos = read_raw(raw, 3 * n, dtype).reshape(n, 3)
         engine.BeginStep()
         for p0 in range(0, n, bn):
             m = min(bn, n - p0)
@@ -94,7 +102,7 @@ def read(path, name, step, out):
     if var is None:
         raise ValueError(f"no variable {name!r} in {path}")
     var.SetStepSelection([int(step), 1])
-    data = np.zeros(var.Shape(), np.float32)
+    data = np.zeros(var.Shape(), np.float64 if var.Type() == "double" else np.float32)
     engine.Get(var, data, ab.Mode.Sync)
     engine.Close()
     data.tofile(out)
