@@ -84,19 +84,25 @@ pub fn field_vti<T: Real>(u: &[T], v: &[T], ny: usize, nx: usize) -> Vec<u8> {
 }
 
 /// Particle positions (`3 n` values, x, y, z per particle) as PolyData: the
-/// points and one vertex cell each, so every ParaView representation shows them.
-pub fn particles_vtp(pos: &[f32]) -> Vec<u8> {
+/// points (Float32 or Float64, the positions' own type) and one vertex cell
+/// each, so every ParaView representation shows them.
+pub fn particles_vtp<T: Real>(pos: &[T]) -> Vec<u8> {
     assert!(pos.len() % 3 == 0, "positions come in triples");
     let n = pos.len() / 3;
     let mut app = Appended { bytes: Vec::new() };
-    let points = app.push(pos.iter().flat_map(|x| x.to_le_bytes()), 4 * pos.len());
+    let mut data = Vec::with_capacity(T::BYTES * pos.len());
+    for x in pos {
+        x.write_le(&mut data);
+    }
+    let points = app.push(data.into_iter(), T::BYTES * pos.len());
+    let float = if T::BYTES == 8 { "Float64" } else { "Float32" };
     let conn = app.push((0..n as i64).flat_map(i64::to_le_bytes), 8 * n);
     let offs = app.push((1..=n as i64).flat_map(i64::to_le_bytes), 8 * n);
     let mut xml = header("PolyData");
     xml.push_str(&format!(
         "  <PolyData>\n    <Piece NumberOfPoints=\"{n}\" NumberOfVerts=\"{n}\" \
          NumberOfLines=\"0\" NumberOfStrips=\"0\" NumberOfPolys=\"0\">\n      <Points>\n        \
-         <DataArray type=\"Float32\" NumberOfComponents=\"3\" format=\"appended\" \
+         <DataArray type=\"{float}\" NumberOfComponents=\"3\" format=\"appended\" \
          offset=\"{points}\"/>\n      </Points>\n      <Verts>\n        \
          <DataArray type=\"Int64\" Name=\"connectivity\" format=\"appended\" offset=\"{conn}\"/>\n        \
          <DataArray type=\"Int64\" Name=\"offsets\" format=\"appended\" offset=\"{offs}\"/>\n      \

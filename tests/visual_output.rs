@@ -167,6 +167,47 @@ fn particles_read_back_in_vtk() {
     assert_eq!(xyz, dec);
 }
 
+/// float64 particles: `decompress --vtk` writes Float64 points, which VTK
+/// reads back as doubles equal to the decompressed float64 bit for bit.
+#[test]
+fn float64_particles_vtk_is_read_back_by_vtk() {
+    let s = Scratch::new("vtk-particles-f64");
+    let pos: Vec<f64> = (0..3 * 2000)
+        .map(|k| (k / 3 % 16) as f64 + 1e6 + (k % 3) as f64 * 4.0 + 1e-9 * (k % 7) as f64)
+        .collect();
+    let orig = s.path("p.f64");
+    write(
+        &orig,
+        &pos.iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    );
+    let fz = s.path("p.fz");
+    run_ok(&[
+        "compress",
+        "--kind",
+        "particles",
+        "--dtype",
+        "f64",
+        "--abs",
+        "1e-6",
+        "--b",
+        "0.5",
+        &orig,
+        &fz,
+    ]);
+    let (out, vtp) = (s.path("out.f64"), s.path("p.vtp"));
+    run_ok(&["decompress", &fz, &out, "--vtk", &vtp]);
+    let dec: Vec<f64> = read(&out)
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let got = read_vtk(&vtp);
+    assert_eq!(got.get("points").num(), 2000.0);
+    assert_eq!(got.get("coord_type").str(), "double");
+    assert_eq!(nums(got.get("coords")), dec);
+}
+
 #[test]
 fn vtk_flags_fail_cleanly() {
     let s = Scratch::new("vtk-errors");

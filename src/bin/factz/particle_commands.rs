@@ -284,14 +284,7 @@ pub fn decompress(
     vtk_out: Option<&str>,
 ) -> CliResult<u8> {
     if stream_info(&bytes, inp)?.dtype == "f64" {
-        // factz::vtk writes Float32 points only; rounding would misplace them.
-        if vtk_out.is_some() {
-            return Err(CliError::usage(format!(
-                "decompress: --vtk writes float32 points only, and {} holds float64 positions",
-                shown(inp)
-            )));
-        }
-        decompress_as::<f64>(bytes, inp, out, layout, None)
+        decompress_as::<f64>(bytes, inp, out, layout, vtk_out)
     } else {
         decompress_as::<f32>(bytes, inp, out, layout, vtk_out)
     }
@@ -314,9 +307,9 @@ fn decompress_as<T: Real>(
         out,
         &fileio::positions_to_bytes(&d.pos, layout.unwrap_or(d.layout)),
     )?;
-    if let (Some(path), Some(pos)) = (vtk_out, T::as_f32(&d.pos)) {
+    if let Some(path) = vtk_out {
         progress.phase("writing VTK");
-        fileio::write_all(path, &factz::vtk::particles_vtp(pos))?;
+        fileio::write_all(path, &factz::vtk::particles_vtp(&d.pos))?;
     }
     progress.done();
     Ok(0)
