@@ -6,15 +6,15 @@ Every value comes back within the error bound, and
 * particle positions keep every friends-of-friends link at linking length b
   (so every FoF halo keeps its members).
 
-numpy API (float32 arrays; fields also float64 through compress_field and
-decompress; the stream is the same bytes the C library, the command-line
-tool and the HDF5/ADIOS2 plugins write and read)::
+numpy API (float32 arrays, or float64: fields in mode "s", particles with
+the built-in base, both on the CPU; the stream is the same bytes the C
+library, the command-line tool and the HDF5/ADIOS2 plugins write and read)::
 
     import numpy as np, factz
     stream = factz.compress_field(u, v, rel=1e-3)          # bytes
     u2, v2 = factz.decompress(stream)
     pstream = factz.compress_particles(xyz, b=0.2, abs=1e-3, box=100.0)
-    xyz2 = factz.decompress(pstream)                        # (n, 3) float32
+    xyz2 = factz.decompress(pstream)                        # (n, 3), xyz's dtype
     factz.critical_points(u, v)                             # structured array
     labels = factz.fof(xyz, b=0.2, box=100.0)
     factz.verify((u, v), stream)                            # dict of metrics
@@ -181,7 +181,15 @@ def _field_arrays(u, v, f64=False):
 
 
 def _particle_array(xyz, name="xyz"):
-    xyz = _f32(name, xyz)
+    """xyz as a C-contiguous native (n, 3) array of float32 or float64; a
+    TypeError for other dtypes (no silent conversion)."""
+    if not isinstance(xyz, np.ndarray):
+        raise TypeError(f"{name} must be a numpy float32 or float64 array, not "
+                        f"{type(xyz).__name__}")
+    if xyz.dtype.kind != "f" or xyz.dtype.itemsize not in (4, 8):
+        raise TypeError(f"{name} must be a float32 or float64 array, not {xyz.dtype}; convert "
+                        f"it explicitly (e.g. {name}.astype(np.float64)) if that is meant")
+    xyz = np.ascontiguousarray(xyz, dtype=np.dtype("=f8" if xyz.dtype.itemsize == 8 else "=f4"))
     if xyz.ndim != 2 or xyz.shape[1] != 3:
         raise ValueError(f"{name} must have shape (n, 3) (x, y, z per particle), not "
                          f"{xyz.shape}")
@@ -289,7 +297,8 @@ def info(stream):
     """What a stream's header says (nothing is decoded), as a dict: ``kind``
     (``"field2d"`` or ``"particles"``), the shape / count, the absolute bound
     it was written with, mode / base, coder, zstd level, flags, and for
-    particles the linking length and box."""
+    particles the linking length and box; ``dtype`` (``"float32"`` or
+    ``"float64"``) for both kinds."""
     buf = _stream(stream)
     kind, i = _kind(buf)
     flags = {
@@ -303,9 +312,10 @@ def info(stream):
          "abs_bound": i.abs_bound, **flags}
     if kind == "field2d":
         d.update(shape=(int(i.ny), int(i.nx)), mode=_NAMES["mode"].get(i.mode, i.mode),
-                 dtype="float64" if i.dtype == 2 else "float32")
+                 dtype="float64" if i.dtype == _capi.DTYPE_F64 else "float32")
     else:
-        d.update(n=int(i.n), linking_length=i.linking_length,
+        d.update(n=int(i.n), dtype="float64" if i.dtype == _capi.DTYPE_F64 else "float32",
+                 linking_length=i.linking_length,
                  box=i.box_side if i.box_side > 0 else None,
                  source=_NAMES["source"].get(i.source, i.source), edit_bits=i.edit_bits,
                  method=(_NAMES["method"].get(i.method, i.method)
@@ -316,16 +326,16 @@ def info(stream):
 
 def decompress(stream):
     """Decodes a factz stream (bytes-like): a field stream gives ``(u, v)``,
-    two float32 arrays (ny, nx) (float64 for a float64 stream); a particle
-    stream gives an (n, 3) float32
-    array. The header says which. Raises :class:`Error` for a stream that is
+    two float32 arrays (ny, nx); a particle stream gives an (n, 3) float32
+    array; float64 arrays for a float64 stream (``info(stream)["dtype"]``).
+    The header says which. Raises :class:`Error` for a stream that is
     truncated, corrupt or not factz's."""
     buf = _stream(stream)
     lib = _capi.lib()
     kind, i = _kind(buf)
     if kind == "field2d":
         ny, nx = int(i.ny), int(i.nx)
-        if i.dtype == 2:
+        if i.dtype == _capi.DTYPE_F64:
             u = np.empty((ny, nx), dtype=np.float64)
             v = np.empty((ny, nx), dtype=np.float64)
             _check(lib.factz_field_decompress_f64(buf.ctypes.data, buf.size, _capi.dptr(u),
@@ -337,6 +347,10 @@ def decompress(stream):
                                           _capi.fptr(v), ny, nx))
         return u, v
     n = int(i.n)
+    if i.dtype == _capi.DTYPE_F64:
+        xyz = np.empty((n, 3), dtype=np.float64)
+        _check(lib.factz_particles_decompress_f64(buf.ctypes.data, buf.size, _capi.dptr(xyz), n))
+        return xyz
     xyz = np.empty((n, 3), dtype=np.float32)
     _check(lib.factz_particles_decompress(buf.ctypes.data, buf.size, _capi.fptr(xyz), n))
     return xyz
@@ -401,12 +415,17 @@ def _linking(b, eta):
 def compress_particles(xyz, *, b=None, eta=None, abs=None, rel=None, box=None, base="builtin",
                        coder="rans", zstd=0, chunk=False, verify=False, edit_bits=16,
                        max_iters=1000, backend="cpu", report=False):
-    """Compresses particle positions (float32, shape (n, 3), x, y, z per
-    particle) into a factz stream (bytes).
+    """Compresses particle positions (float32 or float64, shape (n, 3), x,
+    y, z per particle) into a factz stream (bytes; a float64 array gives a
+    float64 stream, which :func:`decompress` returns as float64).
 
     Every coordinate comes back within the bound and every pair keeps its
-    friends-of-friends link status at linking length b (distance <= b), so
-    every halo survives.
+    friends-of-friends link status at linking length b (distance <= b,
+    decided on the input's values in double), so every halo survives.
+
+    float64 positions take the built-in base on the CPU only: ``base="sz3"``
+    or ``"zfp"`` is a ValueError, ``backend="cuda"`` a :class:`Error`
+    (FACTZ_UNSUPPORTED); ``"auto"`` runs on the CPU.
 
     :param b: linking length; or ``eta``: b = eta x (V / n)^(1/3), V the
         box's or the bounding box's volume (default eta 0.2).
@@ -416,7 +435,8 @@ def compress_particles(xyz, *, b=None, eta=None, abs=None, rel=None, box=None, b
     :param box: side of a periodic box (minimum-image distances); None or 0
         (default) for open boundaries.
     :param base: base compressor ``"builtin"`` (default), ``"sz3"``,
-        ``"zfp"`` (the last two only if libfactz was built with them).
+        ``"zfp"`` (the last two float32 only, and only if libfactz was built
+        with them).
     :param coder, zstd, chunk, verify, backend: as for :func:`compress_field`.
     :param edit_bits: bits per correction edit, 2..24 (default 16).
     :param max_iters: optimiser iterations before the exact-storage fallback
@@ -436,6 +456,11 @@ def compress_particles(xyz, *, b=None, eta=None, abs=None, rel=None, box=None, b
     cfg.linking_kind, cfg.linking = _linking(b, eta)
     cfg.box_side = _box(box)
     cfg.base = _choice("base", base, _BASES)
+    f64 = xyz.dtype.itemsize == 8
+    if f64 and cfg.base != _capi.BASE_BUILTIN:
+        raise ValueError(f"float64 particles take the built-in base only, not base={base!r} "
+                         f"(SZ3 and ZFP bases are float32 only; convert explicitly with "
+                         f"xyz.astype(np.float32) if that loss of precision is meant)")
     cfg.coder = _choice("coder", coder, _CODERS)
     cfg.zstd_level = _zstd(zstd)
     cfg.flags = (_capi.CHUNK_OF_LARGER if chunk else 0) | (_capi.VERIFY if verify else 0)
@@ -448,13 +473,18 @@ def compress_particles(xyz, *, b=None, eta=None, abs=None, rel=None, box=None, b
     cfg.backend = _choice("backend", backend, _BACKENDS)
     n = xyz.shape[0]
     cap = _capi.c_size_t(0)
-    _check(lib.factz_particles_max_compressed_size(n, cap))
+    if f64:
+        size, compress, ptr = (lib.factz_particles_max_compressed_size_f64,
+                               lib.factz_particles_compress_f64, _capi.dptr)
+    else:
+        size, compress, ptr = (lib.factz_particles_max_compressed_size,
+                               lib.factz_particles_compress_ex, _capi.fptr)
+    _check(size(n, cap))
     out = np.empty(cap.value, dtype=np.uint8)
     got = _capi.c_size_t(0)
     rep = _capi.new(_capi.ParticlesReport)
-    _check(lib.factz_particles_compress_ex(_capi.fptr(xyz), n, cfg,
-                                           out.ctypes.data_as(_capi.POINTER(_capi.c_uint8)),
-                                           out.size, got, rep))
+    _check(compress(ptr(xyz), n, cfg, out.ctypes.data_as(_capi.POINTER(_capi.c_uint8)),
+                    out.size, got, rep))
     stream = out[:got.value].tobytes()
     if not report:
         return stream
@@ -471,28 +501,62 @@ def compress_particles(xyz, *, b=None, eta=None, abs=None, rel=None, box=None, b
 def linking_length(xyz, *, b=None, eta=None, box=None):
     """The linking length the compressor uses: ``b`` itself, or
     eta x (V / n)^(1/3) (default eta 0.2), V the periodic box's volume or the
-    particles' bounding-box volume."""
+    bounding-box volume of the particles whose coordinates are all finite.
+    ``xyz`` float32 or float64 (n, 3)."""
     xyz = _particle_array(xyz)
     kind, value = _linking(b, eta)
+    if xyz.dtype.itemsize == 8:
+        return _linking_length_f64(xyz, kind, value, _box(box))
     out = _capi.c_double(0.0)
     _check(_capi.lib().factz_particles_linking_length(_capi.fptr(xyz), xyz.shape[0], kind,
                                                       value, _box(box), out))
     return out.value
 
 
+def _linking_length_f64(xyz, kind, value, box):
+    """factz_particles_linking_length's formula (the library's, in the same
+    double operations) for float64 positions, which that function does not
+    take."""
+    if kind == _capi.LINK_LENGTH:
+        return value
+    n = xyz.shape[0]
+    if n < 2:
+        return value  # nothing can link
+    if box > 0.0:
+        volume = box * box * box
+    else:
+        fin = xyz[np.isfinite(xyz).all(axis=1)]
+        if fin.shape[0] == 0:
+            volume = 0.0
+        else:
+            lo, hi = fin.min(axis=0), fin.max(axis=0)
+            volume = ((float(hi[0]) - float(lo[0])) * (float(hi[1]) - float(lo[1]))
+                      * (float(hi[2]) - float(lo[2])))
+    b = value * float(np.cbrt(volume / float(n)))
+    if not (math.isfinite(b) and b > 0.0):
+        raise Error(_capi.INVALID_ARGUMENT,
+                    "eta needs particles spread in all three dimensions (zero bounding-box "
+                    "volume); give the linking length b instead")
+    return b
+
+
 def fof(xyz, b=None, *, eta=None, box=None):
     """Friends-of-friends group labels (uint32, one per particle): the
     smallest particle index of its group, so two particles share a label iff
     they are in one group. Linked iff distance <= b (the compressor's exact
-    rule); ``eta`` instead of ``b`` as for :func:`compress_particles`; ``box``
-    the periodic box side (None: open). Non-finite particles are
-    singletons."""
+    rule, on the values of ``xyz``, float32 or float64 (n, 3)); ``eta``
+    instead of ``b`` as for :func:`compress_particles`; ``box`` the periodic
+    box side (None: open). Non-finite particles are singletons."""
     xyz = _particle_array(xyz)
     blen = linking_length(xyz, b=b, eta=eta, box=box)
     labels = np.empty(xyz.shape[0], dtype=np.uint32)
-    _check(_capi.lib().factz_fof_labels(_capi.fptr(xyz), xyz.shape[0], blen, _box(box),
-                                        labels.ctypes.data_as(_capi._U32)
-                                        if labels.size else None))
+    lib = _capi.lib()
+    if xyz.dtype.itemsize == 8:
+        fn, ptr = lib.factz_fof_labels_f64, _capi.dptr
+    else:
+        fn, ptr = lib.factz_fof_labels, _capi.fptr
+    _check(fn(ptr(xyz), xyz.shape[0], blen, _box(box),
+              labels.ctypes.data_as(_capi._U32) if labels.size else None))
     return labels
 
 
@@ -555,6 +619,24 @@ def _errors(orig, rec):
     return max_err, psnr, rng, nonfinite_changed
 
 
+def _within(orig, rec, bound):
+    """Is every finite original value's reconstruction within `bound`,
+    exactly? In double, r - x may round (float64 values): two-sum recovers
+    the rounding error e of s = fl(r - x), and |s + e| <= bound is
+    |s| < bound, or |s| == bound with e zero or of the other sign than s."""
+    x = orig.astype(np.float64).ravel()
+    r = rec.astype(np.float64).ravel()
+    fin = np.isfinite(x)
+    x, r = x[fin], r[fin]
+    with np.errstate(invalid="ignore", over="ignore"):
+        s = r - x
+        bb = s - r
+        e = (r - (s - bb)) + (-x - bb)
+    a = np.abs(s)
+    ok = (a < bound) | ((a == bound) & ((e == 0.0) | ((e < 0.0) == (s > 0.0))))
+    return bool(ok.all())
+
+
 def _abs_bound(abs, rel, rng, recorded):
     if abs is not None and rel is not None:
         raise ValueError("give one error bound: abs= or rel=, not both")
@@ -566,19 +648,28 @@ def _abs_bound(abs, rel, rng, recorded):
 
 
 def _round_half_away(x):
-    return np.copysign(np.floor(np.abs(x) + 0.5), x)
+    """f64::round (half away from zero), exactly: |x| - floor(|x|) is exact,
+    where floor(|x| + 0.5) would round 0.49999999999999994 up."""
+    a = np.abs(x)
+    f = np.floor(a)
+    return np.copysign(f + (a - f >= 0.5), x)
 
 
 def _link_pairs(xyz, b, box, batch=1 << 22):
-    """Every linked pair (distance <= b, the compressor's rule, in double) as
+    """Every linked pair (distance <= b, the compressor's rule, in double on
+    the values of xyz, float32 or float64: float64 is used as it is) as
     sorted codes i * n + j (i < j): a cell list of cell side >= b in numpy."""
     n = xyz.shape[0]
-    p64 = xyz.astype(np.float64)
+    p64 = xyz.astype(np.float64, copy=False)
     idx = np.nonzero(np.isfinite(p64).all(axis=1))[0]
     if idx.size < 2:
         return np.empty(0, dtype=np.int64)
     p = p64[idx]
-    side = b * (1.0 + 1e-9)
+    # The cell side exceeds b by more than the rounding of the cell
+    # coordinates (a few ulps of the largest coordinate or of the box), so
+    # pairs within b lie in neighbouring cells even far from the origin.
+    scale = max(float(np.abs(p).max()), box)
+    side = b * (1.0 + 1e-9) + 64.0 * np.finfo(np.float64).eps * scale
     if box > 0.0:
         ncell = int(box // side)
         ncell = ncell if ncell >= 3 else 1
@@ -651,21 +742,26 @@ def verify(original, data, *, abs=None, rel=None, b=None, eta=None, box=None, mi
     a dict of metrics.
 
     ``original``: a field as ``(u, v)`` (two float32 (ny, nx) arrays, or
-    float64) or one (2, ny, nx) array, or particles as a float32 (n, 3) array.
-    ``data``: a factz stream (bytes-like: then ``ratio`` and the bound it
-    records are reported) or the reconstruction in the original's form.
+    float64) or one (2, ny, nx) array, or particles as a float32 or float64
+    (n, 3) array. ``data``: a factz stream (bytes-like: then ``ratio`` and
+    the bound it records are reported) or the reconstruction in the
+    original's form and dtype (another dtype is a TypeError).
 
     Both kinds: ``max_abs_error`` (over finite values), ``bound`` (``abs=``,
     ``rel=`` x the original's value range, else the stream's; None without
-    any), ``within_bound`` (None without a bound), ``nonfinite_changed``,
-    ``psnr`` (dB), ``ratio`` and ``bits_per_value`` for a stream, and ``ok``.
+    any), ``within_bound`` (None without a bound; decided exactly, also
+    where a float64 difference rounds), ``nonfinite_changed`` (bits compared
+    at the values' width), ``psnr`` (dB), ``ratio`` (the original's bytes,
+    4 or 8 per value, over the stream's) and ``bits_per_value`` for a
+    stream, and ``ok``.
 
     Fields: ``critical_points`` (of the original), ``lost`` (P1), ``false``
     (P2), ``changed`` (P3: same cell, other type).
 
     Particles: ``linking_length`` and ``box`` (``b=``/``eta=``/``box=``, else
     the stream's, else eta 0.2 and open), ``links`` (of the original),
-    ``broken_links``, ``false_links``, ``halos_identical`` (the FoF
+    ``broken_links``, ``false_links`` (links decided in double on the
+    arrays' own values), ``halos_identical`` (the FoF
     partitions are equal), ``groups``, ``halos`` (groups of at least
     ``min_members``, default 20) of original and reconstruction.
     """
@@ -727,6 +823,8 @@ def verify(original, data, *, abs=None, rel=None, b=None, eta=None, box=None, mi
         features_ok = lost == 0 and false == 0 and changed == 0
     else:
         r = _particle_array(rec, "reconstruction")
+        if r.dtype != xyz.dtype:
+            raise TypeError(f"the reconstruction is {r.dtype} but the original is {xyz.dtype}")
         if r.shape != xyz.shape:
             raise ValueError(f"reconstruction shape {r.shape} differs from the original's "
                              f"{xyz.shape}")
@@ -754,7 +852,7 @@ def verify(original, data, *, abs=None, rel=None, b=None, eta=None, box=None, mi
 
     max_err, psnr, rng, nonfinite_changed = _errors(orig_all, rec_all)
     bound = _abs_bound(abs, rel, rng, recorded)
-    within = None if bound is None else bool(max_err <= bound)
+    within = None if bound is None else _within(orig_all, rec_all, bound)
     result.update(max_abs_error=max_err, bound=bound, within_bound=within,
                   nonfinite_changed=nonfinite_changed, psnr=psnr)
     if stream is not None:

@@ -61,6 +61,9 @@ CP_TYPES = {
     6: "center",
 }
 
+DTYPE_F32 = 1
+DTYPE_F64 = 2
+
 ABI_VERSION = 1
 
 
@@ -178,6 +181,8 @@ class ParticlesStreamInfo(Structure):
         ("flags", c_uint32),
         ("external_checksum", c_uint32),
         ("method", c_uint32),
+        ("dtype", c_uint32),
+        ("reserved", c_uint32),
     ]
 
 
@@ -220,8 +225,13 @@ _SIGNATURES = {
     "factz_particles_compress_ex": (c_int, [_F, c_size_t, POINTER(ParticlesConfig), _B,
                                             c_size_t, _Z, POINTER(ParticlesReport)]),
     "factz_particles_decompress": (c_int, [c_void_p, c_size_t, _F, c_size_t]),
+    "factz_particles_max_compressed_size_f64": (c_int, [c_size_t, _Z]),
+    "factz_particles_compress_f64": (c_int, [_D, c_size_t, POINTER(ParticlesConfig), _B,
+                                             c_size_t, _Z, POINTER(ParticlesReport)]),
+    "factz_particles_decompress_f64": (c_int, [c_void_p, c_size_t, _D, c_size_t]),
     "factz_particles_info": (c_int, [c_void_p, c_size_t, POINTER(ParticlesStreamInfo)]),
     "factz_fof_labels": (c_int, [_F, c_size_t, c_double, c_double, _U32]),
+    "factz_fof_labels_f64": (c_int, [_D, c_size_t, c_double, c_double, _U32]),
     "factz_fof_halos": (c_int, [_U32, c_size_t, c_size_t, _U32, _Z, c_size_t, _Z]),
     "factz_particles_linking_length": (c_int, [_F, c_size_t, c_uint32, c_double, c_double,
                                                POINTER(c_double)]),

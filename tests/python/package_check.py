@@ -7,8 +7,8 @@ repository):
 * h5py writes a vector field and a particle set through the bundled filter
   and reads them back after reopening, with nothing set;
 * h5dump reads the file with HDF5_PLUGIN_PATH=factz.PLUGIN_PATH;
-* the numpy API: compress_field, compress_particles, decompress, info,
-  critical_points, fof, halos, verify;
+* the numpy API (float32 and float64): compress_field, compress_particles,
+  decompress, info, critical_points, fof, halos, linking_length, verify;
 * misuse (dtype, shape, corrupt streams, arguments libfactz refuses) raises
   TypeError / ValueError / factz.Error, never a crash.
 
@@ -48,8 +48,12 @@ def raises(exc, fn, what, needle=None):
             raise AssertionError(f"{what}: message {str(e)!r} does not say {needle!r}")
         return e
     except Exception as e:  # the wrong kind of error
-        raise AssertionError(f"{what}: expected {exc.__name__}, got {type(e).__name__}: {e}")
-    raise AssertionError(f"{what}: expected {exc.__name__}, nothing was raised")
+        raise AssertionError(f"{what}: expected {_names(exc)}, got {type(e).__name__}: {e}")
+    raise AssertionError(f"{what}: expected {_names(exc)}, nothing was raised")
+
+
+def _names(exc):
+    return " or ".join(t.__name__ for t in exc) if isinstance(exc, tuple) else exc.__name__
 
 
 # ---- independent oracles ----------------------------------------------------------
@@ -130,6 +134,29 @@ def brute_links(xyz, b, box):
     if box:
         d = d - box * np.copysign(np.floor(np.abs(d / box) + 0.5), d / box)
     linked = d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2] <= b * b
+    return set(zip(i[linked].tolist(), j[linked].tolist()))
+
+
+def _round_half_away_exact(x):
+    """f64::round, half away from zero: |x| - floor(|x|) is exact in double."""
+    a = np.abs(x)
+    f = np.floor(a)
+    return np.copysign(f + (a - f >= 0.5), x)
+
+
+def brute_links_f64(xyz, b, box):
+    """brute_links for float64 positions, every step in float64 on the
+    doubles themselves (no float32 anywhere): all pairs, d = x_i - x_j per
+    axis (rounded once), in a periodic box d - box * round_half_away(d / box),
+    linked iff dx*dx + dy*dy + dz*dz (summed x, y, z) <= b*b."""
+    assert xyz.dtype == np.float64, xyz.dtype
+    n = len(xyz)
+    i, j = np.triu_indices(n, k=1)
+    d = xyz[i] - xyz[j]
+    if box:
+        d = d - box * _round_half_away_exact(d / box)
+    d2 = d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2]
+    linked = d2 <= b * b
     return set(zip(i[linked].tolist(), j[linked].tolist()))
 
 
@@ -420,6 +447,192 @@ def check_field_f64(factz):
     check(factz.info(f32_stream)["dtype"] == "float32", "f32 info dtype")
 
 
+def _nudge(x, ulps):
+    """x moved by `ulps` units in the last place (of float64)."""
+    for _ in range(abs(ulps)):
+        x = np.nextafter(x, np.inf if ulps > 0 else -np.inf)
+    return x
+
+
+def sample_particles_f64(seed, b, box):
+    """Clusters of float64 particles whose coordinates use all 53 bits, and
+    every fifth particle a partner of the previous one at distance b plus or
+    minus a few ulps (along x, or across the periodic boundary in a box), so
+    that links are decided by the last bits. Open boundaries: around 1e6
+    (where float32 spacing is 1/16); in a box: in [0, box)."""
+    rng = np.random.default_rng(seed)
+    n = 1500
+    xyz = np.empty((n, 3), dtype=np.float64)
+    offset = 0.0 if box else 1e6
+    for k in range(n):
+        if k % 5 == 4:
+            q = xyz[k - 1]
+            p = q.copy()
+            ulps = int(rng.integers(-3, 4))
+            if box and k % 10 == 9:
+                # across the boundary at x = 0: q at x in [0, b), p near box
+                q[0] = 0.5 * b * rng.uniform()
+                p[0] = _nudge(q[0] - b + box, ulps)
+            else:
+                p[0] = _nudge(q[0] + b, ulps)
+            xyz[k] = p
+            continue
+        c = k // 50
+        centre = offset + np.array([0.05 * (c % 7) + 0.3, 0.07 * (c % 5) + 0.3,
+                                    0.03 * (c % 11) + 0.3])
+        xyz[k] = centre + 1.2 * b * rng.uniform(size=3)
+    return xyz
+
+
+def check_particles_f64(factz):
+    """float64 particles: compress_particles, decompress (float64 back),
+    info's dtype, fof, linking_length, verify, on sets where float32 would
+    change the links; every coordinate within the bound (fractions), the
+    link set and FoF groups equal to the float64 brute force; the refusals."""
+    b = 0.01
+    for box in (None, 2.0):
+        name = f"f64 box={box}"
+        xyz = sample_particles_f64(31 if box else 17, b, box)
+        n = len(xyz)
+        check(not np.array_equal(xyz.astype(np.float32).astype(np.float64), xyz),
+              f"{name}: the coordinates are float32 values")
+        links = brute_links_f64(xyz, b, box or 0.0)
+        check(len(links) > 1000, f"{name}: only {len(links)} links")
+        check(brute_links(xyz.astype(np.float32), b, box or 0.0) != links,
+              f"{name}: float32 rounding keeps the links: float64 does not matter here")
+        partners = [(k - 1, k) for k in range(4, n, 5)]
+        near = sum((a, c) in links for a, c in partners)
+        check(0 < near < len(partners), f"{name}: the pairs at b +- ulps are all linked or all "
+              f"not ({near} of {len(partners)})")
+        groups = brute_groups(n, links)
+        labels = factz.fof(xyz, b=b, box=box)
+        check(labels.dtype == np.uint32 and np.array_equal(labels, groups),
+              f"{name}: factz.fof differs from the brute-force groups")
+        check(np.array_equal(factz.fof(np.asfortranarray(xyz), b=b, box=box), groups),
+              f"{name}: fof of a Fortran-ordered copy")
+        # eta: the library's formula on the doubles (V the box's or the
+        # bounding box's volume), the same b the compressor records
+        if box:
+            vol = box * box * box
+        else:
+            ext = xyz.max(axis=0) - xyz.min(axis=0)
+            vol = float(ext[0]) * float(ext[1]) * float(ext[2])
+        eta_b = factz.linking_length(xyz, eta=0.2, box=box)
+        check(abs(eta_b - 0.2 * (vol / n) ** (1 / 3)) <= 1e-12 * eta_b,
+              f"{name}: eta linking length {eta_b}")
+        check(factz.linking_length(xyz, b=b) == b, f"{name}: linking_length with b")
+        s = factz.compress_particles(xyz, eta=0.2, abs=1e-4, box=box)
+        check(factz.info(s)["linking_length"] == eta_b,
+              f"{name}: eta: stream's b {factz.info(s)['linking_length']} != {eta_b}")
+        lo, hi = float(xyz.min()), float(xyz.max())
+        for kw in (dict(abs=2e-4), dict(abs=3e-6, coder="huffman", zstd=3),
+                   dict(rel=1e-5)):
+            what = f"{name} {kw}"
+            s, rep = factz.compress_particles(xyz, b=b, box=box, report=True, **kw)
+            inf = factz.info(s)
+            eb = kw["abs"] if "abs" in kw else kw["rel"] * (hi - lo)
+            check(inf["kind"] == "particles" and inf["dtype"] == "float64" and inf["n"] == n,
+                  f"{what}: info {inf}")
+            check(abs(inf["abs_bound"] - eb) <= 1e-9 * eb and inf["linking_length"] == b
+                  and inf["box"] == box, f"{what}: info {inf}")
+            check(rep["abs_bound"] == inf["abs_bound"] and not rep["ran_on_gpu"]
+                  and rep["source"] == inf["source"], f"{what}: report {rep}")
+            x2 = factz.decompress(s)
+            check(x2.dtype == np.float64 and x2.shape == (n, 3), f"{what}: decompressed "
+                  f"{x2.dtype} {x2.shape}")
+            check(not np.array_equal(x2, xyz), f"{what}: came back bit-exact: was it compressed?")
+            bound = Fraction(inf["abs_bound"])
+            bad = sum(abs(Fraction(float(r)) - Fraction(float(o))) > bound
+                      for r, o in zip(x2.ravel(), xyz.ravel()))
+            check(bad == 0, f"{what}: {bad} coordinates outside the bound")
+            got = brute_links_f64(x2, b, box or 0.0)
+            check(got == links, f"{what}: links changed (independent check): "
+                  f"{len(links - got)} broken, {len(got - links)} false")
+            check(np.array_equal(factz.fof(x2, b=b, box=box), groups),
+                  f"{what}: FoF groups of the reconstruction")
+            r = factz.verify(xyz, s)
+            check(r["ok"] and r["broken_links"] == 0 and r["false_links"] == 0
+                  and r["halos_identical"] and r["within_bound"] and r["links"] == len(links)
+                  and r["nonfinite_changed"] == 0, f"{what}: verify {r}")
+            check(r["linking_length"] == b and r["box"] == box, f"{what}: verify {r}")
+            check(abs(r["ratio"] - 24.0 * n / len(s)) < 1e-12, f"{what}: ratio {r['ratio']}")
+            check(r["ratio"] > 1.0, f"{what}: ratio {r['ratio']}")
+
+        # verify sees a broken link (and a coordinate out of the bound)
+        bad_x = x2.copy()
+        a, c = sorted(links)[len(links) // 2]
+        bad_x[a, 1] += 0.25
+        got = brute_links_f64(bad_x, b, box or 0.0)
+        r = factz.verify(xyz, bad_x, b=b, box=box)
+        check(len(links - got) > 0, f"{name}: the damage broke no link")
+        check((r["broken_links"], r["false_links"]) == (len(links - got), len(got - links)),
+              f"{name}: verify says {r['broken_links']}/{r['false_links']}, brute force "
+              f"{len(links - got)}/{len(got - links)}")
+        check(not r["ok"] and not r["halos_identical"] and r["links"] == len(links),
+              f"{name}: verify missed the damage: {r}")
+        r = factz.verify(xyz, x2, b=b, box=box, abs=float(np.max(np.abs(x2 - xyz))))
+        check(r["ok"] and r["within_bound"], f"{name}: verify at the reached error: {r}")
+
+    # within_bound is exact where the double difference rounds to the bound:
+    # x = -+1e-22 and its reconstruction eb are eb +- 1e-22 apart
+    eb = 1e-4
+    for x, want in ((-1e-22, False), (1e-22, True)):
+        xyz = sample_particles_f64(17, b, None)
+        xyz[0, 0] = x
+        near = xyz.copy()
+        near[0, 0] = eb
+        check(near[0, 0] - xyz[0, 0] == eb
+              and (abs(Fraction(eb) - Fraction(x)) <= Fraction(eb)) == want,
+              "the test's near-bound value")
+        r = factz.verify(xyz, near, b=b, abs=eb)
+        check(r["within_bound"] is want and r["ok"] is want,
+              f"exact bound, x = {x}: within {r['within_bound']}, fractions say {want}")
+
+    # non-finite coordinates: kept bit for bit, compared as 64-bit patterns
+    xyz = sample_particles_f64(17, b, None)
+    xyz[3, 1] = np.inf
+    nan = np.array([0x7FF8000000000001], dtype=np.uint64).view(np.float64)[0]
+    xyz[7, 2] = nan
+    s = factz.compress_particles(xyz, b=b, abs=1e-4)
+    x2 = factz.decompress(s)
+    check(x2[3, 1] == np.inf and x2.view(np.uint64)[7, 2] == 0x7FF8000000000001,
+          "f64 non-finite coordinates not kept bit for bit")
+    r = factz.verify(xyz, s)
+    check(r["ok"] and r["nonfinite_changed"] == 0, f"f64 non-finite: verify {r}")
+    other = x2.copy()
+    other.view(np.uint64)[7, 2] = 0x7FF8000000000002  # another NaN, low bits only
+    r = factz.verify(xyz, other, b=b, abs=1e-4)
+    check(r["nonfinite_changed"] == 1 and not r["ok"], f"f64 NaN payload change: verify {r}")
+
+    # refusals
+    xyz = sample_particles_f64(17, b, None)
+    for base in ("sz3", "zfp"):
+        e = raises((ValueError, factz.Error),
+                   lambda: factz.compress_particles(xyz, b=b, abs=1e-4, base=base),
+                   f"f64 base {base}", "built-in")
+        check("float64" in str(e), f"f64 base {base}: message {e}")
+    raises(factz.Error, lambda: factz.compress_particles(xyz, b=b, backend="cuda"),
+           "f64 backend cuda")
+    s = factz.compress_particles(xyz, b=b, abs=1e-4)
+    raises(TypeError, lambda: factz.verify(xyz, factz.decompress(s).astype(np.float32), b=b),
+           "f32 reconstruction of an f64 original", "float64")
+    raises(TypeError, lambda: factz.verify(xyz.astype(np.float32), s),
+           "f64 stream against an f32 original", "float32")
+    for fn, what in ((lambda a: factz.compress_particles(a, b=b), "compress_particles"),
+                     (lambda a: factz.fof(a, b=b), "fof"),
+                     (lambda a: factz.linking_length(a, eta=0.2), "linking_length")):
+        raises(TypeError, lambda: fn(xyz.astype(np.int64)), f"{what} of int64", "float32")
+        raises(TypeError, lambda: fn((xyz - 1e6).astype(np.float16)), f"{what} of float16",
+               "float64")
+    f32 = factz.compress_particles(xyz.astype(np.float32) - np.float32(1e6), b=b)
+    check(factz.info(f32)["dtype"] == "float32"
+          and factz.decompress(f32).dtype == np.float32, "f32 particle stream dtype")
+    empty = factz.compress_particles(np.zeros((0, 3)), b=b)
+    check(factz.info(empty)["dtype"] == "float64"
+          and factz.decompress(empty).shape == (0, 3)
+          and factz.decompress(empty).dtype == np.float64, "no float64 particles")
+
+
 def check_corrupt_streams(factz, field_stream, particle_stream):
     for name, s in (("field", field_stream), ("particles", particle_stream)):
         bad = bytearray(s)
@@ -509,7 +722,7 @@ def check_particle_api(factz):
           and not r["ok"] and r["within_bound"] is False, f"verify missed the damage: {r}")
 
     # misuse
-    raises(TypeError, lambda: factz.compress_particles(xyz.astype(np.float64), b=b), "float64",
+    raises(TypeError, lambda: factz.compress_particles(xyz.astype(np.int32), b=b), "int32",
            "float32")
     raises(ValueError, lambda: factz.compress_particles(xyz[:, :2], b=b), "(n, 2)", "(n, 3)")
     raises(ValueError, lambda: factz.compress_particles(xyz.ravel(), b=b), "1-D", "(n, 3)")
@@ -538,6 +751,7 @@ def main():
     fs = check_field_api(factz)
     check_field_f64(factz)
     ps = check_particle_api(factz)
+    check_particles_f64(factz)
     check_corrupt_streams(factz, fs, ps)
     print(f"package_check: {CHECKS} checks passed (factz {factz.__version__} from "
           f"{os.path.dirname(factz.__file__)})")
