@@ -1,4 +1,4 @@
-//! ZFP's fixed-accuracy mode on a 1D or 2D float array (cargo feature `zfp`):
+//! ZFP's fixed-accuracy mode on a 1D or 2D float or double array (cargo feature `zfp`):
 //! what the ZFP particle base and the ZFP field baseline of `factz bench` both
 //! run. Streams carry no ZFP header (the caller keeps the shape and the
 //! tolerance) and are flushed to whole 64-bit words, little-endian.
@@ -12,6 +12,7 @@
 use zfp_sys as zs;
 
 use crate::error::{Error, Result};
+use crate::real::Real;
 
 /// Extra zeroed words after every decode buffer.
 const PAD_WORDS: usize = 64;
@@ -50,10 +51,19 @@ impl Zfp {
     /// x fastest) and an accuracy-mode stream over `buf`. `values` and `buf`
     /// must outlive the returned object and not move; `values` must hold the
     /// shape's count unless only sizes are asked.
-    fn new(values: &mut [f32], dims: &[usize], tolerance: f64, buf: &mut [u64]) -> Result<Zfp> {
+    fn new<T: Real>(
+        values: &mut [T],
+        dims: &[usize],
+        tolerance: f64,
+        buf: &mut [u64],
+    ) -> Result<Zfp> {
         let fail = || Error::internal("zfp: cannot allocate its objects");
         let ptr = values.as_mut_ptr().cast();
-        let float = zs::zfp_type_zfp_type_float;
+        let float = if T::BYTES == 8 {
+            zs::zfp_type_zfp_type_double
+        } else {
+            zs::zfp_type_zfp_type_float
+        };
         // SAFETY: ZFP only records the pointers and sizes here; `values` and
         // `buf` (`8 * buf.len()` bytes) are borrowed for as long as the caller
         // keeps the returned object (see the callers).
@@ -81,9 +91,9 @@ impl Zfp {
     }
 
     /// Worst-case compressed bytes of a field of shape `dims` at `tolerance`.
-    fn max_size(dims: &[usize], tolerance: f64) -> Result<usize> {
+    fn max_size<T: Real>(dims: &[usize], tolerance: f64) -> Result<usize> {
         let mut dummy = [0u64; 1];
-        let mut none: [f32; 0] = [];
+        let mut none: [T; 0] = [];
         let z = Zfp::new(&mut none, dims, tolerance, &mut dummy)?;
         // SAFETY: `z.field` is valid; its pointer is never dereferenced by
         // `zfp_stream_maximum_size`, which reads only the sizes.
@@ -97,12 +107,12 @@ fn count(dims: &[usize]) -> usize {
 }
 
 /// `values` (shape `dims`, `[n]` or `[ny, nx]`) compressed at `tolerance`.
-pub fn compress(values: &[f32], dims: &[usize], tolerance: f64) -> Result<Vec<u8>> {
+pub fn compress<T: Real>(values: &[T], dims: &[usize], tolerance: f64) -> Result<Vec<u8>> {
     let mut values = values.to_vec();
     if values.len() != count(dims) {
         return Err(Error::internal("zfp: values do not fill the shape"));
     }
-    let max = Zfp::max_size(dims, tolerance)?;
+    let max = Zfp::max_size::<T>(dims, tolerance)?;
     let mut buf = vec![0u64; max.div_ceil(8) + PAD_WORDS];
     let size = {
         let z = Zfp::new(&mut values, dims, tolerance, &mut buf)?;
@@ -128,8 +138,8 @@ pub fn compress(values: &[f32], dims: &[usize], tolerance: f64) -> Result<Vec<u8
 
 /// The values of shape `dims` that `data` (from [`compress`] with this shape
 /// and tolerance) decodes to.
-pub fn decompress(data: &[u8], dims: &[usize], tolerance: f64) -> Result<Vec<f32>> {
-    let max = Zfp::max_size(dims, tolerance)?;
+pub fn decompress<T: Real>(data: &[u8], dims: &[usize], tolerance: f64) -> Result<Vec<T>> {
+    let max = Zfp::max_size::<T>(dims, tolerance)?;
     if data.len() > max {
         return Err(corrupt("stream longer than ZFP's maximum"));
     }
@@ -139,7 +149,7 @@ pub fn decompress(data: &[u8], dims: &[usize], tolerance: f64) -> Result<Vec<f32
         b[..c.len()].copy_from_slice(c);
         *w = u64::from_le_bytes(b);
     }
-    let mut out = vec![0f32; count(dims)];
+    let mut out = vec![T::default(); count(dims)];
     let used = {
         let z = Zfp::new(&mut out, dims, tolerance, &mut buf)?;
         // SAFETY: `z` refers to `out` (the shape's values) and `buf`, alive and

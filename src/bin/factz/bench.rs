@@ -12,17 +12,18 @@ use crate::{help, particle_bench, synth, table, CliError, CliResult};
 use factz::field::metrics::{self, Topo};
 use factz::field::{self, topology, Bound, Coder, FieldConfig, Layout, Mode};
 use factz::format::Kind;
+use factz::Real;
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-struct Input {
+struct Input<T: Real> {
     name: String,
     ny: usize,
     nx: usize,
-    u: Vec<f32>,
-    v: Vec<f32>,
+    u: Vec<T>,
+    v: Vec<T>,
 }
 
 /// One line of the table.
@@ -69,7 +70,11 @@ pub fn best_of<T>(repeat: usize, mut f: impl FnMut() -> CliResult<T>) -> CliResu
     Ok((best, last.expect("at least one run")))
 }
 
-fn load(path: &str, shape: Option<(usize, usize)>, layout: Option<Layout>) -> CliResult<Input> {
+fn load<T: Real>(
+    path: &str,
+    shape: Option<(usize, usize)>,
+    layout: Option<Layout>,
+) -> CliResult<Input<T>> {
     let (ny, nx, lay) = Sidecar::field_geometry(path, shape, layout).ok_or_else(|| {
         CliError::usage(format!(
             "bench: give --shape NY,NX for {path} (no sidecar {} beside it)",
@@ -86,15 +91,15 @@ fn load(path: &str, shape: Option<(usize, usize)>, layout: Option<Layout>) -> Cl
 }
 
 #[allow(clippy::too_many_arguments)]
-fn measure(
-    inp: &Input,
+fn measure<T: Real>(
+    inp: &Input<T>,
     rel: f64,
     abs: f64,
     method: &'static str,
     mode: &'static str,
     coder: &'static str,
     bytes: usize,
-    recon: (&[f32], &[f32]),
+    recon: (&[T], &[T]),
     compress: Duration,
     decompress: Duration,
 ) -> Row {
@@ -108,7 +113,7 @@ fn measure(
         mode,
         coder,
         bytes,
-        raw: 8 * inp.u.len(),
+        raw: 2 * T::BYTES * inp.u.len(),
         values: 2 * inp.u.len(),
         psnr: err.psnr(),
         max_over_bound: if abs > 0.0 { err.max_abs / abs } else { 0.0 },
@@ -119,7 +124,7 @@ fn measure(
     }
 }
 
-fn raw_bytes(inp: &Input) -> Vec<u8> {
+fn raw_bytes<T: Real>(inp: &Input<T>) -> Vec<u8> {
     fileio::field_to_bytes(&inp.u, &inp.v, Layout::Soa)
 }
 
@@ -146,7 +151,7 @@ mod zfp_baseline {
     use super::*;
     use factz::zfp::{compress, decompress};
 
-    pub fn run(inp: &Input, rel: f64, abs: f64, repeat: usize) -> CliResult<Row> {
+    pub fn run<T: Real>(inp: &Input<T>, rel: f64, abs: f64, repeat: usize) -> CliResult<Row> {
         let dims = [inp.ny, inp.nx];
         let fail = |e: factz::Error| CliError::fail(format!("bench: ZFP: {e}"));
         let (tc, (cu, cv)) = best_of(repeat, || {
@@ -158,8 +163,8 @@ mod zfp_baseline {
         })?;
         let (td, (u, v)) = best_of(repeat, || {
             let (a, b) = rayon::join(
-                || decompress(&cu, &dims, abs),
-                || decompress(&cv, &dims, abs),
+                || decompress::<T>(&cu, &dims, abs),
+                || decompress::<T>(&cv, &dims, abs),
             );
             Ok((a.map_err(fail)?, b.map_err(fail)?))
         })?;
@@ -182,7 +187,12 @@ mod zfp_baseline {
 mod sz3_baseline {
     use super::*;
 
-    fn one(data: &[f32], ny: usize, nx: usize, abs: f64) -> CliResult<Vec<u8>> {
+    fn one<S: sz3::SZ3Compressible>(
+        data: &[S],
+        ny: usize,
+        nx: usize,
+        abs: f64,
+    ) -> CliResult<Vec<u8>> {
         let fail = |e: sz3::SZ3Error| CliError::fail(format!("bench: SZ3: {e}"));
         let b = sz3::DimensionedData::build(&data);
         let d = if ny > 1 && nx > 1 {
@@ -195,15 +205,33 @@ mod sz3_baseline {
         sz3::compress_with_config(&d, &cfg).map_err(fail)
     }
 
-    fn back(bytes: &[u8]) -> CliResult<Vec<f32>> {
-        let (_, d) = sz3::decompress::<f32, _>(bytes)
+    fn back<S: sz3::SZ3Compressible>(bytes: &[u8]) -> CliResult<Vec<S>> {
+        let (_, d) = sz3::decompress::<S, _>(bytes)
             .map_err(|e| CliError::fail(format!("bench: SZ3: {e}")))?;
         Ok(d.into_data())
     }
 
+    /// SZ3 on the input's own element type (f32 or f64).
+    pub fn run<T: Real>(inp: &Input<T>, rel: f64, abs: f64, repeat: usize) -> CliResult<Row> {
+        let any: &dyn std::any::Any = inp;
+        match (
+            any.downcast_ref::<Input<f32>>(),
+            any.downcast_ref::<Input<f64>>(),
+        ) {
+            (Some(i), _) => run_typed(i, rel, abs, repeat),
+            (_, Some(i)) => run_typed(i, rel, abs, repeat),
+            _ => unreachable!("Real is f32 or f64"),
+        }
+    }
+
     /// SZ3 (default interpolation predictor) in absolute-bound mode, u and v apart
     /// (concurrently when the pool has two threads, as factz's components are).
-    pub fn run(inp: &Input, rel: f64, abs: f64, repeat: usize) -> CliResult<Row> {
+    fn run_typed<S: Real + sz3::SZ3Compressible>(
+        inp: &Input<S>,
+        rel: f64,
+        abs: f64,
+        repeat: usize,
+    ) -> CliResult<Row> {
         let (tc, (cu, cv)) = best_of(repeat, || {
             let (a, b) = rayon::join(
                 || one(&inp.u, inp.ny, inp.nx, abs),
@@ -212,7 +240,7 @@ mod sz3_baseline {
             Ok((a?, b?))
         })?;
         let (td, (u, v)) = best_of(repeat, || {
-            let (a, b) = rayon::join(|| back(&cu), || back(&cv));
+            let (a, b) = rayon::join(|| back::<S>(&cu), || back::<S>(&cv));
             Ok((a?, b?))
         })?;
         if u.len() != inp.u.len() || v.len() != inp.v.len() {
@@ -257,6 +285,7 @@ pub fn bench(argv: Vec<OsString>) -> CliResult<u8> {
         val("edit-bits"),
         val("max-iters"),
         val("min-members"),
+        val("dtype"),
     ];
     let a = args::parse("bench", argv, SPECS)?;
     if a.help {
@@ -267,15 +296,25 @@ pub fn bench(argv: Vec<OsString>) -> CliResult<u8> {
         return particle_bench::bench(&a);
     }
     let plan = Plan::from_args(&a)?;
+    if plan.f64 {
+        bench_as::<f64>(&a, &plan)
+    } else {
+        bench_as::<f32>(&a, &plan)
+    }
+}
+
+/// The field bench on inputs of element type `T`.
+fn bench_as<T: Real>(a: &Args, plan: &Plan) -> CliResult<u8> {
     let progress = Progress::for_input(u64::MAX);
-    let inputs = plan.inputs(&a, &progress)?;
+    let inputs = plan.inputs::<T>(a, &progress)?;
     let mut preamble = String::new();
     let _ = writeln!(
         preamble,
-        "factz {} bench: {} threads (rayon), best of {}, MB = 1e6 bytes of f32 input",
+        "factz {} bench: {} threads (rayon), best of {}, MB = 1e6 bytes of {} input",
         env!("CARGO_PKG_VERSION"),
         plan.threads,
-        plan.repeat
+        plan.repeat,
+        T::NAME
     );
     let mut rows = Vec::new();
     let mut fields_json = Vec::new();
@@ -307,16 +346,26 @@ struct Plan {
     repeat: usize,
     seed: u64,
     threads: usize,
+    /// `--dtype f64`: the files (or the synthetic field) as float64.
+    f64: bool,
 }
 
 impl Plan {
     fn from_args(a: &Args) -> CliResult<Plan> {
         a.refuse(&PARTICLE_ONLY, "--kind particles")?;
+        let f64 = a.dtype_f64()? == Some(true);
         let modes = match a.value("mode") {
+            // float64 compresses with mode S only.
+            None if f64 => vec![Mode::Speculative],
             None => vec![Mode::Blockwise, Mode::Speculative],
             Some(s) => args::parse_list(s, args::parse_mode)
                 .ok_or_else(|| a.usage_err(format!("bad --mode '{s}': expected b, s or b,s")))?,
         };
+        if f64 && modes.contains(&Mode::Blockwise) {
+            return Err(a.usage_err(
+                "float64 fields compress with mode S only (--mode s, the default with --dtype f64)",
+            ));
+        }
         let coders = a.coders(&[Coder::Huffman, Coder::Rans])?;
         if a.positionals.iter().any(|p| p == "-") {
             return Err(a.usage_err("bench reads files, not stdin"));
@@ -331,15 +380,19 @@ impl Plan {
             repeat: a.int_in("repeat", 1, 1000)?.unwrap_or(3) as usize,
             seed: a.int_in("seed", 0, u64::MAX)?.unwrap_or(1),
             threads: a.threads()?,
+            f64,
         })
     }
 
     /// The files given, or the synthetic field when none is.
-    fn inputs(&self, a: &Args, progress: &Progress) -> CliResult<Vec<Input>> {
+    fn inputs<T: Real>(&self, a: &Args, progress: &Progress) -> CliResult<Vec<Input<T>>> {
         if a.positionals.is_empty() {
             let (ny, nx) = self.shape.unwrap_or((1024, 1024));
             progress.phase("generating the synthetic field");
             let (u, v) = synth::field(ny, nx, self.seed);
+            // As float64: the same values, widened.
+            let widen = |a: Vec<f32>| a.into_iter().map(|x| T::from_f64(x as f64)).collect();
+            let (u, v) = (widen(u), widen(v));
             let name = format!("synthetic{ny}x{nx}");
             return Ok(vec![Input { name, ny, nx, u, v }]);
         }
@@ -353,7 +406,7 @@ impl Plan {
     }
 
     /// Every row of one field: per bound, factz per mode and coder, zstd, SZ3.
-    fn run(&self, inp: &Input, progress: &Progress) -> CliResult<Vec<Row>> {
+    fn run<T: Real>(&self, inp: &Input<T>, progress: &Progress) -> CliResult<Vec<Row>> {
         let mut rows = Vec::new();
         progress.phase(&format!("{}: zstd baseline", inp.name));
         let (zbytes, ztc, ztd) = zstd_baseline(&raw_bytes(inp), self.repeat)?;
@@ -378,7 +431,7 @@ impl Plan {
                 mode: "-",
                 coder: "-",
                 bytes: zbytes,
-                raw: 8 * inp.u.len(),
+                raw: 2 * T::BYTES * inp.u.len(),
                 values: 2 * inp.u.len(),
                 psnr: f64::INFINITY,
                 max_over_bound: 0.0,
@@ -401,9 +454,9 @@ impl Plan {
         Ok(rows)
     }
 
-    fn factz_row(
+    fn factz_row<T: Real>(
         &self,
-        inp: &Input,
+        inp: &Input<T>,
         rel: f64,
         abs: f64,
         mode: Mode,
@@ -423,7 +476,7 @@ impl Plan {
                 .map_err(|e| CliError::fail(format!("bench: compress: {e}")))
         })?;
         let (td, d) = best_of(self.repeat, || {
-            field::decompress(&c.bytes)
+            field::decompress_as::<T>(&c.bytes)
                 .map_err(|e| CliError::fail(format!("bench: decompress: {e}")))
         })?;
         Ok(measure(
@@ -457,7 +510,7 @@ impl Plan {
 }
 
 /// The preamble line and JSON of one field: its shape and critical points by type.
-fn describe(inp: &Input) -> (String, Json) {
+fn describe<T: Real>(inp: &Input<T>) -> (String, Json) {
     let cps = topology::extract(&inp.u, &inp.v, inp.ny, inp.nx);
     let count = |t: topology::CpType| cps.iter().filter(|c| c.kind == t).count();
     let kinds = [

@@ -199,6 +199,8 @@ Usage:
 Fields: without inputs, a deterministic synthetic field (a sum of random Fourier
 modes) of --shape is used. Inputs are raw float32 fields of --shape, or files
 whose sidecar (IN.json next to IN.f32, as `factz synth` writes) gives the shape.
+--dtype f64 reads them as float64 (the synthetic field widened) and runs factz
+mode S and every baseline on the float64 values (mode B takes float32).
 
 Options:
   --kind field2d|particles  what the inputs hold (default field2d)
