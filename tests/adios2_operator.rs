@@ -578,7 +578,7 @@ fn python_writes_float64_fields_and_particles_every_feature_kept() {
         .collect();
     let n = pos.len() / 3;
     let period = Some(p.period);
-    let links = po::brute_links_f64(&pos, period, p.b);
+    let links = po::brute_links(&pos, period, p.b);
     let raw = dir.join("pos.f64");
     write_raw(&raw, &pos);
     let file = dir.join("particles.bp");
@@ -596,7 +596,7 @@ fn python_writes_float64_fields_and_particles_every_feature_kept() {
             .arg(&raw),
         "Python writes float64 particles",
     );
-    let c = po::check_f64(&pos, &read64(&file, "pos"), period, p.b, xi, &links);
+    let c = po::check(&pos, &read64(&file, "pos"), period, p.b, xi, &links);
     assert!(c.clean() && c.links > 100, "float64 particles: {c:?}");
 }
 

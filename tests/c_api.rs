@@ -41,7 +41,7 @@ fn c_field_threads() {
 /// within ulps of b; factz_fof_labels_f64 gives the oracle's groups.
 #[test]
 fn c_particles_f64() {
-    use common::particles::{brute_links_f64, check_f64, groups};
+    use common::particles::{brute_links, check, groups};
     let exe = build_static("c_api", "particles_f64.c", "particles_f64");
     let dir = cbuild::work_dir("c_api").join("particles_f64_out");
     std::fs::create_dir_all(&dir).unwrap();
@@ -58,10 +58,10 @@ fn c_particles_f64() {
     let orig = load("orig.f64");
     let n = orig.len() / 3;
     assert_eq!(n, 3000);
-    let links = brute_links_f64(&orig, None, b);
+    let links = brute_links(&orig, None, b);
     assert!(links.len() > n, "only {} links", links.len());
     for name in ["aos.f64", "soa.f64"] {
-        let c = check_f64(&orig, &load(name), None, b, xi, &links);
+        let c = check(&orig, &load(name), None, b, xi, &links);
         assert!(c.clean(), "{name}: {c:?}");
     }
     let labels: Vec<usize> = std::fs::read(dir.join("labels.u32"))

@@ -402,7 +402,7 @@ fn h5py_float64_particles_keep_every_link() {
         .map(|(k, &x)| x as f64 * (1.0 + 1e-11 * ((k % 13) as f64 - 6.0)))
         .collect();
     let n = pos.len() / 3;
-    let links = po::brute_links_f64(&pos, period, p.b);
+    let links = po::brute_links(&pos, period, p.b);
     assert!(links.len() > 100, "only {} links", links.len());
     let file = dir.join("f64.h5");
     let raw = dir.join("pos.in.f64");
@@ -431,7 +431,7 @@ fn h5py_float64_particles_keep_every_link() {
             .chunks_exact(8)
             .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
             .collect();
-        let c = po::check_f64(&pos, &got, period, p.b, bound, &links);
+        let c = po::check(&pos, &got, period, p.b, bound, &links);
         assert!(c.clean(), "chunks of {cn}, abs {bound}: {c:?}");
     }
     let dump = run_ok(

@@ -10,7 +10,7 @@
 mod common;
 
 use common::fields::Rng;
-use common::particles::{adversarial, brute_links_f64, check_f64, fof_b, synth_particles};
+use common::particles::{adversarial, brute_links, check, fof_b, synth_particles};
 use factz::error::ErrorKind;
 use factz::particles::correct::Method;
 use factz::particles::{self, Base, Bound, Linking, ParticleConfig};
@@ -158,7 +158,7 @@ fn config(bound: Bound, b: f64, period: Option<f64>, method: Method) -> Particle
 
 /// Compress, decode through the bytes, and check with the oracle.
 fn check_set(set: &Set, rel: f64, method: Method) {
-    let links = brute_links_f64(&set.pos, set.period, set.b);
+    let links = brute_links(&set.pos, set.period, set.b);
     let cfg = config(Bound::Rel(rel), set.b, set.period, method);
     let c = particles::compress(&set.pos, &cfg)
         .unwrap_or_else(|e| panic!("{} rel {rel} {method:?}: {e}", set.name));
@@ -180,7 +180,7 @@ fn check_set(set: &Set, rel: f64, method: Method) {
         "decompress_into differs from decompress_as"
     );
     let xi = c.report.abs_bound;
-    let chk = check_f64(&set.pos, &d.pos, set.period, set.b, xi, &links);
+    let chk = check(&set.pos, &d.pos, set.period, set.b, xi, &links);
     assert!(
         chk.clean(),
         "{} rel {rel} {method:?} ({:?}): {chk:?}",
@@ -209,12 +209,12 @@ fn tight_absolute_bounds_below_f32_resolution() {
     // within f64's: only f64 can compress this without storing everything.
     // (The built-in lattice codes |x / 2 xi| up to 2^40: 2e6 at xi 1e-6.)
     for set in edge_sets(5).iter().take(2) {
-        let links = brute_links_f64(&set.pos, set.period, set.b);
+        let links = brute_links(&set.pos, set.period, set.b);
         for xi in [1e-5, 1e-6] {
             let cfg = config(Bound::Abs(xi), set.b, set.period, Method::Auto);
             let c = particles::compress(&set.pos, &cfg).unwrap();
             let d = particles::decompress_as::<f64>(&c.bytes).unwrap();
-            let chk = check_f64(&set.pos, &d.pos, set.period, set.b, xi, &links);
+            let chk = check(&set.pos, &d.pos, set.period, set.b, xi, &links);
             assert!(chk.clean(), "{} xi {xi}: {chk:?}", set.name);
             assert!(
                 d.pos
@@ -231,7 +231,7 @@ fn tight_absolute_bounds_below_f32_resolution() {
 #[test]
 fn external_correction_of_f64_positions() {
     let set = synth_f64(6, Some(10.0));
-    let links = brute_links_f64(&set.pos, set.period, set.b);
+    let links = brute_links(&set.pos, set.period, set.b);
     let cfg = config(Bound::Rel(1e-4), set.b, set.period, Method::Auto);
     let xi = particles::absolute_bound(&set.pos, cfg.bound);
     // Another compressor's output: within 0.9 xi, sometimes beyond.
@@ -253,7 +253,7 @@ fn external_correction_of_f64_positions() {
     assert_eq!(particles::info(&c.bytes).unwrap().dtype, "f64");
     let mut fixed = decoded.clone();
     particles::apply_external(&c.bytes, &mut fixed).unwrap();
-    let chk = check_f64(&set.pos, &fixed, set.period, set.b, xi, &links);
+    let chk = check(&set.pos, &fixed, set.period, set.b, xi, &links);
     assert!(chk.clean(), "{chk:?}");
     // The same correction cannot be applied to f32 positions.
     let mut as32: Vec<f32> = decoded.iter().map(|&x| x as f32).collect();
@@ -310,7 +310,7 @@ fn f64_matches_f32_where_the_values_are_f32() {
     let pos32 = synth_particles(10, 11, 5.0, &[]);
     let pos64: Vec<f64> = pos32.iter().map(|&x| x as f64).collect();
     let b = fof_b(1000, 5.0);
-    let links = brute_links_f64(&pos64, Some(5.0), b);
+    let links = brute_links(&pos64, Some(5.0), b);
     for rel in [1e-3, 1e-5] {
         let cfg = config(Bound::Rel(rel), b, Some(5.0), Method::Auto);
         let d32 = particles::decompress(&particles::compress(&pos32, &cfg).unwrap().bytes).unwrap();
@@ -320,7 +320,7 @@ fn f64_matches_f32_where_the_values_are_f32() {
         let xi = particles::absolute_bound(&pos64, cfg.bound);
         let r32: Vec<f64> = d32.pos.iter().map(|&x| x as f64).collect();
         for r in [&r32, &d64.pos] {
-            let chk = check_f64(&pos64, r, Some(5.0), b, xi, &links);
+            let chk = check(&pos64, r, Some(5.0), b, xi, &links);
             assert!(chk.clean(), "rel {rel}: {chk:?}");
         }
     }

@@ -12,7 +12,7 @@ mod common;
 
 use cli::*;
 use common::fields::Rng;
-use common::particles::{brute_links_f64, check_f64, dist2_f64, fof_b, groups, synth_particles};
+use common::particles::{brute_links, check, dist2, fof_b, groups, synth_particles};
 
 struct Set {
     name: &'static str,
@@ -153,8 +153,8 @@ fn sets_depend_on_f64() {
     let t = ties();
     let rounded: Vec<f64> = t.pos.iter().map(|&x| x as f32 as f64).collect();
     assert_ne!(
-        brute_links_f64(&t.pos, None, t.b),
-        brute_links_f64(&rounded, None, t.b),
+        brute_links(&t.pos, None, t.b),
+        brute_links(&rounded, None, t.b),
         "f32 rounding should change the ties' links"
     );
 }
@@ -164,7 +164,7 @@ fn round_trips_in_both_layouts_keep_links_and_the_bound() {
     let s = Scratch::new("f64-roundtrip");
     for set in [ties(), clustered()] {
         let n = set.pos.len() / 3;
-        let links = brute_links_f64(&set.pos, set.period, set.b);
+        let links = brute_links(&set.pos, set.period, set.b);
         assert!(links.len() > 100, "{}: too few links", set.name);
         for layout in ["aos", "soa"] {
             let raw = if layout == "aos" {
@@ -204,7 +204,7 @@ fn round_trips_in_both_layouts_keep_links_and_the_bound() {
             let got = f64s(&read(&back));
             assert_eq!(read(&back).len(), 24 * n, "{} {layout}: f64 out", set.name);
             let recon = if layout == "aos" { got } else { aos(&got) };
-            let chk = check_f64(&set.pos, &recon, set.period, set.b, set.abs, &links);
+            let chk = check(&set.pos, &recon, set.period, set.b, set.abs, &links);
             assert!(chk.clean(), "{} {layout}: {chk:?}", set.name);
 
             // --layout on decompress writes the other layout, same values.
@@ -278,7 +278,7 @@ fn break_one_link(set: &Set, recon: &[f64], links: &[(u32, u32)]) -> Vec<f64> {
         .filter(|&&(i, j)| degree[i as usize] == 1 && degree[j as usize] == 1)
         .max_by(|a, b| {
             let d = |&(i, j): &(u32, u32)| {
-                dist2_f64(&at(&set.pos, i as usize), &at(&set.pos, j as usize), None)
+                dist2(&at(&set.pos, i as usize), &at(&set.pos, j as usize), None)
             };
             d(a).total_cmp(&d(b))
         })
@@ -300,7 +300,7 @@ fn break_one_link(set: &Set, recon: &[f64], links: &[(u32, u32)]) -> Vec<f64> {
         -1
     };
     let mut steps = 0;
-    while dist2_f64(&at(&out, i), &at(&out, j), set.period) <= set.b * set.b {
+    while dist2(&at(&out, i), &at(&out, j), set.period) <= set.b * set.b {
         let x = out[3 * j + axis];
         // One ulp away from i (up for positive x moving up, and so on).
         out[3 * j + axis] = ulps(x, if (x >= 0.0) == (away > 0) { 1 } else { -1 });
@@ -315,12 +315,12 @@ fn verify_fails_on_a_link_broken_by_a_few_ulps() {
     let s = Scratch::new("f64-broken");
     let set = ties();
     let n = set.pos.len() / 3;
-    let links = brute_links_f64(&set.pos, None, set.b);
+    let links = brute_links(&set.pos, None, set.b);
     let (input, fz) = compress_aos(&s, &set, "ties");
     let back = s.path("back.f64");
     run_ok(&["decompress", &fz, &back]);
     let bad = break_one_link(&set, &f64s(&read(&back)), &links);
-    let got = brute_links_f64(&bad, None, set.b);
+    let got = brute_links(&bad, None, set.b);
     let have: std::collections::HashSet<_> = got.iter().collect();
     let want: std::collections::HashSet<_> = links.iter().collect();
     let (broken, made) = (
@@ -384,7 +384,7 @@ fn fof_on_f64_positions_and_streams_matches_brute_force() {
     let s = Scratch::new("f64-fof");
     for set in [ties(), clustered()] {
         let n = set.pos.len() / 3;
-        let links = brute_links_f64(&set.pos, set.period, set.b);
+        let links = brute_links(&set.pos, set.period, set.b);
         let want: Vec<u32> = groups(n, &links).into_iter().map(|g| g as u32).collect();
         let (input, fz) = compress_aos(&s, &set, "fof");
         let labels = s.path("labels.u32");
@@ -436,7 +436,7 @@ fn fof_on_f64_positions_and_streams_matches_brute_force() {
 fn correct_and_apply_f64_positions() {
     let s = Scratch::new("f64-external");
     let set = ties();
-    let links = brute_links_f64(&set.pos, None, set.b);
+    let links = brute_links(&set.pos, None, set.b);
     // "Another compressor": noise of up to 0.8 of the bound, which breaks and
     // makes links among the ties.
     let mut r = Rng::new(3);
@@ -445,7 +445,7 @@ fn correct_and_apply_f64_positions() {
         .iter()
         .map(|&x| x + 0.8 * set.abs * r.range(-1.0, 1.0))
         .collect();
-    assert_ne!(brute_links_f64(&decoded, None, set.b), links);
+    assert_ne!(brute_links(&decoded, None, set.b), links);
     let (orig_p, dec_p) = (s.path("orig.f64"), s.path("dec.f64"));
     write(&orig_p, &f64_bytes(&set.pos));
     write(&dec_p, &f64_bytes(&decoded));
@@ -457,7 +457,7 @@ fn correct_and_apply_f64_positions() {
     assert!(text(&run_ok(&["inspect", &corr])).contains("element f64"));
     run_ok(&["apply", &corr, &dec_p, &fixed]);
     let got = f64s(&read(&fixed));
-    let chk = check_f64(&set.pos, &got, None, set.b, set.abs, &links);
+    let chk = check(&set.pos, &got, None, set.b, set.abs, &links);
     assert!(chk.clean(), "{chk:?}");
     // As f32, the correction refuses (one line, exit 2).
     run_err(

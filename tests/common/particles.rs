@@ -6,11 +6,28 @@
 
 use super::fields::{cached, Rng};
 
-/// Squared distance per the link rule.
-pub fn dist2(a: &[f32], b: &[f32], period: Option<f64>) -> f64 {
+/// A coordinate type the oracle reads: f32 or f64, widened to f64 exactly.
+pub trait Coord: Copy + Into<f64> {
+    fn bits(self) -> u64;
+}
+impl Coord for f32 {
+    fn bits(self) -> u64 {
+        self.to_bits() as u64
+    }
+}
+impl Coord for f64 {
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+}
+
+/// Squared distance per the link rule: each difference is the f64 `a - b` of
+/// the coordinates widened to f64 (exact for f32, rounded for f64), wrapped to
+/// the minimum image `d - L * round(d / L)`, then summed x, y, z.
+pub fn dist2<T: Coord>(a: &[T], b: &[T], period: Option<f64>) -> f64 {
     let mut s = 0.0f64;
     for k in 0..3 {
-        let mut d = a[k] as f64 - b[k] as f64;
+        let mut d = a[k].into() - b[k].into();
         if let Some(l) = period {
             d -= l * (d / l).round();
         }
@@ -20,7 +37,7 @@ pub fn dist2(a: &[f32], b: &[f32], period: Option<f64>) -> f64 {
 }
 
 /// Every linked pair (i < j), by checking all pairs.
-pub fn brute_links(pos: &[f32], period: Option<f64>, b: f64) -> Vec<(u32, u32)> {
+pub fn brute_links<T: Coord>(pos: &[T], period: Option<f64>, b: f64) -> Vec<(u32, u32)> {
     let n = pos.len() / 3;
     let b2 = b * b;
     let mut out = Vec::new();
@@ -69,12 +86,12 @@ impl LinkCheck {
     }
 }
 
-/// Compare links, groups and the per-coordinate bound (exact rational comparison
-/// via two-sum is unnecessary here: f64 holds the difference of two f32 exactly for
-/// the magnitudes used in tests, and non-finite values must match bit for bit).
-pub fn check(
-    orig: &[f32],
-    recon: &[f32],
+/// Compare links, groups and the per-coordinate bound: `|r - a| <= xi` decided
+/// exactly ([`within_exact`]; the rounded f64 difference could pass a value
+/// just beyond the bound), non-finite values bit for bit.
+pub fn check<T: Coord>(
+    orig: &[T],
+    recon: &[T],
     period: Option<f64>,
     b: f64,
     xi: f64,
@@ -93,11 +110,11 @@ pub fn check(
         .iter()
         .zip(recon)
         .filter(|(&a, &r)| {
-            if a.is_finite() {
-                let e = (r as f64 - a as f64).abs();
-                e.is_nan() || e > xi
+            let (a64, r64) = (a.into(), r.into());
+            if a64.is_finite() {
+                !(r64.is_finite() && within_exact(r64, a64, xi))
             } else {
-                a.to_bits() != r.to_bits()
+                a.bits() != r.bits()
             }
         })
         .count();
@@ -305,37 +322,6 @@ pub fn adversarial(seed: u64) -> Vec<Case> {
     out
 }
 
-/// Squared distance per the link rule for f64 positions: each difference is the
-/// rounded f64 `a - b`, wrapped to the minimum image `d - L * round(d / L)`,
-/// then summed x, y, z.
-pub fn dist2_f64(a: &[f64], b: &[f64], period: Option<f64>) -> f64 {
-    let mut s = 0.0f64;
-    for k in 0..3 {
-        let mut d = a[k] - b[k];
-        if let Some(l) = period {
-            d -= l * (d / l).round();
-        }
-        s += d * d;
-    }
-    s
-}
-
-/// Every linked pair (i < j) of f64 positions, by checking all pairs.
-pub fn brute_links_f64(pos: &[f64], period: Option<f64>, b: f64) -> Vec<(u32, u32)> {
-    let n = pos.len() / 3;
-    let b2 = b * b;
-    let mut out = Vec::new();
-    for i in 0..n {
-        let pi = &pos[3 * i..3 * i + 3];
-        for j in i + 1..n {
-            if dist2_f64(pi, &pos[3 * j..3 * j + 3], period) <= b2 {
-                out.push((i as u32, j as u32));
-            }
-        }
-    }
-    out
-}
-
 /// Whether `|r - a| <= xi` exactly (f64 differences round, so the rounded
 /// difference alone could pass a value just beyond the bound): two-sum gives
 /// `r - a = s + e` exactly; at `|s| == xi` the sign of `e` decides.
@@ -344,42 +330,4 @@ pub fn within_exact(r: f64, a: f64, xi: f64) -> bool {
     let bb = s - r;
     let e = (r - (s - bb)) + (-a - bb);
     s.abs() < xi || (s.abs() == xi && (e == 0.0 || (e < 0.0) == (s > 0.0)))
-}
-
-/// [`check`] for f64 positions, the bound decided exactly ([`within_exact`]).
-pub fn check_f64(
-    orig: &[f64],
-    recon: &[f64],
-    period: Option<f64>,
-    b: f64,
-    xi: f64,
-    orig_links: &[(u32, u32)],
-) -> LinkCheck {
-    assert_eq!(
-        orig.len(),
-        recon.len(),
-        "reconstruction has the wrong length"
-    );
-    let n = orig.len() / 3;
-    let got = brute_links_f64(recon, period, b);
-    let want: std::collections::HashSet<_> = orig_links.iter().copied().collect();
-    let have: std::collections::HashSet<_> = got.iter().copied().collect();
-    let bound_violations = orig
-        .iter()
-        .zip(recon)
-        .filter(|(&a, &r)| {
-            if a.is_finite() {
-                !(r.is_finite() && within_exact(r, a, xi))
-            } else {
-                a.to_bits() != r.to_bits()
-            }
-        })
-        .count();
-    LinkCheck {
-        links: want.len(),
-        broken: want.difference(&have).count(),
-        spurious: have.difference(&want).count(),
-        same_groups: groups(n, orig_links) == groups(n, &got),
-        bound_violations,
-    }
 }
