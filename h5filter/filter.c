@@ -282,11 +282,6 @@ static int resolve(const fz_h5_api *h5, fz_hid dcpl, fz_hid type, fz_hid space, 
                      p->mode);
             return -1;
         }
-        if (p->dtype == FACTZ_H5_DTYPE_F64LE && p->mode != FACTZ_MODE_SPECULATIVE) {
-            snprintf(why, whylen, "64-bit float vector fields compress with mode S (2) only; "
-                                  "mode B (1) takes 32-bit floats");
-            return -1;
-        }
     } else {
         if (p->kind == FACTZ_H5_KIND_FIELD2D) {
             snprintf(why, whylen, "vector fields are stored as a rank-3 dataset (2, ny, nx) or "
@@ -308,9 +303,9 @@ static int resolve(const fz_h5_api *h5, fz_hid dcpl, fz_hid type, fz_hid space, 
                      p->mode);
             return -1;
         }
-        if (p->dtype == FACTZ_H5_DTYPE_F64LE && p->mode != FACTZ_BASE_BUILTIN) {
+        if (p->dtype == FACTZ_H5_DTYPE_F64LE && p->mode == FACTZ_BASE_SZ3) {
             snprintf(why, whylen, "64-bit float particle positions compress with the built-in "
-                                  "base (1) only; SZ3 (2) and ZFP (3) take 32-bit floats");
+                                  "(1) or ZFP (3) base; SZ3 (2) takes 32-bit floats");
             return -1;
         }
         if (!base_compiled_in(p->mode)) {

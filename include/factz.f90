@@ -238,7 +238,7 @@ module factz
       integer(c_size_t), value :: ny, nx
       integer(c_int) :: factz_field_decompress
     end function
-    ! float64 fields (real(c_double)): mode S on the CPU, the same guarantee.
+    ! float64 fields (real(c_double)): either mode on the CPU, the same guarantee.
     function factz_field_max_compressed_size_f64(ny, nx, out) &
         bind(c, name="factz_field_max_compressed_size_f64")
       import :: c_int, c_size_t

@@ -99,7 +99,7 @@ fn c_field_f64() {
     // factz_field_critical_points_f64: cell and type (1 saddle .. 6 center).
     let listed = std::fs::read_to_string(dir.join("cps.txt")).unwrap();
     assert_eq!(listed.lines().collect::<Vec<_>>(), want);
-    for name in ["soa_huffman.f64", "soa_rans.f64"] {
+    for name in ["soa_huffman.f64", "soa_rans.f64", "soa_rans_b.f64"] {
         let (du, dv) = load(name);
         let d = oracle::diff(&u, &v, &du, &dv, ny, nx);
         assert!(d.is_clean(), "{name}: {d}");

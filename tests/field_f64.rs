@@ -286,11 +286,11 @@ fn must_be_exact(f: &F64Field, degenerate: &[usize]) -> Vec<usize> {
     out
 }
 
-/// Mode S on f64 fields: every critical point kept (oracle), every value
-/// within the bound (exact integer check), non-finite values and forced
+/// Modes S and B on f64 fields: every critical point kept (oracle), every
+/// value within the bound (exact integer check), non-finite values and forced
 /// vertices bit-exact, the stream says f64, and it decodes only as f64.
 #[test]
-fn f64_mode_s_keeps_every_critical_point_and_the_bound() {
+fn f64_modes_keep_every_critical_point_and_the_bound() {
     let mut fields = Vec::new();
     for seed in [1, 2] {
         fields.push(nudged(seed, 1e-9));
@@ -306,16 +306,28 @@ fn f64_mode_s_keeps_every_critical_point_and_the_bound() {
     for f in &fields {
         let an = oracle::analyze(&f.u, &f.v, f.ny, f.nx);
         let forced = must_be_exact(f, &an.degenerate_tris);
-        for bound in [Bound::Rel(1e-2), Bound::Rel(1e-5), Bound::Abs(1e-12)] {
-            for coder in [Coder::Rans, Coder::Huffman] {
+        let modes = [Mode::Speculative, Mode::Blockwise];
+        // Rel 0.2: the per-vertex safe bounds, not the user's, limit mode B.
+        let bounds = [
+            Bound::Rel(0.2),
+            Bound::Rel(1e-2),
+            Bound::Rel(1e-5),
+            Bound::Abs(1e-12),
+        ];
+        for ((mode, bound), coder) in modes
+            .into_iter()
+            .flat_map(|m| bounds.map(|b| (m, b)))
+            .flat_map(|mb| [Coder::Rans, Coder::Huffman].map(|c| (mb, c)))
+        {
+            {
                 let cfg = FieldConfig {
-                    mode: Mode::Speculative,
+                    mode,
                     bound,
                     coder,
                     verify: true,
                     ..FieldConfig::default()
                 };
-                let what = format!("{} {bound:?} {coder:?}", f.name);
+                let what = format!("{} {mode:?} {bound:?} {coder:?}", f.name);
                 let c = fz::compress(&f.u, &f.v, f.ny, f.nx, &cfg)
                     .unwrap_or_else(|e| panic!("{what}: {e}"));
                 assert!(!c.report.lossless_fallback, "{what}: {:?}", c.report);
@@ -345,22 +357,14 @@ fn f64_mode_s_keeps_every_critical_point_and_the_bound() {
             }
         }
     }
-    assert_eq!(cases, fields.len() * 6);
+    assert_eq!(cases, fields.len() * 16);
 }
 
-/// f64 through mode B is refused with a message that names mode S; a
-/// float32 stream read as f64 is refused; a field of all non-finite values
-/// and a 1 x n field round-trip.
+/// A float32 stream read as f64 is refused; a field of all non-finite values
+/// and a 1 x n field round-trip in both modes.
 #[test]
 fn f64_refusals_and_edges() {
     let f = nudged(3, 1e-9);
-    let cfg = FieldConfig {
-        mode: Mode::Blockwise,
-        ..FieldConfig::default()
-    };
-    let e = fz::compress(&f.u, &f.v, f.ny, f.nx, &cfg).expect_err("mode B took f64");
-    assert_eq!(e.kind, ErrorKind::Unsupported);
-    assert!(e.to_string().contains("mode S"), "{e}");
 
     let u32s: Vec<f32> = f.u.iter().map(|&x| x as f32).collect();
     let v32s: Vec<f32> = f.v.iter().map(|&x| x as f32).collect();
@@ -369,16 +373,22 @@ fn f64_refusals_and_edges() {
     let e = fz::decompress_as::<f64>(&c32.bytes).expect_err("an f32 stream decoded as f64");
     assert_eq!(e.kind, ErrorKind::InvalidArgument);
 
-    let nan = vec![f64::NAN; 12];
-    let inf = vec![f64::NEG_INFINITY; 12];
-    let c = fz::compress(&nan, &inf, 3, 4, &FieldConfig::default()).unwrap();
-    let d = fz::decompress_as::<f64>(&c.bytes).unwrap();
-    assert!(d.u.iter().all(|x| x.is_nan()) && d.v.iter().all(|&x| x == f64::NEG_INFINITY));
+    for mode in [Mode::Speculative, Mode::Blockwise] {
+        let cfg = FieldConfig {
+            mode,
+            ..FieldConfig::default()
+        };
+        let nan = vec![f64::NAN; 12];
+        let inf = vec![f64::NEG_INFINITY; 12];
+        let c = fz::compress(&nan, &inf, 3, 4, &cfg).unwrap();
+        let d = fz::decompress_as::<f64>(&c.bytes).unwrap();
+        assert!(d.u.iter().all(|x| x.is_nan()) && d.v.iter().all(|&x| x == f64::NEG_INFINITY));
 
-    let u: Vec<f64> = (0..9).map(|k| k as f64 * 0.1 + 1e-12).collect();
-    let c = fz::compress(&u, &u, 1, 9, &FieldConfig::default()).unwrap();
-    let d = fz::decompress_as::<f64>(&c.bytes).unwrap();
-    oracle::check_bound_f64(&u, &d.u, c.report.abs_bound).unwrap();
+        let u: Vec<f64> = (0..9).map(|k| k as f64 * 0.1 + 1e-12).collect();
+        let c = fz::compress(&u, &u, 1, 9, &cfg).unwrap();
+        let d = fz::decompress_as::<f64>(&c.bytes).unwrap();
+        oracle::check_bound_f64(&u, &d.u, c.report.abs_bound).unwrap();
+    }
 }
 
 /// `factz compress --dtype f64` and `decompress` as a user runs them: both
@@ -400,7 +410,7 @@ fn f64_through_the_cli() {
     let f = perturbed_integers(7);
     let shape = format!("{},{}", f.ny, f.nx);
     let xi = 1e-3;
-    for layout in ["soa", "aos"] {
+    for (layout, mode) in [("soa", "s"), ("aos", "s"), ("soa", "b")] {
         let values: Vec<f64> = match layout {
             "soa" => f.u.iter().chain(&f.v).copied().collect(),
             _ => f.u.iter().zip(&f.v).flat_map(|(&a, &b)| [a, b]).collect(),
@@ -409,8 +419,8 @@ fn f64_through_the_cli() {
         let (inp, fz, back) = (path("in.f64"), path("out.fz"), path("back.f64"));
         std::fs::write(&inp, &bytes).unwrap();
         let out = run(&[
-            "compress", "--dtype", "f64", "--shape", &shape, "--layout", layout, "--abs", "1e-3",
-            &inp, &fz,
+            "compress", "--dtype", "f64", "--shape", &shape, "--layout", layout, "--mode", mode,
+            "--abs", "1e-3", &inp, &fz,
         ]);
         assert!(
             out.status.success(),
@@ -452,9 +462,17 @@ fn f64_through_the_cli() {
         ),
         (
             vec![
-                "compress", "--dtype", "f64", "--mode", "b", "--shape", &shape, &inp, "x.fz",
+                "compress",
+                "--dtype",
+                "f64",
+                "--backend",
+                "cuda",
+                "--shape",
+                &shape,
+                &inp,
+                "x.fz",
             ],
-            "mode S",
+            "cuda",
         ),
     ] {
         let out = run(&args);

@@ -946,7 +946,7 @@ fn installed_package_pkg_config_and_a_self_contained_plugin() {
 // ---- float64 ------------------------------------------------------------------
 
 /// A float64 `(2, ny, nx)` / `(ny, nx, 2)` dataset written through h5py in
-/// several chunks (chunk rule on), read back as float64: every critical
+/// several chunks (chunk rule on), in modes S and B, read back as float64: every critical
 /// point of the whole field and every value within the bound, by the
 /// BigInt oracle; h5dump reads the file through the plugin.
 #[test]
@@ -963,8 +963,13 @@ fn h5py_float64_fields_keep_every_critical_point() {
     let (u, v) = (nudge(&f.u, 1e-10), nudge(&f.v, -1e-10));
     let file = dir.join("f64.h5");
     let bound = 1e-3;
-    for (aos, cy, cx) in [(false, 40, 56), (true, 64, 33)] {
+    for (aos, cy, cx, mode) in [
+        (false, 40, 56, "s"),
+        (true, 64, 33, "s"),
+        (false, 48, 48, "b"),
+    ] {
         let layout = if aos { "aos" } else { "soa" };
+        let what = format!("{layout} mode {mode}");
         let values: Vec<f64> = if aos {
             u.iter().zip(&v).flat_map(|(&a, &b)| [a, b]).collect()
         } else {
@@ -973,7 +978,7 @@ fn h5py_float64_fields_keep_every_critical_point() {
         let raw = dir.join(format!("{layout}.in.f64"));
         let bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
         std::fs::write(&raw, bytes).unwrap();
-        let dset = format!("/uv64_{layout}");
+        let dset = format!("/uv64_{layout}_{mode}");
         run_ok(
             h5tool_py()
                 .arg("write-field64")
@@ -982,31 +987,31 @@ fn h5py_float64_fields_keep_every_critical_point() {
                 .arg(&raw)
                 .args([f.ny.to_string(), f.nx.to_string(), layout.to_string()])
                 .args([cy, cx].map(|x| x.to_string()))
-                .args(["s", "abs", &bound.to_string()]),
-            &format!("writing float64 {layout}"),
+                .args([mode, "abs", &bound.to_string()]),
+            &format!("writing float64 {what}"),
         );
-        let out = dir.join(format!("{layout}.out.f64"));
+        let out = dir.join(format!("{layout}{mode}.out.f64"));
         run_ok(
             h5tool_py().arg("read").arg(&file).arg(&dset).arg(&out),
-            &format!("reading float64 {layout}"),
+            &format!("reading float64 {what}"),
         );
         let got: Vec<f64> = std::fs::read(&out)
             .unwrap()
             .chunks_exact(8)
             .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
             .collect();
-        assert_eq!(got.len(), 2 * f.ny * f.nx, "{layout}");
+        assert_eq!(got.len(), 2 * f.ny * f.nx, "{what}");
         let n = f.ny * f.nx;
         let (du, dv): (Vec<f64>, Vec<f64>) = if aos {
             got.chunks_exact(2).map(|p| (p[0], p[1])).unzip()
         } else {
             (got[..n].to_vec(), got[n..].to_vec())
         };
-        oracle::check_bound_f64(&u, &du, bound).unwrap_or_else(|e| panic!("{layout}: u {e}"));
-        oracle::check_bound_f64(&v, &dv, bound).unwrap_or_else(|e| panic!("{layout}: v {e}"));
+        oracle::check_bound_f64(&u, &du, bound).unwrap_or_else(|e| panic!("{what}: u {e}"));
+        oracle::check_bound_f64(&v, &dv, bound).unwrap_or_else(|e| panic!("{what}: v {e}"));
         let d = oracle::diff(&u, &v, &du, &dv, f.ny, f.nx);
-        assert!(d.is_clean(), "{layout}: {d}");
-        assert!(d.orig_cps > 0, "{layout}: no critical points to keep");
+        assert!(d.is_clean(), "{what}: {d}");
+        assert!(d.orig_cps > 0, "{what}: no critical points to keep");
     }
     let dump = run_ok(
         with_plugin("h5dump").args(["-H", "-p"]).arg(&file),

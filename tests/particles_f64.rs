@@ -156,10 +156,17 @@ fn config(bound: Bound, b: f64, period: Option<f64>, method: Method) -> Particle
     cfg
 }
 
-/// Compress, decode through the bytes, and check with the oracle.
+/// Compress (builtin base), decode through the bytes, and check with the oracle.
 fn check_set(set: &Set, rel: f64, method: Method) {
+    check_set_on(set, rel, method, Base::Builtin);
+}
+
+fn check_set_on(set: &Set, rel: f64, method: Method, base: Base) {
     let links = brute_links(&set.pos, set.period, set.b);
-    let cfg = config(Bound::Rel(rel), set.b, set.period, method);
+    let cfg = ParticleConfig {
+        base,
+        ..config(Bound::Rel(rel), set.b, set.period, method)
+    };
     let c = particles::compress(&set.pos, &cfg)
         .unwrap_or_else(|e| panic!("{} rel {rel} {method:?}: {e}", set.name));
     assert!(
@@ -184,6 +191,13 @@ fn check_set(set: &Set, rel: f64, method: Method) {
     assert!(
         chk.clean(),
         "{} rel {rel} {method:?} ({:?}): {chk:?}",
+        set.name,
+        c.report.source
+    );
+    assert!(
+        matches!(c.report.source, particles::Source::Base(b) if b == base)
+            || c.report.source == particles::Source::Lossless,
+        "{}: source {:?}",
         set.name,
         c.report.source
     );
@@ -327,22 +341,46 @@ fn f64_matches_f32_where_the_values_are_f32() {
 }
 
 #[test]
-fn bases_without_f64_refuse_it_by_name() {
-    let set = synth_f64(8, None);
-    for base in [Base::Sz3, Base::Zfp] {
-        let cfg = ParticleConfig {
-            base,
-            ..config(Bound::Rel(1e-3), set.b, None, Method::Auto)
-        };
-        let e = particles::compress(&set.pos, &cfg).unwrap_err();
-        assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
-        assert!(e.message.contains(base.name()), "{e}");
-        if base.available() {
-            assert!(
-                e.message.contains("f64") && e.message.contains("builtin"),
-                "{e}"
-            );
+fn zfp_base_keeps_every_f64_link() {
+    // ZFP codes doubles as doubles: at a bound below f32's resolution of the
+    // coordinates (the offsets-1e6 sets) a float32 round trip would miss it.
+    if !Base::Zfp.available() {
+        return;
+    }
+    let mut sets = vec![synth_f64(11, Some(10.0)), synth_f64(12, None)];
+    sets.extend(edge_sets(13).into_iter().take(3));
+    for set in &sets {
+        for rel in [1e-3, 1e-5, 1e-7] {
+            for method in [Method::Auto, Method::Correct] {
+                check_set_on(set, rel, method, Base::Zfp);
+            }
         }
+    }
+    let set = &edge_sets(14)[0];
+    let cfg = ParticleConfig {
+        base: Base::Zfp,
+        ..config(Bound::Abs(1e-6), set.b, set.period, Method::Auto)
+    };
+    let c = particles::compress(&set.pos, &cfg).unwrap();
+    assert_eq!(c.report.source, particles::Source::Base(Base::Zfp));
+    assert!(c.bytes.len() < 8 * set.pos.len(), "{} bytes", c.bytes.len());
+}
+
+#[test]
+fn sz3_base_refuses_f64_by_name() {
+    let set = synth_f64(8, None);
+    let cfg = ParticleConfig {
+        base: Base::Sz3,
+        ..config(Bound::Rel(1e-3), set.b, None, Method::Auto)
+    };
+    let e = particles::compress(&set.pos, &cfg).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
+    assert!(e.message.contains("sz3"), "{e}");
+    if Base::Sz3.available() {
+        assert!(
+            e.message.contains("f64") && e.message.contains("builtin or zfp"),
+            "{e}"
+        );
     }
 }
 

@@ -6,8 +6,8 @@ Every value comes back within the error bound, and
 * particle positions keep every friends-of-friends link at linking length b
   (so every FoF halo keeps its members).
 
-numpy API (float32 arrays, or float64: fields in mode "s", particles with
-the built-in base, both on the CPU; the stream is the same bytes the C
+numpy API (float32 arrays, or float64: fields in either mode, particles
+with the built-in or ZFP base, both on the CPU; the stream is the same bytes the C
 library, the command-line tool and the HDF5/ADIOS2 plugins write and read)::
 
     import numpy as np, factz
@@ -202,7 +202,7 @@ def _particle_array(xyz, name="xyz"):
 def compress_field(u, v, *, abs=None, rel=None, mode="s", coder="rans", zstd=0, chunk=False,
                    verify=False, backend="cpu", report=False):
     """Compresses a 2D vector field (two float32 arrays of shape (ny, nx),
-    row-major, x fastest; or two float64 arrays, mode ``"s"`` on the CPU)
+    row-major, x fastest; or two float64 arrays, on the CPU)
     into a factz stream (bytes).
 
     Every finite value comes back within the bound (NaN and Inf bit-exact)
@@ -423,8 +423,8 @@ def compress_particles(xyz, *, b=None, eta=None, abs=None, rel=None, box=None, b
     friends-of-friends link status at linking length b (distance <= b,
     decided on the input's values in double), so every halo survives.
 
-    float64 positions take the built-in base on the CPU only: ``base="sz3"``
-    or ``"zfp"`` is a ValueError, ``backend="cuda"`` a :class:`Error`
+    float64 positions take the built-in or ZFP base on the CPU only:
+    ``base="sz3"`` is a ValueError, ``backend="cuda"`` a :class:`Error`
     (FACTZ_UNSUPPORTED); ``"auto"`` runs on the CPU.
 
     :param b: linking length; or ``eta``: b = eta x (V / n)^(1/3), V the
@@ -435,8 +435,8 @@ def compress_particles(xyz, *, b=None, eta=None, abs=None, rel=None, box=None, b
     :param box: side of a periodic box (minimum-image distances); None or 0
         (default) for open boundaries.
     :param base: base compressor ``"builtin"`` (default), ``"sz3"``,
-        ``"zfp"`` (the last two float32 only, and only if libfactz was built
-        with them).
+        ``"zfp"`` (the last two only if libfactz was built with them; SZ3
+        takes float32 only).
     :param coder, zstd, chunk, verify, backend: as for :func:`compress_field`.
     :param edit_bits: bits per correction edit, 2..24 (default 16).
     :param max_iters: optimiser iterations before the exact-storage fallback
@@ -457,9 +457,9 @@ def compress_particles(xyz, *, b=None, eta=None, abs=None, rel=None, box=None, b
     cfg.box_side = _box(box)
     cfg.base = _choice("base", base, _BASES)
     f64 = xyz.dtype.itemsize == 8
-    if f64 and cfg.base != _capi.BASE_BUILTIN:
-        raise ValueError(f"float64 particles take the built-in base only, not base={base!r} "
-                         f"(SZ3 and ZFP bases are float32 only; convert explicitly with "
+    if f64 and cfg.base == _capi.BASE_SZ3:
+        raise ValueError(f"float64 particles take the built-in or ZFP base, not base={base!r} "
+                         f"(the SZ3 base is float32 only; convert explicitly with "
                          f"xyz.astype(np.float32) if that loss of precision is meant)")
     cfg.coder = _choice("coder", coder, _CODERS)
     cfg.zstd_level = _zstd(zstd)

@@ -828,8 +828,8 @@ pub unsafe extern "C" fn factz_field_max_compressed_size_f64(
     })
 }
 
-/// The compressor of the float64 entry points: mode S on the CPU (mode B
-/// and the GPU take float32; FACTZ_UNSUPPORTED says so).
+/// The compressor of the float64 entry points: modes B and S on the CPU (the
+/// GPU takes float32; FACTZ_UNSUPPORTED says so).
 type Compressor<'a, T> = dyn FnOnce(&[T], &[T], usize, usize, &FieldConfig) -> crate::Result<(field::Compressed, u32)>
     + 'a;
 
@@ -845,10 +845,9 @@ fn compress_f64(backend: Backend) -> Box<Compressor<'static, f64>> {
 }
 
 /// factz_field_compress_ex for a float64 field: `u` and `v` hold `ny * nx`
-/// doubles each. Mode S only (`cfg->mode` FACTZ_MODE_BLOCKWISE gives
-/// FACTZ_UNSUPPORTED), on the CPU (FACTZ_BACKEND_AUTO runs there). The
-/// critical-point test uses error-free double products, so the guarantee is
-/// the float32 one. `report` may be NULL. Decode with factz_field_decompress_f64.
+/// doubles each. Either mode, on the CPU (FACTZ_BACKEND_AUTO runs there;
+/// FACTZ_BACKEND_CUDA gives FACTZ_UNSUPPORTED). The critical-point test uses
+/// error-free double products, so the guarantee is the float32 one. `report` may be NULL. Decode with factz_field_decompress_f64.
 ///
 /// # Safety
 /// As factz_field_compress_ex, with `u`, `v`: NULL or `ny * nx` readable doubles each.

@@ -4,14 +4,21 @@
 //!
 //! Tiles are independent (Lorenzo treats the outside of a tile as 0), so bands of 32
 //! rows encode and decode in parallel, and a GPU block can own a tile.
+//!
+//! f32 fields take the vectorised bound passes (exact products in f64); f64
+//! fields take [`triangle_constraint_rounded`] per triangle, whose bounds allow
+//! for the products' rounding. The rest is one generic code path.
 
 use super::forced::forced_vertices;
 use super::parts::Parts;
 use super::quantize::{eb_of_id, id_for_bound, predictor_input, quantize, reconstruct, NUM_IDS};
-use super::safe_bound::{quad_row_constraints, triangle_constraint, EdgeRow};
+use super::safe_bound::{
+    quad_row_constraints, triangle_constraint, triangle_constraint_rounded, EdgeRow,
+};
 use super::topology::{gather, quad_row, tri_vertices, Half};
 use crate::codec::{rans, unzigzag, zigzag};
 use crate::error::{Error, Result};
+use crate::real::Real;
 use rayon::prelude::*;
 
 /// Tile side (the kernels' generated `FZK_TILE`; mode_b_*.cu map a tile row
@@ -23,8 +30,23 @@ pub const EXACT: u8 = u8::MAX;
 
 /// The constraints (see `triangle_constraint`) of quad row `j`'s triangles,
 /// T0 then T1 of each quad (`2 * (nx - 1)` values, triangle-id order). `h`
-/// holds vertex row j's horizontal edges on entry and row j + 1's on return.
-fn triangle_row(u: &[f32], v: &[f32], nx: usize, j: usize, row: &mut [f64], h: &mut [EdgeRow; 2]) {
+/// holds vertex row j's horizontal edges on entry and row j + 1's on return
+/// (f32 only; f64 rows go one triangle at a time and leave it alone).
+fn triangle_row<T: Real>(
+    u: &[T],
+    v: &[T],
+    nx: usize,
+    j: usize,
+    row: &mut [f64],
+    h: &mut [EdgeRow; 2],
+) {
+    let Some((u, v)) = T::as_f32(u).zip(T::as_f32(v)) else {
+        for (t, e) in row.iter_mut().enumerate() {
+            let half = if t % 2 == 0 { Half::T0 } else { Half::T1 };
+            *e = triangle_constraint_rounded(gather(u, v, tri_vertices(nx, t / 2, j, half)), half);
+        }
+        return;
+    };
     let rows = quad_row(u, v, nx, j);
     let [top, bottom] = h;
     bottom.horizontal(rows[2], rows[3]);
@@ -42,9 +64,9 @@ fn triangle_row(u: &[f32], v: &[f32], nx: usize, j: usize, row: &mut [f64], h: &
 /// Per-vertex bound ids for u and v (EXACT when the vertex must be stored
 /// exactly), before the tiles take theirs; what the GPU's bound kernel
 /// (`kernels/mode_b_bounds.cu`) must reproduce.
-pub fn vertex_ids(
-    u: &[f32],
-    v: &[f32],
+pub fn vertex_ids<T: Real>(
+    u: &[T],
+    v: &[T],
     ny: usize,
     nx: usize,
     xi: f64,
@@ -62,9 +84,9 @@ pub fn vertex_ids(
 /// rows above and below the current vertex row are all it holds of the
 /// constraints, so a band's work stays in cache.
 #[allow(clippy::too_many_arguments)]
-fn band_ids(
-    u: &[f32],
-    v: &[f32],
+fn band_ids<T: Real>(
+    u: &[T],
+    v: &[T],
     ny: usize,
     nx: usize,
     xi: f64,
@@ -81,7 +103,9 @@ fn band_ids(
     // The horizontal edges of the first quad row's top.
     let mut h = [EdgeRow::default(), EdgeRow::default()];
     let first = j0.saturating_sub(1) * nx;
-    h[0].horizontal(&u[first..first + nx], &v[first..first + nx]);
+    if let Some((u, v)) = T::as_f32(u).zip(T::as_f32(v)) {
+        h[0].horizontal(&u[first..first + nx], &v[first..first + nx]);
+    }
     if j0 > 0 && nx > 1 {
         triangle_row(u, v, nx, j0 - 1, &mut below, &mut h);
     }
@@ -108,7 +132,7 @@ fn band_ids(
             if e < 0.0 {
                 continue;
             }
-            let id = |c: f32| id_for_bound(xi, xi.min(e * (c as f64).abs()));
+            let id = |c: T| id_for_bound(xi, xi.min(e * c.to_f64().abs()));
             if let (Some(a), Some(b)) = (id(u[k]), id(v[k])) {
                 *out = [a as u8, b as u8];
             }
@@ -158,7 +182,7 @@ fn tiles(ny: usize, nx: usize) -> (usize, usize) {
 const STRIDE: usize = TILE + 1;
 
 /// A tile's reconstructions, `[jb * STRIDE + ii]` for its vertex (ti + ii, j0 + jb).
-type TileValues = [f32; TILE * STRIDE];
+type TileValues<T> = [T; TILE * STRIDE];
 
 /// A tile's reconstructions as Lorenzo reads them: `predictor_input`s, at
 /// `[(jb + 1) * STRIDE + ii + 1]`, below a zero row and right of a zero
@@ -172,7 +196,7 @@ impl TileInputs {
     }
 
     #[inline(always)]
-    fn set(&mut self, ii: usize, jb: usize, value: f32) {
+    fn set<T: Real>(&mut self, ii: usize, jb: usize, value: T) {
         self.0[(jb + 1) * STRIDE + ii + 1] = predictor_input(value);
     }
 
@@ -235,16 +259,23 @@ fn wavefront(w: usize, rows: usize, mut f: impl FnMut(usize, usize)) {
 /// stored exactly: the wavefront fills it, row-major passes read it in stream order.
 type TileCodes = [Option<[u32; 2]>; TILE * TILE];
 
-pub fn encode(u: &[f32], v: &[f32], ny: usize, nx: usize, xi: f64, chunk_of_larger: bool) -> Parts {
+pub fn encode<T: Real>(
+    u: &[T],
+    v: &[T],
+    ny: usize,
+    nx: usize,
+    xi: f64,
+    chunk_of_larger: bool,
+) -> Parts {
     encode_capped(u, v, ny, nx, xi, chunk_of_larger, None)
 }
 
 /// [`encode`] with a cap on each vertex's relative bound (`halo::BlockWithRing::caps`).
 /// One pass per band of TILE rows: its vertex ids, then each tile's id,
 /// quantization and exact values; nothing field-sized but the exact mask.
-pub fn encode_capped(
-    u: &[f32],
-    v: &[f32],
+pub fn encode_capped<T: Real>(
+    u: &[T],
+    v: &[T],
     ny: usize,
     nx: usize,
     xi: f64,
@@ -305,7 +336,8 @@ pub fn encode_capped(
                             None => {
                                 let k = (j0 + jb) * nx + i;
                                 exact_band[jb * nx + i] = true;
-                                out.raw.extend([u[k].to_bits(), v[k].to_bits()]);
+                                u[k].push_words(&mut out.raw);
+                                v[k].push_words(&mut out.raw);
                             }
                         }
                     }
@@ -328,13 +360,13 @@ pub fn encode_capped(
 
 /// Rebuild u and v from the parts; every count was checked by the caller against
 /// `exact`, and each band re-checks its own slices.
-pub fn decode(
+pub fn decode<T: Real>(
     parts: &Parts,
     ny: usize,
     nx: usize,
     xi: f64,
-    u: &mut [f32],
-    v: &mut [f32],
+    u: &mut [T],
+    v: &mut [T],
 ) -> Result<()> {
     decode_from(parts, Codes::Decoded(&parts.codes), ny, nx, xi, u, v)
 }
@@ -407,14 +439,14 @@ impl CodePairs for BlockPairs<'_> {
 /// parallel; a rANS section goes in one run of consecutive bands per thread,
 /// each decoding its blocks in order (a block two runs share is decoded by
 /// both).
-pub(crate) fn decode_from(
+pub(crate) fn decode_from<T: Real>(
     parts: &Parts,
     codes: Codes,
     ny: usize,
     nx: usize,
     xi: f64,
-    u: &mut [f32],
-    v: &mut [f32],
+    u: &mut [T],
+    v: &mut [T],
 ) -> Result<()> {
     let (tx, ty) = tiles(ny, nx);
     if parts.ids.len() != 2 * tx * ty {
@@ -431,7 +463,7 @@ pub(crate) fn decode_from(
     for band in parts.exact.chunks(TILE * nx) {
         offsets.push((r, c));
         let n_exact = band.iter().filter(|&&e| e).count();
-        r += 2 * n_exact;
+        r += 2 * T::WORDS * n_exact;
         c += 2 * (band.len() - n_exact);
     }
     let n_codes = match codes {
@@ -484,22 +516,23 @@ pub(crate) fn decode_from(
 /// codes from `pairs`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn decode_band(
+fn decode_band<T: Real>(
     parts: &Parts,
     xi: f64,
     nx: usize,
     b: usize,
     mut r: usize,
     pairs: &mut impl CodePairs,
-    ub: &mut [f32],
-    vb: &mut [f32],
+    ub: &mut [T],
+    vb: &mut [T],
 ) -> Result<()> {
     let tx = nx.div_ceil(TILE);
     let rows = ub.len() / nx;
     let exact = &parts.exact[b * TILE * nx..][..rows * nx];
     let mut coded: TileCodes = [None; TILE * TILE];
-    let (mut rec_u, mut rec_v): (TileValues, TileValues) =
-        ([0.0; TILE * STRIDE], [0.0; TILE * STRIDE]);
+    let (mut rec_u, mut rec_v): (TileValues<T>, TileValues<T>) =
+        ([T::default(); TILE * STRIDE], [T::default(); TILE * STRIDE]);
+    let w = T::WORDS;
     let (mut in_u, mut in_v) = (TileInputs::new(), TileInputs::new());
     for t in 0..tx {
         let ti = t * TILE;
@@ -511,11 +544,11 @@ fn decode_band(
             for ii in 0..te - ti {
                 let (kb, at) = (jb * nx + ti + ii, jb * STRIDE + ii);
                 coded[jb * TILE + ii] = if exact[kb] {
-                    rec_u[at] = f32::from_bits(parts.raw[r]);
-                    rec_v[at] = f32::from_bits(parts.raw[r + 1]);
+                    rec_u[at] = T::from_words(&parts.raw[r..r + w]);
+                    rec_v[at] = T::from_words(&parts.raw[r + w..r + 2 * w]);
                     in_u.set(ii, jb, rec_u[at]);
                     in_v.set(ii, jb, rec_v[at]);
-                    r += 2;
+                    r += 2 * w;
                     None
                 } else {
                     Some(pairs.pair()?)

@@ -211,7 +211,7 @@ pub fn max_compressed_size_of<T: Real>(ny: usize, nx: usize) -> Result<usize> {
 }
 
 /// Compress a field given as two component arrays (row-major `ny x nx`, x
-/// fastest) of f32 or f64 (mode S only for f64).
+/// fastest) of f32 or f64 (either mode; the GPU takes f32).
 pub fn compress<T: Real>(
     u: &[T],
     v: &[T],

@@ -240,10 +240,7 @@ impl<T: Real> Stages<T> for Cpu<'_> {
         coder: Coder,
     ) -> Result<(Coded, usize)> {
         let parts: Parts = match mode {
-            Mode::Blockwise => {
-                let (u, v) = f32_only(T::as_f32(u).zip(T::as_f32(v)))?;
-                blockwise::encode_capped(u, v, ny, nx, xi, chunk, self.caps)
-            }
+            Mode::Blockwise => blockwise::encode_capped(u, v, ny, nx, xi, chunk, self.caps),
             Mode::Speculative => speculative::encode_capped(u, v, ny, nx, xi, chunk, self.caps),
         };
         let exact = parts.exact.iter().filter(|&&e| e).count();
@@ -265,7 +262,6 @@ impl<T: Real> Stages<T> for Cpu<'_> {
             let parts = stream::read(p, ny * nx, coder, ids)?;
             return speculative::decode(&parts, ny, nx, xi, u, v);
         }
-        let (u, v) = f32_only(T::as_f32_mut(u).zip(T::as_f32_mut(v)))?;
         if coder == Coder::Rans {
             // The codes decode a rANS block at a time as the bands reach
             // them, never all at once (8 bytes per vertex through memory).
@@ -283,14 +279,4 @@ impl<T: Real> Stages<T> for Cpu<'_> {
         v.copy_from_slice(hv);
         Ok(())
     }
-}
-
-/// Mode B's bounds are derived for f32 values (their products exact in f64):
-/// the f32 view of a field, or the error that says so for f64.
-fn f32_only<X>(view: Option<X>) -> Result<X> {
-    view.ok_or_else(|| {
-        Error::unsupported(
-            "mode B takes float32 fields only; float64 fields compress with mode S (--mode s)",
-        )
-    })
 }

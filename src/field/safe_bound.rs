@@ -13,7 +13,8 @@
 //! bound of |m_k| and the result is shrunk by a relative margin that covers every
 //! rounding in the formula, so the bound is safe, not just approximately so.
 
-use super::topology::{edge_products, m_is_zero, m_products, quad_triangle_edges};
+use super::topology::{edge_products, m_is_zero, m_products, quad_triangle_edges, Half, Sig};
+use crate::real::Real;
 
 /// Relative slack that absorbs the rounding of sqrt, sums and the final division.
 /// The kernels' generated `FZK_MARGIN` (`factz::kernels::prelude`).
@@ -56,6 +57,53 @@ pub fn triangle_constraint(p: [[f32; 2]; 3]) -> f64 {
     } else {
         best_opposite(mk.map(|(t1, t2)| t1 - t2), eps)
     }
+}
+
+/// [`det_bound`] for products rounded to f64 (f64 inputs): each of `t1`,
+/// `t2` errs from the exact product by at most 2^-53 of itself plus 2^-1075
+/// (round to nearest, subnormals included). The bound holds for every pair of
+/// exact products those allow: the numerator is the least |t1 - t2| they
+/// leave, the positive and negative sums the largest (the bound falls as
+/// either sum grows at a fixed difference). 0 where the products' errors could
+/// reach the difference (its sign is then not known from them) or a product
+/// overflowed.
+#[inline]
+fn det_bound_rounded(t1: f64, t2: f64) -> f64 {
+    // Twice the worst error of both products: the doubling covers the
+    // rounding of this sum and of the subtraction below.
+    let err = 4.0 * (f64::EPSILON / 2.0) * (t1.abs() + t2.abs()) + 4.0 * f64::from_bits(1);
+    let lower = (t1 - t2).abs() * (1.0 - f64::EPSILON) - err;
+    if !(lower > 0.0 && err.is_finite()) {
+        return 0.0;
+    }
+    let (pos, neg) = (t1.max(0.0) + (-t2).max(0.0), (-t1).max(0.0) + t2.max(0.0));
+    let root = (pos + err).sqrt() + (neg + err).sqrt();
+    lower / (root * root) * MARGIN
+}
+
+/// [`triangle_constraint`] for any element type, exact for f64: critical
+/// and degenerate triangles decided by the exact rule
+/// (`Real::classify_triangle`), each m_k's bound from its rounded products
+/// ([`det_bound_rounded`], whose nonzero bounds also fix each m_k's sign).
+/// One triangle at a time: mode B's f64 path.
+pub fn triangle_constraint_rounded<T: Real>(p: [[T; 2]; 3], half: Half) -> f64 {
+    if !p.iter().flatten().all(|x| x.is_finite()) {
+        return f64::INFINITY;
+    }
+    let (sig, degenerate) = T::classify_triangle(p, half);
+    if sig != Sig::NONE || degenerate {
+        return -1.0;
+    }
+    let q = p.map(|c| c.map(T::to_f64));
+    let mut d = [0.0f64; 3];
+    let mut eps = [0.0f64; 3];
+    for (k, (a, b)) in [(1, 2), (2, 0), (0, 1)].into_iter().enumerate() {
+        let (t1, t2) = (q[a][0] * q[b][1], q[b][0] * q[a][1]);
+        d[k] = t1 - t2;
+        eps[k] = det_bound_rounded(t1, t2);
+    }
+    // Where eps is 0 a wrong sign in d changes nothing: the pair's minimum is 0.
+    best_opposite(d, eps)
 }
 
 /// The safe bound of the best pair of opposite m_k (0 if none is).
@@ -381,6 +429,142 @@ mod tests {
         }
         assert!(open > 0, "the exact sum was never needed");
         assert!(tested > 200_000);
+    }
+
+    /// f64 triangles (ordinary, huge, tiny and near-degenerate, where the
+    /// products round): -1 exactly where the exact rule finds a critical
+    /// point or m == 0; otherwise every component pushed to the edge of its
+    /// bound, in every sign pattern, leaves the exact rule finding none. On
+    /// f32 values (exact products) the bound is the f32 formula's or just
+    /// under it.
+    #[test]
+    fn rounded_products_bound_f64_triangles_safely() {
+        use crate::field::topology::classify_f64;
+        let mut s = 41u64;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let (mut tested, mut critical, mut zero) = (0, 0, 0);
+        for round in 0..40_000u32 {
+            let scale = [1.0, 1e-150, 1e150, 2f64.powi(-1000)][round as usize % 4];
+            let mut c = || ((next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) * scale;
+            let mut p = [[c(), c()], [c(), c()], [c(), c()]];
+            if round % 5 == 0 {
+                // Nearly parallel vectors: m_k near zero, rounding matters.
+                let k = 1.0 + (next() % 1000) as f64 * f64::EPSILON;
+                p[2] = [p[0][0] * k, p[0][1]];
+            }
+            let half = if round % 2 == 0 { Half::T0 } else { Half::T1 };
+            let eps = triangle_constraint_rounded(p, half);
+            let (sig, degenerate) = classify_f64(p, half);
+            if sig != Sig::NONE || degenerate {
+                assert_eq!(eps, -1.0, "{p:?}");
+                critical += 1;
+                continue;
+            }
+            assert!((0.0..1.0).contains(&eps), "{p:?}: {eps}");
+            if eps == 0.0 {
+                zero += 1;
+                continue;
+            }
+            for pattern in 0..64u32 {
+                let mut q = p;
+                for k in 0..6 {
+                    let sgn = if pattern >> k & 1 == 1 { 1.0 } else { -1.0 };
+                    let x = p[k / 2][k % 2];
+                    let mut y = x + sgn * eps * x.abs();
+                    // Rounding may step outside: step back toward x.
+                    while (y - x).abs() > eps * x.abs() {
+                        y = f64::from_bits(if (y > x) == (y > 0.0) {
+                            y.to_bits() - 1
+                        } else {
+                            y.to_bits() + 1
+                        });
+                    }
+                    q[k / 2][k % 2] = y;
+                }
+                assert_eq!(
+                    classify_f64(q, half).0,
+                    Sig::NONE,
+                    "{p:?} eps {eps} -> {q:?}"
+                );
+            }
+            tested += 1;
+        }
+        assert!(
+            tested > 10_000 && critical > 1000 && zero > 0,
+            "{tested} {critical} {zero}"
+        );
+        // f32 values: the rounded form never exceeds the exact-product one.
+        let mut r = 5u64;
+        for _ in 0..20_000 {
+            let mut c = || {
+                r ^= r << 13;
+                r ^= r >> 7;
+                r ^= r << 17;
+                (r % 2001) as f32 / 1000.0 - 1.0
+            };
+            let p = [[c(), c()], [c(), c()], [c(), c()]];
+            let (exact, rounded) = (
+                triangle_constraint(p),
+                triangle_constraint_rounded(p, Half::T0),
+            );
+            assert!(rounded <= exact, "{p:?}: {rounded} > {exact}");
+            if exact > 1e-3 {
+                assert!(rounded >= exact * 0.999, "{p:?}: {rounded} << {exact}");
+            }
+        }
+    }
+
+    /// [`det_bound_rounded`] never exceeds the bound of the exact products
+    /// (their rounding errors recovered with FMA), on pairs of products that
+    /// nearly cancel, where the rounded difference can be far from the exact
+    /// one or of the other sign (then the bound must be 0).
+    #[test]
+    fn rounded_bound_never_exceeds_the_exact_products_bound() {
+        let mut s = 77u64;
+        let mut unit = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let (mut cancelling, mut flipped) = (0, 0);
+        for round in 0..200_000u32 {
+            let scale = [1.0, 1e-160, 1e160][round as usize % 3];
+            let (a, b, c) = (0.5 + unit(), (0.5 + unit()) * scale, 0.5 + unit());
+            // c d within an ulp or two of a b; signs mixed.
+            let q = a * b / c;
+            let d = f64::from_bits((q.to_bits() as i64 + (round % 3) as i64 - 1) as u64);
+            let sgn = if round % 4 == 0 { -1.0 } else { 1.0 };
+            let (c, d) = (c * sgn, d * sgn);
+            let (t1, t2) = (a * b, c * d);
+            let (e1, e2) = (a.mul_add(b, -t1), c.mul_add(d, -t2));
+            let m = (t1 - t2) + (e1 - e2);
+            let (p1, p2) = (t1 + e1, t2 + e2);
+            let (pos, neg) = (p1.max(0.0) + (-p2).max(0.0), (-p1).max(0.0) + p2.max(0.0));
+            let exact = m.abs() / (pos.sqrt() + neg.sqrt()).powi(2);
+            let got = det_bound_rounded(t1, t2);
+            assert!(
+                got <= exact * (1.0 + 1e-9),
+                "{a} {b} {c} {d}: {got} > {exact}"
+            );
+            if (t1 - t2).abs() < 64.0 * f64::EPSILON * t1.abs() {
+                cancelling += 1;
+            }
+            // The rounded difference says the wrong sign (or 0 for a nonzero m).
+            if (t1 - t2) * m < 0.0 || (t1 == t2 && m != 0.0) {
+                flipped += 1;
+                assert_eq!(got, 0.0);
+            }
+        }
+        assert!(
+            cancelling > 100_000 && flipped > 100,
+            "{cancelling} {flipped}"
+        );
     }
 
     #[test]

@@ -411,7 +411,7 @@ def check_field_api(factz):
 def check_field_f64(factz):
     """float64 fields through compress_field and decompress: float64 back,
     every value within the bound (fractions), every critical point kept
-    (exact brute force); mode B refused."""
+    (exact brute force), in modes S and B."""
     ny, nx = 23, 31
     u32, v32 = sample_field(ny, nx, 5)
     rng = np.random.default_rng(9)
@@ -419,19 +419,19 @@ def check_field_f64(factz):
     v = v32.astype(np.float64) * (1 + 1e-10 * rng.standard_normal((ny, nx)))
     want = brute_critical_points(u, v)
     check(len(want) > 0, "the float64 sample field has critical points")
-    for coder in ("rans", "huffman"):
-        stream, rep = factz.compress_field(u, v, abs=1e-3, coder=coder, report=True)
-        check(factz.info(stream)["dtype"] == "float64", f"f64 {coder}: info dtype")
+    for coder, mode in (("rans", "s"), ("huffman", "s"), ("rans", "b")):
+        what = f"f64 {coder} mode {mode}"
+        stream, rep = factz.compress_field(u, v, abs=1e-3, coder=coder, mode=mode, report=True)
+        check(factz.info(stream)["dtype"] == "float64", f"{what}: info dtype")
         u2, v2 = factz.decompress(stream)
         check(u2.dtype == np.float64 and u2.shape == (ny, nx) and v2.shape == (ny, nx),
-              f"f64 {coder}: decompressed dtype/shape")
+              f"{what}: decompressed dtype/shape")
         eb = Fraction(1e-3)
         bad = sum(abs(Fraction(float(a)) - Fraction(float(b))) > eb
                   for x, y in ((u, u2), (v, v2)) for a, b in zip(x.ravel(), y.ravel()))
-        check(bad == 0, f"f64 {coder}: {bad} values outside the bound")
+        check(bad == 0, f"{what}: {bad} values outside the bound")
         got = brute_critical_points(u2, v2)
-        check(got == want, f"f64 {coder}: critical points differ ({len(got)} vs {len(want)})")
-    raises(factz.Error, lambda: factz.compress_field(u, v, mode="b"), "f64 mode b", "mode S")
+        check(got == want, f"{what}: critical points differ ({len(got)} vs {len(want)})")
     cps = factz.critical_points(u, v)
     check(dict(zip(cps["cell"].tolist(), cps["type"].tolist())) == want,
           "f64 critical_points differ from brute force")
@@ -606,11 +606,21 @@ def check_particles_f64(factz):
 
     # refusals
     xyz = sample_particles_f64(17, b, None)
-    for base in ("sz3", "zfp"):
-        e = raises((ValueError, factz.Error),
-                   lambda: factz.compress_particles(xyz, b=b, abs=1e-4, base=base),
-                   f"f64 base {base}", "built-in")
-        check("float64" in str(e), f"f64 base {base}: message {e}")
+    e = raises(ValueError, lambda: factz.compress_particles(xyz, b=b, abs=1e-4, base="sz3"),
+               "f64 base sz3", "built-in or ZFP")
+    check("float64" in str(e), f"f64 base sz3: message {e}")
+    # ZFP takes float64 where libfactz has it, and keeps every link
+    try:
+        s = factz.compress_particles(xyz, b=b, abs=1e-4, base="zfp")
+    except factz.Error as e:
+        check("zfp" in str(e), f"f64 base zfp: message {e}")
+    else:
+        x2 = factz.decompress(s)
+        check(x2.dtype == np.float64 and factz.info(s)["source"] in ("zfp", "lossless"),
+              f"f64 base zfp: {x2.dtype} {factz.info(s)}")
+        check(brute_links_f64(x2, b, 0.0) == brute_links_f64(xyz, b, 0.0),
+              "f64 base zfp: links changed (independent check)")
+        check(float(np.max(np.abs(x2 - xyz))) <= 1e-4, "f64 base zfp: out of the bound")
     raises(factz.Error, lambda: factz.compress_particles(xyz, b=b, backend="cuda"),
            "f64 backend cuda")
     s = factz.compress_particles(xyz, b=b, abs=1e-4)

@@ -355,17 +355,10 @@ impl Plan {
         a.refuse(&PARTICLE_ONLY, "--kind particles")?;
         let f64 = a.dtype_f64()? == Some(true);
         let modes = match a.value("mode") {
-            // float64 compresses with mode S only.
-            None if f64 => vec![Mode::Speculative],
             None => vec![Mode::Blockwise, Mode::Speculative],
             Some(s) => args::parse_list(s, args::parse_mode)
                 .ok_or_else(|| a.usage_err(format!("bad --mode '{s}': expected b, s or b,s")))?,
         };
-        if f64 && modes.contains(&Mode::Blockwise) {
-            return Err(a.usage_err(
-                "float64 fields compress with mode S only (--mode s, the default with --dtype f64)",
-            ));
-        }
         let coders = a.coders(&[Coder::Huffman, Coder::Rans])?;
         if a.positionals.iter().any(|p| p == "-") {
             return Err(a.usage_err("bench reads files, not stdin"));

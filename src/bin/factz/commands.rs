@@ -84,9 +84,6 @@ pub fn compress(argv: Vec<OsString>) -> CliResult<u8> {
     if matches!(backend, Backend::Cuda) {
         return Err(a.usage_err("--backend cuda takes float32 fields only"));
     }
-    if mode == Mode::Blockwise {
-        return Err(a.usage_err("float64 fields compress with mode S only (--mode s, the default)"));
-    }
     compress_field_as::<f64>(&a, &cfg, (ny, nx), Backend::Cpu)
 }
 

@@ -68,23 +68,25 @@ Field options:
   --layout soa|aos      soa: all u then all v (default); aos: (u, v) interleaved
   --mode b|s            b: block-wise analytic bounds (fast); s: speculative (default, best ratio)
   --dtype f32|f64       element type of IN (little-endian; default f32). f64
-                        compresses with mode S on the CPU, exactly as f32 does
-                        (the critical-point test uses error-free f64 products)
+                        compresses on the CPU in either mode, with the same
+                        guarantee (exact f64 critical-point tests; mode B's
+                        bounds allow for the rounding of f64 products)
 
 Particle options (every friends-of-friends link keeps its status):
   --count N             number of particles; when omitted it is the file size / 12
                         (which must then be a multiple of 12 bytes; 24 for f64)
   --dtype f32|f64       element type of IN (little-endian; default f32). f64
                         positions keep their links by f64 distances and their
-                        bound in f64; they compress with --base builtin on the
-                        CPU (sz3, zfp and --backend cuda take f32 only)
+                        bound in f64; they compress with --base builtin or zfp
+                        on the CPU (sz3 and --backend cuda take f32 only)
   --layout aos|soa      aos: (x, y, z) per particle (default); soa: all x, all y, all z
   --b B                 linking length: a pair is linked when its distance is <= B
   --eta E               linking length E x (V/N)^(1/3), V the box's or the bounding
                         box's volume (default: eta 0.2)
   --box L               periodic box of side L (minimum-image distances); default open
   --base builtin|sz3|zfp  base compressor before the link correction (default builtin;
-                        sz3 and zfp when built with those cargo features; f32 only)
+                        sz3 and zfp when built with those cargo features; sz3
+                        takes f32 only)
   --method auto|correct|safe  how links are kept (default auto): safe moves
                         the particles of pairs the base changed to within their
                         own radius, inside which none of their links can change
@@ -199,8 +201,8 @@ Usage:
 Fields: without inputs, a deterministic synthetic field (a sum of random Fourier
 modes) of --shape is used. Inputs are raw float32 fields of --shape, or files
 whose sidecar (IN.json next to IN.f32, as `factz synth` writes) gives the shape.
---dtype f64 reads them as float64 (the synthetic field widened) and runs factz
-mode S and every baseline on the float64 values (mode B takes float32).
+--dtype f64 reads them as float64 (the synthetic field widened) and runs both
+factz modes and every baseline on the float64 values.
 
 Options:
   --kind field2d|particles  what the inputs hold (default field2d)

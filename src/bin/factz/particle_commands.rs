@@ -181,9 +181,10 @@ pub fn compress(a: &Args) -> CliResult<u8> {
     let f64 = a.dtype_f64()? == Some(true);
     // Before `config`, whose check would otherwise report a base missing from
     // this build rather than the one that works.
-    if let Some(b) = a.base()?.filter(|&b| f64 && b != Base::Builtin) {
+    if let Some(b) = a.base()?.filter(|&b| f64 && b == Base::Sz3) {
         return Err(a.usage_err(format!(
-            "--base {} takes float32 positions only; float64 compresses with --base builtin",
+            "--base {} takes float32 positions only; float64 compresses with --base builtin \
+             or zfp",
             b.name()
         )));
     }

@@ -2,8 +2,8 @@
 //! coders whose output the correction layer (`particles::correct`) then checks
 //! coordinate by coordinate and repairs.
 //!
-//! Positions are AoS `[N][3]` f32 or f64 (the built-in base takes either; SZ3
-//! and ZFP here f32 only); the bound `xi` is absolute per coordinate.
+//! Positions are AoS `[N][3]` f32 or f64 (the built-in and ZFP bases take
+//! either; SZ3 here f32 only); the bound `xi` is absolute per coordinate.
 //! A base aims at `|decoded - original| <= xi` (decided by `bound::within`) for
 //! every finite coordinate but need not guarantee it: the caller stores exactly
 //! every particle with a coordinate that is non-finite or out of bound. What a base
@@ -100,15 +100,15 @@ pub fn encode<T: Real>(base: Base, pos: &[T], xi: f64, coder: Coder) -> Result<(
         #[cfg(feature = "sz3")]
         Base::Sz3 => sz3::encode(f32_only(base, pos)?, xi).map(|(s, v)| (s, from_f32(v))),
         #[cfg(feature = "zfp")]
-        Base::Zfp => zfp::encode(f32_only(base, pos)?, xi).map(|(s, v)| (s, from_f32(v))),
+        Base::Zfp => zfp::encode(pos, xi),
         #[allow(unreachable_patterns)]
         b => Err(b.unavailable()),
     }
 }
 
-/// The positions as f32, for the bases that take only f32 (SZ3 and ZFP are
-/// wired here through their f32 entry points); f64 is refused by name.
-#[cfg(any(feature = "sz3", feature = "zfp"))]
+/// The positions as f32, for the base that takes only f32 (SZ3 is wired here
+/// through its f32 entry points); f64 is refused by name.
+#[cfg(feature = "sz3")]
 fn f32_only<T: Real>(base: Base, pos: &[T]) -> Result<&[f32]> {
     T::as_f32(pos).ok_or_else(|| f64_refused::<T>(base))
 }
@@ -117,7 +117,7 @@ fn f32_only<T: Real>(base: Base, pos: &[T]) -> Result<&[f32]> {
 fn f64_refused<T: Real>(base: Base) -> Error {
     Error::unsupported(format!(
         "base compressor \"{}\" takes f32 positions only, not {}; {} positions work \
-         with the builtin base",
+         with the builtin or zfp base",
         base.name(),
         T::NAME,
         T::NAME
@@ -125,7 +125,7 @@ fn f64_refused<T: Real>(base: Base) -> Error {
 }
 
 /// f32 values as T, where T is f32 (the bits, so NaN payloads survive).
-#[cfg(any(feature = "sz3", feature = "zfp"))]
+#[cfg(feature = "sz3")]
 fn from_f32<T: Real>(v: Vec<f32>) -> Vec<T> {
     v.into_iter()
         .map(|x| T::from_bits64(x.to_bits() as u64))
@@ -152,7 +152,7 @@ pub fn decode<T: Real>(base: Base, p: &Parsed, n: usize, xi: f64, coder: Coder) 
             T::NAME
         )));
     }
-    if base != Base::Builtin && T::BYTES != 4 {
+    if base == Base::Sz3 && T::BYTES != 4 {
         return Err(f64_refused::<T>(base));
     }
     if !(xi.is_finite() && xi > 0.0) {
@@ -168,7 +168,7 @@ pub fn decode<T: Real>(base: Base, p: &Parsed, n: usize, xi: f64, coder: Coder) 
         #[cfg(feature = "sz3")]
         Base::Sz3 => sz3::decode(p, n, xi).map(from_f32),
         #[cfg(feature = "zfp")]
-        Base::Zfp => zfp::decode(p, n, xi).map(from_f32),
+        Base::Zfp => zfp::decode(p, n, xi),
         #[allow(unreachable_patterns)]
         b => Err(b.unavailable()),
     }

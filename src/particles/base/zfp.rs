@@ -1,5 +1,6 @@
-//! ZFP base (cargo feature `zfp`): x, y and z each compressed as a 1D float
-//! array in ZFP's fixed-accuracy mode.
+//! ZFP base (cargo feature `zfp`): x, y and z each compressed as a 1D float or
+//! double array (the positions' own type; the stream header says which) in
+//! ZFP's fixed-accuracy mode.
 //!
 //! ZFP's accuracy mode bounds the error by the tolerance only approximately (it
 //! cuts bit planes below the largest power of two <= tolerance); the tolerance is
@@ -28,6 +29,7 @@ use super::Sections;
 use crate::codec::varint::{get_u8, get_uvarint_max, put_uvarint};
 use crate::error::{Error, Result};
 use crate::format::Parsed;
+use crate::real::Real;
 
 const SECTION: u32 = super::FIRST_SECTION;
 const FORMAT: u8 = 1;
@@ -39,8 +41,8 @@ fn corrupt(what: &str) -> Error {
 }
 
 /// The axis `j` of AoS `pos`, non-finite values replaced (module doc).
-fn axis(pos: &[f32], j: usize) -> Vec<f32> {
-    let mut last = 0.0f32;
+fn axis<T: Real>(pos: &[T], j: usize) -> Vec<T> {
+    let mut last = T::default();
     pos.iter()
         .skip(j)
         .step_by(3)
@@ -57,7 +59,7 @@ fn tolerance_for(xi: f64) -> f64 {
     xi.min(1e39) * TOLERANCE_FACTOR
 }
 
-pub fn encode(pos: &[f32], xi: f64) -> Result<(Sections, Vec<f32>)> {
+pub fn encode<T: Real>(pos: &[T], xi: f64) -> Result<(Sections, Vec<T>)> {
     let n = pos.len() / 3;
     if n == 0 {
         return Ok((vec![(SECTION, Vec::new())], Vec::new()));
@@ -81,12 +83,12 @@ pub fn encode(pos: &[f32], xi: f64) -> Result<(Sections, Vec<f32>)> {
     Ok((vec![(SECTION, sec)], out))
 }
 
-fn from_axes(streams: &[&[u8]], n: usize, tol: f64) -> Result<Vec<f32>> {
-    let axes: Vec<Vec<f32>> = streams
+fn from_axes<T: Real>(streams: &[&[u8]], n: usize, tol: f64) -> Result<Vec<T>> {
+    let axes: Vec<Vec<T>> = streams
         .par_iter()
         .map(|s| crate::zfp::decompress(s, &[n], tol))
         .collect::<Result<_>>()?;
-    let mut out = vec![0f32; 3 * n];
+    let mut out = vec![T::default(); 3 * n];
     for (j, v) in axes.into_iter().enumerate() {
         for (o, x) in out.iter_mut().skip(j).step_by(3).zip(v) {
             *o = x;
@@ -95,9 +97,10 @@ fn from_axes(streams: &[&[u8]], n: usize, tol: f64) -> Result<Vec<f32>> {
     Ok(out)
 }
 
-pub fn decode(p: &Parsed, n: usize, xi: f64) -> Result<Vec<f32>> {
-    // ZFP's worst case is about 36 bits per float; allow a generous ceiling.
-    let max = n.saturating_mul(24).saturating_add(4096);
+pub fn decode<T: Real>(p: &Parsed, n: usize, xi: f64) -> Result<Vec<T>> {
+    // ZFP's worst case is about 9 bits per value above the type's width; allow
+    // a generous ceiling (2x the raw positions).
+    let max = n.saturating_mul(6 * T::BYTES).saturating_add(4096);
     let sec = p.section(SECTION, max)?;
     if n == 0 {
         if !sec.is_empty() {

@@ -204,8 +204,6 @@ def _creation_cases(path):
     prt = factz_h5.Particles(b=0.2, abs=1e-3)
     nan_lo, nan_hi = _lo_hi(float("nan"))
     c = {
-        "float64 field in mode b": lambda: _create_fails(
-            path, dtype=np.float64, compression=factz_h5.Field2D(mode="b", rel=1e-3), **field),
         "int32 field": lambda: _create_fails(path, dtype=np.int32, compression=fld, **field),
         "float64 particles with the SZ3 base": lambda: _create_fails(
             path, dtype=np.float64, compression=factz_h5.Particles(b=0.2, abs=1e-3, base="sz3"),
