@@ -1,7 +1,8 @@
 //! The C entry points with arbitrary streams, sizes, shapes and configs,
 //! through the functions the C symbols are (so through their panic boundary).
 //! Every buffer is as large as the call says: a caller that lies about a size
-//! breaks C's contract, which no library can check.
+//! breaks C's contract, which no library can check. `wide` picks the `_f64`
+//! twin of a typed entry point.
 #![no_main]
 use arbitrary::Arbitrary;
 use factz::capi::field::*;
@@ -15,12 +16,16 @@ enum Op {
     FieldDecompress {
         ny: u8,
         nx: u8,
+        wide: bool,
+        interleaved: bool,
     },
     FieldInfo {
         struct_size: u32,
     },
     ParticlesDecompress {
         n: u16,
+        wide: bool,
+        soa: bool,
     },
     ParticlesInfo {
         struct_size: u32,
@@ -33,21 +38,25 @@ enum Op {
         nx: u8,
         cfg: FieldCfg,
         capacity: u16,
+        wide: bool,
     },
     ParticlesCompress {
         n: u8,
         cfg: ParticlesCfg,
         capacity: u16,
+        wide: bool,
     },
     CriticalPoints {
         ny: u8,
         nx: u8,
         capacity: u8,
+        wide: bool,
     },
     FofLabels {
         n: u8,
         b: f64,
         box_side: f64,
+        wide: bool,
     },
 }
 
@@ -91,23 +100,49 @@ fn floats(data: &[u8], n: usize) -> Vec<f32> {
         .collect()
 }
 
+/// The same as f64 values (8 bytes each).
+fn doubles(data: &[u8], n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|k| {
+            let at = 8 * k % data.len().max(1);
+            let b: [u8; 8] = std::array::from_fn(|i| *data.get(at + i).unwrap_or(&0));
+            f64::from_le_bytes(b)
+        })
+        .collect()
+}
+
 fuzz_target!(|input: (Op, Vec<u8>)| {
     let (op, data) = input;
     let p = data.as_ptr();
     let len = data.len();
     unsafe {
         match op {
-            Op::FieldDecompress { ny, nx } => {
+            Op::FieldDecompress {
+                ny,
+                nx,
+                wide,
+                interleaved,
+            } => {
                 let n = usize::from(ny) * usize::from(nx);
-                let (mut u, mut v) = (vec![0f32; n], vec![0f32; n]);
-                factz_field_decompress(
-                    p,
-                    len,
-                    u.as_mut_ptr(),
-                    v.as_mut_ptr(),
-                    ny.into(),
-                    nx.into(),
-                );
+                let (ny, nx) = (ny.into(), nx.into());
+                match (wide, interleaved) {
+                    (false, false) => {
+                        let (mut u, mut v) = (vec![0f32; n], vec![0f32; n]);
+                        factz_field_decompress(p, len, u.as_mut_ptr(), v.as_mut_ptr(), ny, nx);
+                    }
+                    (false, true) => {
+                        let mut uv = vec![0f32; 2 * n];
+                        factz_field_decompress_interleaved(p, len, uv.as_mut_ptr(), ny, nx);
+                    }
+                    (true, false) => {
+                        let (mut u, mut v) = (vec![0f64; n], vec![0f64; n]);
+                        factz_field_decompress_f64(p, len, u.as_mut_ptr(), v.as_mut_ptr(), ny, nx);
+                    }
+                    (true, true) => {
+                        let mut uv = vec![0f64; 2 * n];
+                        factz_field_decompress_interleaved_f64(p, len, uv.as_mut_ptr(), ny, nx);
+                    }
+                }
             }
             Op::FieldInfo { struct_size } => {
                 let mut out = MaybeUninit::<factz_field_stream_info>::zeroed();
@@ -115,9 +150,30 @@ fuzz_target!(|input: (Op, Vec<u8>)| {
                 (*out.as_mut_ptr()).struct_size = sz as u32;
                 factz_field_info(p, len, out.as_mut_ptr());
             }
-            Op::ParticlesDecompress { n } => {
-                let mut xyz = vec![0f32; 3 * usize::from(n)];
-                factz_particles_decompress(p, len, xyz.as_mut_ptr(), n.into());
+            Op::ParticlesDecompress { n, wide, soa } => {
+                let n = usize::from(n);
+                match (wide, soa) {
+                    (false, false) => {
+                        let mut xyz = vec![0f32; 3 * n];
+                        factz_particles_decompress(p, len, xyz.as_mut_ptr(), n);
+                    }
+                    (false, true) => {
+                        let mut c = [vec![0f32; n], vec![0f32; n], vec![0f32; n]];
+                        let [x, y, z] = &mut c;
+                        let (x, y, z) = (x.as_mut_ptr(), y.as_mut_ptr(), z.as_mut_ptr());
+                        factz_particles_decompress_soa(p, len, x, y, z, n);
+                    }
+                    (true, false) => {
+                        let mut xyz = vec![0f64; 3 * n];
+                        factz_particles_decompress_f64(p, len, xyz.as_mut_ptr(), n);
+                    }
+                    (true, true) => {
+                        let mut c = [vec![0f64; n], vec![0f64; n], vec![0f64; n]];
+                        let [x, y, z] = &mut c;
+                        let (x, y, z) = (x.as_mut_ptr(), y.as_mut_ptr(), z.as_mut_ptr());
+                        factz_particles_decompress_soa_f64(p, len, x, y, z, n);
+                    }
+                }
             }
             Op::ParticlesInfo { struct_size } => {
                 let mut out = MaybeUninit::<factz_particles_stream_info>::zeroed();
@@ -134,6 +190,7 @@ fuzz_target!(|input: (Op, Vec<u8>)| {
                 nx,
                 cfg: c,
                 capacity,
+                wide,
             } => {
                 let (ny, nx) = (usize::from(ny % 17), usize::from(nx % 17));
                 let mut cfg = MaybeUninit::<factz_field_config>::zeroed();
@@ -143,38 +200,55 @@ fuzz_target!(|input: (Op, Vec<u8>)| {
                 (cfg.mode, cfg.bound_kind, cfg.coder) = (c.mode, c.bound_kind, c.coder);
                 (cfg.bound, cfg.zstd_level, cfg.flags) = (c.bound, c.zstd_level.into(), c.flags);
                 cfg.layout = c.layout;
-                let u = floats(&data, ny * nx);
-                let v = floats(data.get(7..).unwrap_or(&[]), ny * nx);
                 let mut out = vec![0u8; usize::from(capacity)];
                 let mut out_len = 0usize;
-                let st = factz_field_compress(
-                    &cfg,
-                    u.as_ptr(),
-                    v.as_ptr(),
-                    ny,
-                    nx,
-                    out.as_mut_ptr(),
-                    out.len(),
-                    &mut out_len,
-                );
-                if st == factz_status::FACTZ_OK {
-                    assert!(out_len <= out.len());
-                    let (mut du, mut dv) = (vec![0f32; ny * nx], vec![0f32; ny * nx]);
-                    let st = factz_field_decompress(
-                        out.as_ptr(),
-                        out_len,
-                        du.as_mut_ptr(),
-                        dv.as_mut_ptr(),
-                        ny,
-                        nx,
+                // Compress with `$compress`, then decode what it wrote with `$decompress`.
+                macro_rules! round_trip {
+                    ($values:ident, $compress:ident, $decompress:ident, $zero:expr) => {{
+                        let u = $values(&data, ny * nx);
+                        let v = $values(data.get(7..).unwrap_or(&[]), ny * nx);
+                        let (o, cap) = (out.as_mut_ptr(), out.len());
+                        let st = $compress(
+                            &cfg,
+                            u.as_ptr(),
+                            v.as_ptr(),
+                            ny,
+                            nx,
+                            o,
+                            cap,
+                            &mut out_len,
+                            std::ptr::null_mut(),
+                        );
+                        if st == factz_status::FACTZ_OK {
+                            assert!(out_len <= out.len());
+                            let (mut du, mut dv) = (vec![$zero; ny * nx], vec![$zero; ny * nx]);
+                            let (du, dv) = (du.as_mut_ptr(), dv.as_mut_ptr());
+                            let st = $decompress(out.as_ptr(), out_len, du, dv, ny, nx);
+                            assert_eq!(st, factz_status::FACTZ_OK, "a stream factz wrote decodes");
+                        }
+                    }};
+                }
+                if wide {
+                    round_trip!(
+                        doubles,
+                        factz_field_compress_f64,
+                        factz_field_decompress_f64,
+                        0f64
                     );
-                    assert_eq!(st, factz_status::FACTZ_OK, "a stream factz wrote decodes");
+                } else {
+                    round_trip!(
+                        floats,
+                        factz_field_compress_ex,
+                        factz_field_decompress,
+                        0f32
+                    );
                 }
             }
             Op::ParticlesCompress {
                 n,
                 cfg: c,
                 capacity,
+                wide,
             } => {
                 let n = usize::from(n % 65);
                 let mut cfg = MaybeUninit::<factz_particles_config>::zeroed();
@@ -189,47 +263,89 @@ fuzz_target!(|input: (Op, Vec<u8>)| {
                 (cfg.coder, cfg.zstd_level, cfg.flags) = (c.coder, c.zstd_level.into(), c.flags);
                 (cfg.edit_bits, cfg.learning_rate) = (c.edit_bits, c.learning_rate);
                 cfg.max_iters = c.max_iters.into();
-                let xyz = floats(&data, 3 * n);
                 let mut out = vec![0u8; usize::from(capacity)];
                 let mut out_len = 0usize;
-                let st = factz_particles_compress(
-                    xyz.as_ptr(),
-                    n,
-                    &cfg,
-                    out.as_mut_ptr(),
-                    out.len(),
-                    &mut out_len,
-                );
-                if st == factz_status::FACTZ_OK {
-                    assert!(out_len <= out.len());
-                    let mut back = vec![0f32; 3 * n];
-                    let st =
-                        factz_particles_decompress(out.as_ptr(), out_len, back.as_mut_ptr(), n);
-                    assert_eq!(st, factz_status::FACTZ_OK, "a stream factz wrote decodes");
+                macro_rules! round_trip {
+                    ($values:ident, $compress:ident, $decompress:ident, $zero:expr) => {{
+                        let xyz = $values(&data, 3 * n);
+                        let (o, cap) = (out.as_mut_ptr(), out.len());
+                        let st = $compress(
+                            xyz.as_ptr(),
+                            n,
+                            &cfg,
+                            o,
+                            cap,
+                            &mut out_len,
+                            std::ptr::null_mut(),
+                        );
+                        if st == factz_status::FACTZ_OK {
+                            assert!(out_len <= out.len());
+                            let mut back = vec![$zero; 3 * n];
+                            let st = $decompress(out.as_ptr(), out_len, back.as_mut_ptr(), n);
+                            assert_eq!(st, factz_status::FACTZ_OK, "a stream factz wrote decodes");
+                        }
+                    }};
+                }
+                if wide {
+                    round_trip!(
+                        doubles,
+                        factz_particles_compress_f64,
+                        factz_particles_decompress_f64,
+                        0f64
+                    );
+                } else {
+                    round_trip!(
+                        floats,
+                        factz_particles_compress_ex,
+                        factz_particles_decompress,
+                        0f32
+                    );
                 }
             }
-            Op::CriticalPoints { ny, nx, capacity } => {
+            Op::CriticalPoints {
+                ny,
+                nx,
+                capacity,
+                wide,
+            } => {
                 let (ny, nx) = (usize::from(ny % 33), usize::from(nx % 33));
-                let u = floats(&data, ny * nx);
-                let v = floats(data.get(5..).unwrap_or(&[]), ny * nx);
                 let mut count = 0usize;
                 let mut out: Vec<MaybeUninit<factz_critical_point>> =
                     (0..capacity).map(|_| MaybeUninit::zeroed()).collect();
-                factz_field_critical_points(
-                    u.as_ptr(),
-                    v.as_ptr(),
-                    ny,
-                    nx,
-                    &mut count,
-                    out.as_mut_ptr().cast(),
-                    out.len(),
-                );
+                let (o, cap) = (out.as_mut_ptr().cast(), out.len());
+                if wide {
+                    let u = doubles(&data, ny * nx);
+                    let v = doubles(data.get(5..).unwrap_or(&[]), ny * nx);
+                    factz_field_critical_points_f64(
+                        u.as_ptr(),
+                        v.as_ptr(),
+                        ny,
+                        nx,
+                        &mut count,
+                        o,
+                        cap,
+                    );
+                } else {
+                    let u = floats(&data, ny * nx);
+                    let v = floats(data.get(5..).unwrap_or(&[]), ny * nx);
+                    factz_field_critical_points(u.as_ptr(), v.as_ptr(), ny, nx, &mut count, o, cap);
+                }
             }
-            Op::FofLabels { n, b, box_side } => {
+            Op::FofLabels {
+                n,
+                b,
+                box_side,
+                wide,
+            } => {
                 let n = usize::from(n);
-                let xyz = floats(&data, 3 * n);
                 let mut labels = vec![0u32; n];
-                factz_fof_labels(xyz.as_ptr(), n, b, box_side, labels.as_mut_ptr());
+                if wide {
+                    let xyz = doubles(&data, 3 * n);
+                    factz_fof_labels_f64(xyz.as_ptr(), n, b, box_side, labels.as_mut_ptr());
+                } else {
+                    let xyz = floats(&data, 3 * n);
+                    factz_fof_labels(xyz.as_ptr(), n, b, box_side, labels.as_mut_ptr());
+                }
             }
         }
     }

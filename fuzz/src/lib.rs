@@ -33,16 +33,29 @@ pub fn reseal(data: &[u8]) -> Vec<u8> {
 }
 
 /// Decodes `b` every way a user can: info, inspect and full decompression of
-/// both kinds. Results may be errors; a panic, hang or huge allocation is the
-/// finding. A success must be self-consistent.
+/// both kinds, read as float32 and as float64 (a stream of the other element
+/// type must be refused, not misread). Results may be errors; a panic, hang or
+/// huge allocation is the finding. A success must be self-consistent.
 pub fn decode_all(b: &[u8]) {
     let _ = factz::field::info(b);
     let _ = factz::particles::info(b);
-    if let Ok(d) = factz::field::decompress(b) {
-        assert_eq!(d.u.len(), d.ny * d.nx);
-        assert_eq!(d.v.len(), d.ny * d.nx);
+    let f32_field = factz::field::decompress(b);
+    let f64_field = factz::field::decompress_as::<f64>(b);
+    if let Ok(d) = &f32_field {
+        assert_eq!((d.u.len(), d.v.len()), (d.ny * d.nx, d.ny * d.nx));
     }
-    if let Ok(d) = factz::particles::decompress(b) {
+    if let Ok(d) = &f64_field {
+        assert_eq!((d.u.len(), d.v.len()), (d.ny * d.nx, d.ny * d.nx));
+    }
+    // One element type per stream: the same bytes never decode both ways.
+    assert!(!(f32_field.is_ok() && f64_field.is_ok()));
+    let f32_particles = factz::particles::decompress(b);
+    let f64_particles = factz::particles::decompress_as::<f64>(b);
+    if let Ok(d) = &f32_particles {
         assert_eq!(d.pos.len(), 3 * d.n);
     }
+    if let Ok(d) = &f64_particles {
+        assert_eq!(d.pos.len(), 3 * d.n);
+    }
+    assert!(!(f32_particles.is_ok() && f64_particles.is_ok()));
 }
