@@ -619,14 +619,13 @@ fn misuse_gives_hdf5_errors_never_a_crash() {
         );
     };
     // Types, ranks, chunks that split the component axis, wrong kinds.
-    // float64 fields take mode S only; float64 particles the built-in base.
-    refused("2x64x64", "2x32x32", "f64", "1,1,1,2,0,0", "mode S");
+    // float64 particles take the built-in or ZFP base, not SZ3.
     refused(
         "1000x3",
         "100x3",
         "f64",
-        "1,2,3,1,0,0,0,0,0,1,0,1072693248",
-        "built-in base",
+        "1,2,2,1,0,0,0,0,0,1,0,1072693248",
+        "SZ3 (2) takes 32-bit floats",
     );
     refused("2x64x64", "2x32x32", "i32", ok_cd, "not a float");
     refused("2x64x64", "2x32x32", "f32be", ok_cd, "big-endian");

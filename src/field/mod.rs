@@ -368,6 +368,8 @@ pub fn decompress(bytes: &[u8]) -> Result<Decoded> {
 pub fn decompress_as<T: Real>(bytes: &[u8]) -> Result<Decoded<T>> {
     let p = format::parse(bytes)?;
     let info = info_of(&p.header)?;
+    // The element type first: a mismatched read allocates nothing.
+    pipeline::check_dtype::<T>(&info)?;
     let decoded = 2 * T::BYTES * info.ny * info.nx;
     if !format::may_allocate(decoded, bytes.len()) {
         return Err(Error::corrupt(format!(

@@ -162,6 +162,19 @@ pub fn decompress_on<T: Real, S: Stages<T>>(
     Ok(info)
 }
 
+/// The stream's element type is T, or the error that names both.
+pub fn check_dtype<T: Real>(info: &FieldInfo) -> Result<()> {
+    if info.dtype != T::NAME {
+        return Err(Error::invalid(format!(
+            "stream holds {} values; they decode as {}, not {}",
+            info.dtype,
+            info.dtype,
+            T::NAME
+        )));
+    }
+    Ok(())
+}
+
 /// Decode a parsed stream whose header said `info` into `out`, which must
 /// hold the stream's shape (checked before anything is decoded).
 pub fn decode_parsed<T: Real, S: Stages<T>>(
@@ -171,14 +184,7 @@ pub fn decode_parsed<T: Real, S: Stages<T>>(
     out: &mut S::Out<'_>,
 ) -> Result<()> {
     let (ny, nx, xi) = (info.ny, info.nx, info.abs_bound);
-    if info.dtype != T::NAME {
-        return Err(Error::invalid(format!(
-            "stream holds {} values; they decode as {}, not {}",
-            info.dtype,
-            info.dtype,
-            T::NAME
-        )));
-    }
+    check_dtype::<T>(info)?;
     let n = ny * nx;
     let [lu, lv] = s.out_len(out);
     if lu != n || lv != n {
