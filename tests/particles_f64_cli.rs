@@ -507,6 +507,66 @@ fn zfp_base_takes_f64() {
 }
 
 #[test]
+fn bench_reads_f64() {
+    // The ties: an f32 reading changes their links, so the input's link
+    // count says whether the bench read doubles.
+    let s = Scratch::new("f64-bench");
+    let set = ties();
+    let n = set.pos.len() / 3;
+    let input = s.path("t.f64");
+    write(&input, &f64_bytes(&set.pos));
+    let links = brute_links(&set.pos, None, set.b);
+    let b = set.b.to_string();
+    let args = [
+        "bench",
+        "--kind",
+        "particles",
+        "--dtype",
+        "f64",
+        "--rel",
+        "1e-6",
+        "--b",
+        &b,
+        "--json",
+        &input,
+    ];
+    let j = parse_json(&text(&run_ok(&args)));
+    let inp = &j.get("inputs").arr()[0];
+    assert_eq!(inp.get("particles").num(), n as f64);
+    assert_eq!(inp.get("links").num(), links.len() as f64);
+    let results = j.get("results").arr();
+    let factz: Vec<_> = results
+        .iter()
+        .filter(|r| r.get("method").str().starts_with("factz"))
+        .collect();
+    assert!(!factz.is_empty(), "{results:?}");
+    for r in results {
+        let ratio = (24 * n) as f64 / r.get("bytes").num();
+        assert!((r.get("ratio").num() - ratio).abs() < 1e-9 * ratio, "{r:?}");
+    }
+    for r in factz {
+        assert_eq!(
+            r.get("broken_links").num() + r.get("false_links").num(),
+            0.0
+        );
+        assert_eq!(r.get("bound_violations").num(), 0.0, "{r:?}");
+    }
+    run_err(
+        &[
+            "bench",
+            "--kind",
+            "particles",
+            "--dtype",
+            "f64",
+            "--base",
+            "sz3",
+            &input,
+        ],
+        "float32",
+    );
+}
+
+#[test]
 fn refusals_are_one_line() {
     let s = Scratch::new("f64-errors");
     let set = ties();

@@ -208,6 +208,9 @@ Options:
   --kind field2d|particles  what the inputs hold (default field2d)
   --shape NY,NX         shape of the inputs / the synthetic field (default 1024,1024)
   --layout soa|aos      layout of the inputs (default soa; particles aos)
+  --dtype f32|f64       element type of the inputs (default f32); f64 runs factz
+                        and every baseline that takes it on the doubles
+                        (particles: not the sz3 base)
   --rel LIST            relative bounds, comma-separated (default 1e-2,1e-3,1e-4;
                         particles 1e-3,1e-4,1e-5,1e-6)
   --mode LIST           modes to run (default b,s)
@@ -220,9 +223,9 @@ Options:
 
 Particle options:
   --base LIST           base compressors (default: every one built in: builtin,
-                        and sz3 / zfp with those cargo features)
+                        and sz3 / zfp with those cargo features; f64: not sz3)
   --count N             particles per input (default: the sidecar's shape, else
-                        the file size / 12)
+                        the file size / 12, or / 24 for f64)
   --b B | --eta E       linking length (default: the sidecar's fof_b, else eta 0.2)
   --box L               periodic box side (default: the sidecar's box when it says
                         periodic, else open boundaries)
@@ -238,7 +241,7 @@ compressor alone (builtin, and SZ3 and ZFP when built with those features; x, y
 and z each as a 1D array) at each bound and at the loosest bound at which it
 changes no link (searched), with the FoF links it breaks and makes; factz rows
 give their time as a multiple of their base's alone (`x base`).
-MB/s counts 1e6 bytes of float32 input per second. The particle table follows
+MB/s counts 1e6 bytes of input (float32, or float64 with --dtype f64) per second. The particle table follows
 the cluster-preserving correction paper's Table II: vulnerable pairs, pairs
 violated before correction, optimiser iterations, pairs violated after the
 optimisation (then stored exactly: fallback particles), setup / optimisation /

@@ -7,26 +7,33 @@ use crate::{CliError, CliResult};
 use factz::field::Coder;
 use factz::format;
 use factz::particles::{self, base, metrics, Base, Bound, Space};
+use factz::Real;
 use std::time::Duration;
 
 /// A base compressor's own output.
-pub struct Alone {
+pub struct Alone<T> {
     /// Its sections in a factz container (a few hundred bytes of header; SZ3's
     /// and ZFP's own headers are inside their sections).
     pub bytes: usize,
     pub compress: Duration,
     pub decompress: Duration,
-    pub recon: Vec<f32>,
+    pub recon: Vec<T>,
 }
 
 /// `base` alone on AoS positions under absolute bound `abs`: encode, container,
 /// parse and decode, each timed as best of `repeat`.
-pub fn alone(pos: &[f32], b: Base, abs: f64, coder: Coder, repeat: usize) -> CliResult<Alone> {
+pub fn alone<T: Real>(
+    pos: &[T],
+    b: Base,
+    abs: f64,
+    coder: Coder,
+    repeat: usize,
+) -> CliResult<Alone<T>> {
     let fail = |e: factz::Error| CliError::fail(format!("bench: {} alone: {e}", b.name()));
     let n = pos.len() / 3;
     let (compress, bytes) = best_of(repeat, || {
         let (sections, _) = base::encode(b, pos, abs, coder).map_err(fail)?;
-        base::container(b, &sections, n, abs, coder).map_err(fail)
+        base::container::<T>(b, &sections, n, abs, coder).map_err(fail)
     })?;
     let (decompress, recon) = best_of(repeat, || {
         let p = format::parse(&bytes).map_err(fail)?;
@@ -41,10 +48,10 @@ pub fn alone(pos: &[f32], b: Base, abs: f64, coder: Coder, repeat: usize) -> Cli
 }
 
 /// The loosest bound found at which a base alone changes no link.
-pub struct Loosest {
+pub struct Loosest<T> {
     pub rel: f64,
     pub abs: f64,
-    pub alone: Alone,
+    pub alone: Alone<T>,
     /// Bounds tried.
     pub probes: usize,
 }
@@ -61,17 +68,17 @@ const BISECTIONS: usize = 5;
 /// changing and the first keeping bound. Link changes need not be monotone in
 /// the bound; the answer is the bisection's, and the caller checks it with the
 /// full FoF oracle. None when even [`TIGHTEST_REL`] changes links.
-pub fn loosest(
-    pos: &[f32],
+pub fn loosest<T: Real>(
+    pos: &[T],
     space: Space,
     b: f64,
     base: Base,
     coder: Coder,
     loosest_rel: f64,
     mut progress: impl FnMut(f64),
-) -> CliResult<Option<Loosest>> {
+) -> CliResult<Option<Loosest<T>>> {
     let mut probes = 0;
-    let mut probe = |rel: f64| -> CliResult<(bool, f64, Alone)> {
+    let mut probe = |rel: f64| -> CliResult<(bool, f64, Alone<T>)> {
         progress(rel);
         probes += 1;
         let abs = particles::absolute_bound(pos, Bound::Rel(rel));

@@ -20,20 +20,21 @@ use factz::particles::{
     self, correct, fof, metrics::ParticleMetrics, Base, Bound, Layout, Linking, ParticleConfig,
     Space, DEFAULT_ETA,
 };
+use factz::Real;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-struct Input {
+struct Input<T> {
     name: String,
-    pos: Vec<f32>,
+    pos: Vec<T>,
     period: Option<f64>,
     period_from: &'static str,
     b: f64,
     b_from: String,
 }
 
-impl Input {
+impl<T> Input<T> {
     fn n(&self) -> usize {
         self.pos.len() / 3
     }
@@ -44,12 +45,12 @@ impl Input {
     }
 }
 
-fn load(a: &Args, path: &str) -> CliResult<Input> {
+fn load<T: Real>(a: &Args, path: &str) -> CliResult<Input<T>> {
     let side = Sidecar::beside(path);
     let count = a.count()?.or(side.particle_count());
     let layout = a.layout()?.or(side.layout()).unwrap_or(Layout::Aos);
     let bytes = fileio::read_all(path)?;
-    let pos = fileio::positions_from_bytes(&bytes, count, layout, path)?;
+    let pos = fileio::positions_from_bytes::<T>(&bytes, count, layout, path)?;
     drop(bytes);
     let (period, period_from) = match (a.period()?, side.period) {
         (Some(l), _) => (Some(l), "given"),
@@ -86,6 +87,8 @@ fn load(a: &Args, path: &str) -> CliResult<Input> {
 struct Row {
     input: String,
     n: usize,
+    /// Bytes per coordinate of the input (4 for f32, 8 for f64).
+    value_bytes: usize,
     rel: f64,
     abs: f64,
     method: String,
@@ -107,7 +110,7 @@ struct Row {
 
 impl Row {
     fn raw(&self) -> usize {
-        12 * self.n
+        3 * self.value_bytes * self.n
     }
     fn ratio(&self) -> f64 {
         self.raw() as f64 / self.bytes as f64
@@ -148,18 +151,19 @@ impl Row {
 }
 
 /// A base compressor alone, with the links it changes from the full FoF oracle.
-fn alone_row(
-    inp: &Input,
+fn alone_row<T: Real>(
+    inp: &Input<T>,
     rel: f64,
     abs: f64,
     method: String,
-    al: particle_baselines::Alone,
+    al: particle_baselines::Alone<T>,
     min: usize,
 ) -> CliResult<Row> {
     let m = particles::metrics::compare(&inp.pos, &al.recon, inp.space(), inp.b, abs, min)?;
     Ok(Row {
         input: inp.name.clone(),
         n: inp.n(),
+        value_bytes: T::BYTES,
         rel,
         abs,
         method,
@@ -177,20 +181,30 @@ fn alone_row(
     })
 }
 
-fn raw_bytes(pos: &[f32]) -> Vec<u8> {
+fn raw_bytes<T: Real>(pos: &[T]) -> Vec<u8> {
     fileio::positions_to_bytes(pos, Layout::Aos)
 }
 
 pub fn bench(a: &Args) -> CliResult<u8> {
     let plan = Plan::from_args(a)?;
+    if plan.f64 {
+        bench_as::<f64>(a, &plan)
+    } else {
+        bench_as::<f32>(a, &plan)
+    }
+}
+
+/// [`bench`] on inputs of element type `T` (`--dtype`).
+fn bench_as<T: Real>(a: &Args, plan: &Plan) -> CliResult<u8> {
     let progress = Progress::for_input(u64::MAX);
     let mut preamble = String::new();
     let _ = writeln!(
         preamble,
-        "factz {} bench --kind particles: {} threads (rayon), best of {}, MB = 1e6 bytes of f32 input",
+        "factz {} bench --kind particles: {} threads (rayon), best of {}, MB = 1e6 bytes of {} input",
         env!("CARGO_PKG_VERSION"),
         plan.threads,
-        plan.repeat
+        plan.repeat,
+        T::NAME
     );
     let mut rows: Vec<Row> = Vec::new();
     let mut inputs_json = Vec::new();
@@ -199,7 +213,7 @@ pub fn bench(a: &Args) -> CliResult<u8> {
             return Err(a.usage_err("bench reads files, not stdin"));
         }
         progress.phase(&format!("reading {path}"));
-        let inp = load(a, path)?;
+        let inp = load::<T>(a, path)?;
         progress.phase(&format!("{}: friends-of-friends of the original", inp.name));
         let (line, json) = describe(&inp, plan.min)?;
         preamble.push_str(&line);
@@ -227,6 +241,8 @@ struct Plan {
     repeat: usize,
     min: usize,
     threads: usize,
+    /// `--dtype f64`: the inputs as float64 (the SZ3 base takes float32).
+    f64: bool,
 }
 
 impl Plan {
@@ -234,8 +250,12 @@ impl Plan {
         a.refuse(&FIELD_ONLY, "--kind field2d")?;
         a.refuse(&["seed"], "--kind field2d (the synthetic field)")?;
         let rels = a.rels(&[1e-3, 1e-4, 1e-5, 1e-6])?;
+        let f64 = a.dtype_f64()? == Some(true);
         let bases: Vec<Base> = match a.value("base") {
-            None => BASES.into_iter().filter(|b| b.available()).collect(),
+            None => BASES
+                .into_iter()
+                .filter(|&b| b.available() && !(f64 && b == Base::Sz3))
+                .collect(),
             Some(s) => args::parse_list(s, parse_base).ok_or_else(|| {
                 a.usage_err(format!(
                     "bad --base '{s}': expected a comma-separated list of {}",
@@ -243,6 +263,11 @@ impl Plan {
                 ))
             })?,
         };
+        if f64 && bases.contains(&Base::Sz3) {
+            return Err(a.usage_err(
+                "--base sz3 takes float32 positions only; float64 benches the builtin and zfp bases",
+            ));
+        }
         if let Some(b) = bases.iter().find(|b| !b.available()) {
             return Err(CliError::fail(format!(
                 "bench: base compressor {} is not compiled in (rebuild with `--features {}`)",
@@ -290,13 +315,19 @@ impl Plan {
             repeat,
             min,
             threads,
+            f64,
         })
     }
 
     /// Every row of one input: per bound, each base alone, factz on it (per
     /// coder and method), zstd; then each base at its loosest link-keeping
     /// bound (a base that has none gets a line in `notes`).
-    fn run(&self, inp: &Input, progress: &Progress, notes: &mut String) -> CliResult<Vec<Row>> {
+    fn run<T: Real>(
+        &self,
+        inp: &Input<T>,
+        progress: &Progress,
+        notes: &mut String,
+    ) -> CliResult<Vec<Row>> {
         let (repeat, min, coders) = (self.repeat, self.min, &self.coders);
         let mut rows = Vec::new();
         progress.phase(&format!("{}: zstd baseline", inp.name));
@@ -324,6 +355,7 @@ impl Plan {
             rows.push(Row {
                 input: inp.name.clone(),
                 n: inp.n(),
+                value_bytes: T::BYTES,
                 rel,
                 abs,
                 method: "zstd-3".into(),
@@ -378,9 +410,9 @@ impl Plan {
 
     /// factz on one base, coder and method at one bound: compressed,
     /// decompressed and checked by the full FoF count (x base left to the caller).
-    fn factz_row(
+    fn factz_row<T: Real>(
         &self,
-        inp: &Input,
+        inp: &Input<T>,
         progress: &Progress,
         (rel, abs): (f64, f64),
         (base, coder, how): (Base, Coder, correct::Method),
@@ -414,7 +446,7 @@ impl Plan {
         })?;
         progress.phase(&format!("{what}: decompressing"));
         let (td, d) = best_of(self.repeat, || {
-            particles::decompress(&c.bytes)
+            particles::decompress_as::<T>(&c.bytes)
                 .map_err(|e| CliError::fail(format!("bench: decompress: {e}")))
         })?;
         progress.phase(&format!("{what}: checking links"));
@@ -432,6 +464,7 @@ impl Plan {
         Ok(Row {
             input: inp.name.clone(),
             n: inp.n(),
+            value_bytes: T::BYTES,
             rel,
             abs,
             method,
@@ -488,7 +521,7 @@ impl Plan {
              alone: links broken + made); after: still violated after optimisation and edit \
              quantization; fallback: particles then stored exactly; times in seconds (other: base \
              compressor, coding); x base: compress time over the base alone's at that bound; ratio \
-             base: 12N / base bytes; overhead: ratio lost to the correction. \"alone, loosest\": the \
+             base: raw bytes (12N, 24N for f64) / base bytes; overhead: ratio lost to the correction. \"alone, loosest\": the \
              loosest bound (rel column) at which that base alone changes no link, found by decades \
              then bisection from the loosest requested bound and checked by the full FoF count\n",
         );
@@ -504,7 +537,7 @@ impl Plan {
 }
 
 /// The preamble line and JSON of an input: its FoF groups and halos.
-fn describe(inp: &Input, min: usize) -> CliResult<(String, Json)> {
+fn describe<T: Real>(inp: &Input<T>, min: usize) -> CliResult<(String, Json)> {
     let n = inp.n();
     let links = fof::links(&inp.pos, inp.space(), inp.b)?;
     let labels = fof::group_labels(n, &links);

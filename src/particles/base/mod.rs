@@ -176,8 +176,8 @@ pub fn decode<T: Real>(base: Base, p: &Parsed, n: usize, xi: f64, coder: Coder) 
 
 /// A base's sections alone in a container, as a user of that compressor
 /// would store them: no correction (it keeps the bound, not the links). For
-/// benchmarks and tests; [`decode`] reads it back after `format::parse`.
-pub fn container(
+/// benchmarks and tests; [`decode`] reads it back (as T) after `format::parse`.
+pub fn container<T: Real>(
     base: Base,
     sections: &[(u32, Vec<u8>)],
     n: usize,
@@ -187,7 +187,7 @@ pub fn container(
     let header = crate::format::Header {
         version: crate::format::VERSION,
         kind: crate::format::Kind::Particles,
-        dtype: crate::format::DTYPE_F32,
+        dtype: T::DTYPE,
         flags: 0,
         dims: [n as u64, 3, 0],
         abs_bound: xi,
@@ -324,7 +324,7 @@ pub(super) mod tests {
         let (secs, back) = encode(base, pos, xi, coder).unwrap();
         assert!(secs.iter().all(|s| s.0 >= FIRST_SECTION));
         assert_eq!(back.len(), pos.len());
-        let bytes = container(base, &secs, n, xi, coder).unwrap();
+        let bytes = container::<f32>(base, &secs, n, xi, coder).unwrap();
         let p = format::parse(&bytes).unwrap();
         let dec = decode::<f32>(base, &p, n, xi, coder).unwrap();
         assert_eq!(dec.len(), back.len());
@@ -400,7 +400,7 @@ pub(super) mod tests {
         for coder in [Coder::Rans, Coder::Huffman] {
             let (secs, _) = encode(base, pos, xi, coder).unwrap();
             let try_decode = |secs: &[(u32, Vec<u8>)], n: usize| {
-                let bytes = container(base, secs, n, xi, coder).unwrap();
+                let bytes = container::<f32>(base, secs, n, xi, coder).unwrap();
                 let p = format::parse(&bytes).unwrap();
                 match decode::<f32>(base, &p, n, xi, coder) {
                     Ok(v) => assert_eq!(v.len(), 3 * n),
@@ -426,7 +426,7 @@ pub(super) mod tests {
             for wrong_n in [0, 1, n - 1, n + 1, 2 * n] {
                 try_decode(&secs, wrong_n);
             }
-            let bytes = container(base, &[], n, xi, coder).unwrap();
+            let bytes = container::<f32>(base, &[], n, xi, coder).unwrap();
             let p = format::parse(&bytes).unwrap();
             assert_eq!(
                 decode::<f32>(base, &p, n, xi, coder).unwrap_err().kind,
