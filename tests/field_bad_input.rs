@@ -188,10 +188,56 @@ fn bits_of(u: &[f32], v: &[f32]) -> Vec<u32> {
     u.iter().chain(v).map(|x| x.to_bits()).collect()
 }
 
-/// One stream per mode x coder x zstd {off, 3} of a 37 x 53 window of synth turbulence.
+/// An f64 field's bits as u32 words, low word first.
+fn bits_of_f64(u: &[f64], v: &[f64]) -> Vec<u32> {
+    u.iter()
+        .chain(v)
+        .flat_map(|x| [x.to_bits() as u32, (x.to_bits() >> 32) as u32])
+        .collect()
+}
+
+/// The stream decoded as f32 or as f64, whichever its header says (never
+/// both: the other reading must be an error).
+fn decode_either(bytes: &[u8]) -> factz::Result<(Vec<u32>, usize, usize)> {
+    let narrow = decompress(bytes);
+    let wide = factz::field::decompress_as::<f64>(bytes);
+    match (narrow, wide) {
+        (Ok(_), Ok(_)) => panic!("a stream decoded both as f32 and as f64"),
+        (Ok(d), Err(_)) => Ok((bits_of(&d.u, &d.v), d.ny, d.nx)),
+        (Err(_), Ok(d)) => Ok((bits_of_f64(&d.u, &d.v), d.ny, d.nx)),
+        (Err(e), Err(_)) => Err(e),
+    }
+}
+
+/// One stream per mode x coder x zstd {off, 3} of a 37 x 53 window of synth
+/// turbulence, and four of it in f64 (values nudged below f32's resolution).
 fn streams() -> Vec<Stream> {
     let f = source_field();
     let mut out = Vec::new();
+    let nudge = |a: &[f32], s: f64| -> Vec<f64> {
+        a.iter()
+            .enumerate()
+            .map(|(k, &x)| x as f64 * (1.0 + s * ((k % 11) as f64 - 5.0)))
+            .collect()
+    };
+    let (u64s, v64s) = (nudge(&f.u, 1e-11), nudge(&f.v, -1e-11));
+    for mode in [Mode::Blockwise, Mode::Speculative] {
+        for (coder, z) in [(Coder::Huffman, 0), (Coder::Rans, 3)] {
+            let name = format!("f64 {mode:?}/{coder:?}/z{z}");
+            let comp = compress(&u64s, &v64s, f.ny, f.nx, &config(mode, coder, z))
+                .unwrap_or_else(|e| panic!("cannot make the test stream {name}: {e}"));
+            let (reference, ny, nx) = decode_either(&comp.bytes)
+                .unwrap_or_else(|e| panic!("cannot decode the test stream {name}: {e}"));
+            assert_eq!((ny, nx), (NY, NX), "{name}: reference decode shape");
+            out.push(Stream {
+                name,
+                reference,
+                bytes: comp.bytes,
+                ny: NY,
+                nx: NX,
+            });
+        }
+    }
     for mode in [Mode::Blockwise, Mode::Speculative] {
         for coder in [Coder::Huffman, Coder::Rans] {
             for z in [0, 3] {
@@ -264,7 +310,7 @@ impl Fuzz {
         QUIET.with(|q| q.set(true));
         begin_guard(what);
         let t = Instant::now();
-        let r = catch_unwind(AssertUnwindSafe(|| decompress(bytes)));
+        let r = catch_unwind(AssertUnwindSafe(|| decode_either(bytes)));
         let dt = t.elapsed();
         let biggest = end_guard();
         QUIET.with(|q| q.set(false));
@@ -278,18 +324,17 @@ impl Fuzz {
             self.slowest = (dt, what.to_string());
         }
         match r {
-            Ok(Ok(d)) => {
+            Ok(Ok((bits, ny, nx))) => {
                 self.oks += 1;
-                if d.u.len() != d.ny.saturating_mul(d.nx) || d.v.len() != d.u.len() {
+                // (u, v) per vertex: 2 words for f32, 4 for f64.
+                let n = ny.saturating_mul(nx);
+                if bits.len() != 2 * n && bits.len() != 4 * n {
                     self.fail(format!(
-                        "{what}: Ok with inconsistent shape {}x{} and {}/{} values",
-                        d.ny,
-                        d.nx,
-                        d.u.len(),
-                        d.v.len()
+                        "{what}: Ok with inconsistent shape {ny}x{nx} and {} words",
+                        bits.len()
                     ));
                 }
-                Outcome::Ok(bits_of(&d.u, &d.v), d.ny, d.nx)
+                Outcome::Ok(bits, ny, nx)
             }
             Ok(Err(e)) => {
                 self.errs += 1;

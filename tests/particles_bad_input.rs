@@ -29,12 +29,26 @@ fn bits(v: &[f32]) -> Vec<u32> {
     v.iter().map(|c| c.to_bits()).collect()
 }
 
-/// Decode a stream the way its kind requires; Err carries the message.
+/// f64 positions' bits as u32 words, low word first.
+fn bits_f64(v: &[f64]) -> Vec<u32> {
+    v.iter()
+        .flat_map(|c| [c.to_bits() as u32, (c.to_bits() >> 32) as u32])
+        .collect()
+}
+
+/// Decode a stream the way its kind requires (positions as f32 or f64,
+/// whichever the stream holds: never both); Err carries the message.
 fn decode(bytes: &[u8], external: Option<&Vec<f32>>) -> Result<Vec<u32>, String> {
     match external {
-        None => particles::decompress(bytes)
-            .map(|d| bits(&d.pos))
-            .map_err(|e| e.to_string()),
+        None => match (
+            particles::decompress(bytes),
+            particles::decompress_as::<f64>(bytes),
+        ) {
+            (Ok(_), Ok(_)) => panic!("a stream decoded both as f32 and as f64"),
+            (Ok(d), _) => Ok(bits(&d.pos)),
+            (_, Ok(d)) => Ok(bits_f64(&d.pos)),
+            (Err(e), _) => Err(e.to_string()),
+        },
         Some(ext) => {
             let mut pos = ext.clone();
             apply_external(bytes, &mut pos)
@@ -74,6 +88,32 @@ fn streams() -> Vec<Stream> {
         edits > 0,
         "no stream carries edits: the mutations would test less"
     );
+    // float64 positions (below f32's resolution), the builtin and ZFP bases.
+    let pos64: Vec<f64> = pos
+        .iter()
+        .enumerate()
+        .map(|(k, &x)| x as f64 * (1.0 + 1e-10 * ((k % 7) as f64 - 3.0)))
+        .collect();
+    for base in [Base::Builtin, Base::Zfp]
+        .into_iter()
+        .filter(|b| b.available())
+    {
+        let cfg = ParticleConfig {
+            bound: Bound::Rel(1e-4),
+            linking: Linking::Length(b),
+            period: Some(100.0),
+            base,
+            ..ParticleConfig::default()
+        };
+        let c = particles::compress(&pos64, &cfg).unwrap();
+        let reference = bits_f64(&particles::decompress_as::<f64>(&c.bytes).unwrap().pos);
+        out.push(Stream {
+            name: format!("f64 {} rel 1e-4", base.name()),
+            bytes: c.bytes,
+            reference,
+            external: None,
+        });
+    }
     // A correction stream for positions from another compressor.
     let cfg = ParticleConfig {
         bound: Bound::Rel(1e-3),

@@ -11,8 +11,30 @@ pub fn pack_bits(bits: &[bool]) -> Vec<u8> {
     out
 }
 
+/// The bits of every byte value as 8 bools, LSB first.
+const BYTE_BITS: [[bool; 8]; 256] = {
+    let mut t = [[false; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut k = 0;
+        while k < 8 {
+            t[b][k] = (b >> k) & 1 == 1;
+            k += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// The first `n` bits of a bitmap, LSB first: a table row per byte (a stream
+/// may claim tens of millions of vertices; a loop per bit costs 8x the time).
 pub fn unpack_bits(bytes: &[u8], n: usize) -> Vec<bool> {
-    (0..n).map(|k| bytes[k / 8] >> (k % 8) & 1 == 1).collect()
+    let mut out = Vec::with_capacity(n.next_multiple_of(8));
+    for &b in &bytes[..n.div_ceil(8)] {
+        out.extend_from_slice(&BYTE_BITS[b as usize]);
+    }
+    out.truncate(n);
+    out
 }
 
 /// Indices of the set bits among the first `n` of a bitmap, ascending:
@@ -84,8 +106,12 @@ mod tests {
                     x as u8 | 0x80
                 })
                 .collect();
-            let want: Vec<usize> = (0..n).filter(|&k| unpack_bits(&bytes, n)[k]).collect();
+            let bits = unpack_bits(&bytes, n);
+            let one_by_one: Vec<bool> = (0..n).map(|k| bytes[k / 8] >> (k % 8) & 1 == 1).collect();
+            assert_eq!(bits, one_by_one, "n = {n}");
+            let want: Vec<usize> = (0..n).filter(|&k| bits[k]).collect();
             assert_eq!(set_bits(&bytes, n).collect::<Vec<_>>(), want, "n = {n}");
+            assert_eq!(unpack_bits(&pack_bits(&bits), n), bits, "n = {n}");
         }
     }
 }
