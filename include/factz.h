@@ -877,10 +877,10 @@ enum factz_status factz_field_max_compressed_size_f64(size_t ny, size_t nx, size
 
 /*
  factz_field_compress_ex for a float64 field: `u` and `v` hold `ny * nx`
- doubles each. Mode S only (`cfg->mode` FACTZ_MODE_BLOCKWISE gives
- FACTZ_UNSUPPORTED), on the CPU (FACTZ_BACKEND_AUTO runs there). The
- critical-point test uses error-free double products, so the guarantee is
- the float32 one. `report` may be NULL. Decode with factz_field_decompress_f64.
+ doubles each. Either mode, on the CPU (FACTZ_BACKEND_AUTO runs there;
+ FACTZ_BACKEND_CUDA gives FACTZ_UNSUPPORTED). The critical-point test uses
+ error-free double products, so the guarantee is the float32 one. `report`
+ may be NULL. Decode with factz_field_decompress_f64.
 
  # Safety
  As factz_field_compress_ex, with `u`, `v`: NULL or `ny * nx` readable doubles each.
@@ -1209,8 +1209,8 @@ enum factz_status factz_particles_max_compressed_size_f64(size_t n, size_t *out)
 /*
  factz_particles_compress_ex for float64 positions (`3 * n` doubles, AoS):
  the same guarantee, the link rule on the doubles, a float64 stream
- (factz_particles_info's `dtype` 2). The built-in base only (FACTZ_BASE_SZ3
- and FACTZ_BASE_ZFP give FACTZ_UNSUPPORTED), on the CPU (FACTZ_BACKEND_CUDA
+ (factz_particles_info's `dtype` 2). The built-in or ZFP base
+ (FACTZ_BASE_SZ3 gives FACTZ_UNSUPPORTED), on the CPU (FACTZ_BACKEND_CUDA
  gives FACTZ_UNSUPPORTED; AUTO runs on the CPU). `report` may be NULL.
 
  # Safety

@@ -666,7 +666,7 @@ import numpy as np
 from adios2 import bindings as ab
 kind, out, params = sys.argv[1], sys.argv[2], dict(a.split("=", 1) for a in sys.argv[3:])
 data = {
-    "float64": np.zeros((2, 8, 8)),
+    "particles64": np.random.default_rng(1).random((100, 3)) * 10,
     "int32": np.zeros((2, 8, 8), np.int32),
     "rank1": np.zeros(64, np.float32),
     "rank4": np.zeros((2, 4, 4, 4), np.float32),
@@ -706,7 +706,8 @@ fn bad_parameters_types_and_shapes_are_exceptions_with_clear_messages() {
             needle,
         );
     };
-    case("float64", &["cpmode=B"], "mode S");
+    // float64 particles with the SZ3 base (float32 only, or not built in).
+    case("particles64", &["b=0.3", "base=sz3"], "sz3");
     case("int32", &[], "only float32 and float64");
     case("rank1", &[], "neither a vector field block");
     case("rank4", &[], "neither a vector field block");

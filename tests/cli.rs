@@ -346,7 +346,7 @@ fn bench_runs_small_and_prints_json() {
     }
     assert!(results.iter().any(|r| r.get("method").str() == "zstd-3"));
 
-    // float64: mode S only, every factz row keeps every critical point and
+    // float64: both modes, every factz row keeps every critical point and
     // the ratio counts 8-byte values (zstd's ratio is about half the f32 one).
     let out = run_ok(&[
         "bench", "--shape", "24,32", "--repeat", "1", "--rel", "1e-2", "--dtype", "f64", "--json",
@@ -357,16 +357,11 @@ fn bench_runs_small_and_prints_json() {
         .iter()
         .filter(|r| r.get("method").str() == "factz")
         .collect();
-    assert_eq!(factz_rows.len(), 2, "mode S, two coders: {rows:?}");
+    assert_eq!(factz_rows.len(), 4, "modes B and S, two coders: {rows:?}");
     for r in factz_rows {
-        assert_eq!(r.get("mode").str(), "s");
         let lost = r.get("p1_lost").num() + r.get("p2_spurious").num();
         assert_eq!(lost + r.get("p3_type_changed").num(), 0.0);
     }
-    run_err(
-        &["bench", "--shape", "24,32", "--dtype", "f64", "--mode", "b"],
-        "mode S only",
-    );
 
     // The table form, and a raw input file with --shape.
     let s = Scratch::new("bench");

@@ -847,7 +847,8 @@ fn compress_f64(backend: Backend) -> Box<Compressor<'static, f64>> {
 /// factz_field_compress_ex for a float64 field: `u` and `v` hold `ny * nx`
 /// doubles each. Either mode, on the CPU (FACTZ_BACKEND_AUTO runs there;
 /// FACTZ_BACKEND_CUDA gives FACTZ_UNSUPPORTED). The critical-point test uses
-/// error-free double products, so the guarantee is the float32 one. `report` may be NULL. Decode with factz_field_decompress_f64.
+/// error-free double products, so the guarantee is the float32 one. `report`
+/// may be NULL. Decode with factz_field_decompress_f64.
 ///
 /// # Safety
 /// As factz_field_compress_ex, with `u`, `v`: NULL or `ny * nx` readable doubles each.

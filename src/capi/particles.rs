@@ -1016,8 +1016,8 @@ pub unsafe extern "C" fn factz_particles_max_compressed_size_f64(
 
 /// factz_particles_compress_ex for float64 positions (`3 * n` doubles, AoS):
 /// the same guarantee, the link rule on the doubles, a float64 stream
-/// (factz_particles_info's `dtype` 2). The built-in base only (FACTZ_BASE_SZ3
-/// and FACTZ_BASE_ZFP give FACTZ_UNSUPPORTED), on the CPU (FACTZ_BACKEND_CUDA
+/// (factz_particles_info's `dtype` 2). The built-in or ZFP base
+/// (FACTZ_BASE_SZ3 gives FACTZ_UNSUPPORTED), on the CPU (FACTZ_BACKEND_CUDA
 /// gives FACTZ_UNSUPPORTED; AUTO runs on the CPU). `report` may be NULL.
 ///
 /// # Safety
