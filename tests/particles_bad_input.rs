@@ -306,3 +306,56 @@ fn bad_arguments_are_clear_errors() {
     // Different lengths of originals and decoded positions.
     assert!(correct_external(&pos, &pos[..pos.len() - 3], &ok).is_err());
 }
+
+/// The fuzzer's guarantee failure (issue 18): in a periodic box of side 17 a
+/// coordinate of -6.2e32 made the minimum image (a rounded multiple of the
+/// side) and the grid cell (the exact residue) disagree, so a pair the rule
+/// calls linked was never looked at and compression broke its link. Such
+/// positions are now refused, by name, wherever particles are linked; within
+/// a side of the box they are linked as the rule says (the adversarial sets).
+#[test]
+fn periodic_positions_far_outside_the_box_are_refused() {
+    let a = [-0.0f32, 1e-40, 0.499_511_72];
+    let far = [0.494_628_9f32, -6.235_846_3e32, 0.244_628_9];
+    let pos: Vec<f32> = (0..47)
+        .flat_map(|k| if k % 2 == 0 { a } else { far })
+        .collect();
+    let cfg = ParticleConfig {
+        bound: Bound::Abs(0.1),
+        linking: Linking::Length(0.55),
+        period: Some(17.0),
+        ..ParticleConfig::default()
+    };
+    let refused = |r: factz::Result<()>, who: &str| {
+        let e = r.expect_err("positions more than a box side out were accepted");
+        assert_eq!(e.kind, factz::ErrorKind::InvalidArgument);
+        let m = e.to_string();
+        assert!(
+            m.contains(who) && m.contains("wrap positions into the box"),
+            "{m}"
+        );
+    };
+    let want = |r: factz::Result<()>| refused(r, "particle 1 has coordinate y");
+    want(particles::compress(&pos, &cfg).map(drop));
+    want(correct_external(&pos, &pos, &cfg).map(drop));
+    let space = particles::Space::periodic(17.0);
+    want(particles::fof::links(&pos, space, 0.55).map(drop));
+    want(particles::metrics::changed_links(&pos, &pos, space, 0.55).map(drop));
+    // One side out either way is a position like any other; just beyond is not.
+    let mut edge = pos.clone();
+    for p in edge.chunks_exact_mut(3) {
+        p.copy_from_slice(&[-17.0, 34.0, 0.5]);
+    }
+    particles::compress(&edge, &cfg).expect("coordinates of -L and 2L are taken");
+    edge[1] = f32::from_bits(34f32.to_bits() + 1);
+    refused(
+        particles::compress(&edge, &cfg).map(drop),
+        "particle 0 has coordinate y",
+    );
+    // Open space has no box to be outside of.
+    let open = ParticleConfig {
+        period: None,
+        ..cfg
+    };
+    particles::compress(&pos, &open).expect("open space takes any finite position");
+}

@@ -118,7 +118,14 @@ pub fn compress_particles_on<C: Communicator>(
     let setup = resolve(cfg, &global);
     let (xi, b) = agree(comm, setup)?;
 
-    let pad = b + geometry::vulnerable_halfwidth(b, xi);
+    // Every rank's window ([`geometry::halfwidth_of`]) is at most this wide.
+    let far = match global.empty {
+        true => 0.0,
+        false => f64::from(global.lo.abs().max(global.hi.abs())),
+    };
+    let pad = b
+        + geometry::vulnerable_halfwidth(b, xi)
+        + cfg.period.map_or(0.0, |l| geometry::wrap_slack(far, l, xi));
     let boxes = gather_boxes(comm, &summary);
     let space = Space { period: cfg.period };
     let mut local_cfg = *cfg;
@@ -211,6 +218,7 @@ fn local_summary(pos: &[f32], cfg: &ParticleConfig) -> Result<Summary> {
             cfg.base.name()
         )));
     }
+    geometry::check_positions(pos, Space { period: cfg.period })?;
     let (lo, hi) = finite_range(&[pos]);
     let bbox = geometry::bounding_box(pos);
     Ok(Summary {

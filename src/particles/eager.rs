@@ -45,7 +45,7 @@ pub fn correct<T: Real>(
     let t0 = Instant::now();
     let n = orig.len() / 3;
     reset_exact(orig, &mut recon, &exact);
-    let slack = geometry::rounding_slack(orig, space, xi);
+    let slack = geometry::rounding_slack(orig, space, b, xi);
     let (lo2, hi2) = vulnerable::window_of(b, geometry::halfwidth_of(orig, space, b, xi));
     // Everything in the grid's cell order (see `safe::Survey`), mapped back
     // at the end.

@@ -1,7 +1,7 @@
 //! Friends-of-friends: links from the cell grid, groups by union-find, and the
 //! halo catalogue and mass function users analyse afterwards.
 
-use super::geometry::{check_linking, linked, Space};
+use super::geometry::{check_linking, check_positions, linked, Space};
 use super::grid::Grid;
 use crate::error::{Error, Result};
 use crate::real::Real;
@@ -48,6 +48,7 @@ impl UnionFind {
 /// ([`check_linking`]'s rule).
 pub fn links<T: Real>(pos: &[T], space: Space, b: f64) -> Result<Vec<(u32, u32)>> {
     check_linking(b, space)?;
+    check_positions(pos, space)?;
     let b2 = b * b;
     Ok(Grid::build(pos, space, b).pairs(pos, space, |i, j, d2| linked(d2, b2).then_some((i, j))))
 }

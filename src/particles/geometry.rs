@@ -135,40 +135,85 @@ pub fn vulnerable_halfwidth(b: f64, xi: f64) -> f64 {
 
 /// How far, beyond the relative margins of [`vulnerable_halfwidth`], rounding
 /// in [`Space::dist2`] can move a distance between positions of this type
-/// (the originals `pos`, or any within `xi` of them): 0 for f32, whose
-/// differences are exact, so f32 streams keep their bits.
+/// (the originals `pos`, or any within `xi` of them).
 ///
-/// For f64 each difference `a - b` is rounded, by at most 2^-53 of its
-/// magnitude: still relative, and so covered by the relative widening, in
-/// open space. The minimum image is not: `(a - b) - l * k` is the rounded
+/// Each difference `a - b` is taken in f64 and rounded, by at most 2^-53 of
+/// its magnitude: relative, and so covered by the relative widening, in open
+/// space. The minimum image is not: `(a - b) - l * k` is the rounded
 /// difference less a rounded multiple of l, whose errors (<= 2^-53 of
 /// `|a - b|` and of `|l k|`) are absolute while the wrapped result can be
 /// small (two particles near opposite faces). With M the largest finite
 /// |coordinate| (plus xi), `|a - b| <= 2 M` and `|l k| <= 2 M + l / 2`, so an
 /// axis errs by at most `2^-53 (4 M + l) (1 + 2^-52)`, a distance by sqrt(3)
 /// times that. Each of the two distances a status decision compares (original
-/// and reconstruction) may err so: the slack returned is twice that, widened
-/// by 1% for the rounding of this bound itself.
-pub fn rounding_slack<T: Real>(pos: &[T], space: Space, xi: f64) -> f64 {
+/// and reconstruction) may err so: the slack is twice that, widened by 1% for
+/// the rounding of this bound itself.
+///
+/// f32 coordinates in the box [0, L) need less. With `xi < L / 4` every
+/// difference, of originals or of reconstructions within xi, is under 1.5 L,
+/// so the wrap multiple is 0 or ±l and the subtraction exact (Sterbenz).
+/// The f64 difference of two f32 is exact too unless one is under 2^-29 of
+/// the other; then it errs by at most 2^-53 of `|a - b| <= L + 2 xi`. Where
+/// twice that (both distances, sqrt(3) per distance) is under half the
+/// widening's fixed hair `b * 1e-12` it is absorbed there, and the slack is 0:
+/// every box under about a thousand b wide, so f32 streams of ordinary sets
+/// keep their bits. Anything else (positions outside [0, L), wider boxes) gets
+/// the general slack.
+pub fn rounding_slack<T: Real>(pos: &[T], space: Space, b: f64, xi: f64) -> f64 {
     let Some(l) = space.period else {
         return 0.0;
     };
-    if T::MANTISSA_DIGITS <= 24 {
+    let mut m = 0f64;
+    let mut in_box = true;
+    for c in pos.iter().filter(|c| c.is_finite()) {
+        let x = c.to_f64();
+        m = m.max(x.abs());
+        in_box &= (0.0..l).contains(&x);
+    }
+    if T::MANTISSA_DIGITS <= 24
+        && in_box
+        && xi < 0.25 * l
+        && 2.0 * 3f64.sqrt() * 2f64.powi(-53) * (l + 2.0 * xi) * 1.01 <= 0.5 * b * 1e-12
+    {
         return 0.0;
     }
-    let m = pos
-        .iter()
-        .filter(|c| c.is_finite())
-        .fold(0f64, |a, c| a.max(c.to_f64().abs()))
-        + xi;
-    let u = 2f64.powi(-T::MANTISSA_DIGITS);
-    2.0 * 3f64.sqrt() * u * (4.0 * m + l) * 1.01
+    wrap_slack(m, l, xi)
+}
+
+/// The general slack of [`rounding_slack`] for positions whose largest finite
+/// |coordinate| is `m`, in a periodic box of side `l`, at bound `xi`.
+pub fn wrap_slack(m: f64, l: f64, xi: f64) -> f64 {
+    2.0 * 3f64.sqrt() * 2f64.powi(-53) * (4.0 * (m + xi) + l) * 1.01
+}
+
+/// Positions a periodic box of side L can hold: every finite coordinate
+/// within one side of the box, in [-L, 2L]. Beyond that the minimum image of
+/// [`Space::delta_f64`] (a rounded multiple of L) and the cell a particle's
+/// residue puts it in ([`super::grid::Grid`]) can disagree by more than the
+/// grid's margin, so a linked pair could go unseen; no simulation writes
+/// positions so far out, so they are refused rather than searched by brute
+/// force. Every entry point that takes positions to link calls this.
+pub fn check_positions<T: Real>(pos: &[T], space: Space) -> Result<()> {
+    let Some(l) = space.period else {
+        return Ok(());
+    };
+    let far = |x: f64| x.is_finite() && !(-l..=2.0 * l).contains(&x);
+    match pos.iter().position(|c| far(c.to_f64())) {
+        None => Ok(()),
+        Some(c) => Err(Error::invalid(format!(
+            "particle {} has coordinate {} = {}, more than one box side outside the \
+             periodic box [0, {l}): wrap positions into the box",
+            c / 3,
+            ["x", "y", "z"][c % 3],
+            pos[c].to_f64()
+        ))),
+    }
 }
 
 /// [`vulnerable_halfwidth`] widened by [`rounding_slack`] for positions `pos`:
 /// the half-width every window of changeable pairs uses.
 pub fn halfwidth_of<T: Real>(pos: &[T], space: Space, b: f64, xi: f64) -> f64 {
-    let s = rounding_slack(pos, space, xi);
+    let s = rounding_slack(pos, space, b, xi);
     if s == 0.0 {
         vulnerable_halfwidth(b, xi)
     } else {

@@ -160,6 +160,7 @@ pub fn compare<T: Real>(
 /// The benchmark's bound search calls this at every probe.
 pub fn changed_links<T: Real>(orig: &[T], recon: &[T], space: Space, b: f64) -> Result<usize> {
     super::geometry::check_linking(b, space)?;
+    super::geometry::check_positions(orig, space)?;
     let mut err = 0f64;
     for (&a, &r) in orig.iter().zip(recon) {
         if a.is_finite() != r.is_finite() {

@@ -348,6 +348,7 @@ pub fn prepare<T: Real>(pos: &[T], cfg: &ParticleConfig) -> Result<Prepared<T>> 
     let xi = absolute_bound(pos, cfg.bound);
     let b = linking_length(pos, cfg.linking, cfg.period)?;
     geometry::check_linking(b, space_of(cfg))?;
+    geometry::check_positions(pos, space_of(cfg))?;
     let base = if xi == 0.0 || n == 0 {
         None
     } else {
@@ -512,6 +513,7 @@ pub fn correct_external<T: Real>(
     let xi = absolute_bound(orig, cfg.bound);
     let b = linking_length(orig, cfg.linking, cfg.period)?;
     geometry::check_linking(b, space_of(cfg))?;
+    geometry::check_positions(orig, space_of(cfg))?;
     let mut flags = if cfg.chunk_of_larger {
         format::FLAG_CHUNK_OF_LARGER
     } else {

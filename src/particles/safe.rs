@@ -111,8 +111,8 @@ pub(super) fn error_norm<T: Real>(o: &[T], r: &[T]) -> f64 {
 
 /// Whether errors of norms `ei`, `ej` can change the status of a pair at
 /// original distance `d` (widened as [`super::geometry::vulnerable_halfwidth`],
-/// and by `slack`, [`geometry::rounding_slack`]: 0 for f32, which leaves the
-/// sum's bits as they were).
+/// and by `slack`, [`geometry::rounding_slack`]: 0 for f32 in ordinary boxes,
+/// which leaves the sum's bits as they were).
 #[inline]
 pub(super) fn can_change(d: f64, b: f64, ei: f64, ej: f64, slack: f64) -> bool {
     (d - b).abs() <= (ei + ej) * (1.0 + 1e-6) + b * 1e-12 + slack
@@ -142,7 +142,7 @@ impl<T: Real> Survey<T> {
     /// From the vulnerable pairs of any [`Corrector`] (the GPU's).
     pub fn of(pairs: &[Pair], orig: &[T], recon: &[T], space: Space, b: f64, xi: f64) -> Self {
         let e = reach(orig, recon);
-        let slack = geometry::rounding_slack(orig, space, xi);
+        let slack = geometry::rounding_slack(orig, space, b, xi);
         let live: Vec<Pair> = pairs
             .par_iter()
             .filter(|p| {
@@ -178,7 +178,7 @@ impl<T: Real> Survey<T> {
         full: bool,
     ) -> (Self, Option<Vec<Pair>>) {
         let n = orig.len() / 3;
-        let slack = geometry::rounding_slack(orig, space, xi);
+        let slack = geometry::rounding_slack(orig, space, b, xi);
         let (lo2, hi2) = vulnerable::window_of(b, geometry::halfwidth_of(orig, space, b, xi));
         let b2 = b * b;
         let grid = Grid::build(orig, space, hi2.sqrt());

@@ -296,9 +296,44 @@ pub fn adversarial(seed: u64) -> Vec<Case> {
     }
     out.push(Case {
         name: "periodic faces".into(),
-        pos: faces,
+        pos: faces.clone(),
         b: 0.3,
         period: Some(10.0),
+    });
+    // A periodic set written outside the box, up to one side beyond either
+    // face (unwrapped positions): images of the face particles shifted by
+    // -L, 0, +L per coordinate, so links go through every wrap multiple.
+    let shifted: Vec<f32> = faces
+        .iter()
+        .map(|&x| x + 10.0 * (rng.below(3) as f32 - 1.0))
+        .collect();
+    out.push(Case {
+        name: "periodic, positions up to a side outside the box".into(),
+        pos: shifted,
+        b: 0.3,
+        period: Some(10.0),
+    });
+    // A box thousands of b wide with coordinates far under 2^-29 of their
+    // partners' across the face: the f64 difference of two f32 rounds there.
+    let mut wide = Vec::new();
+    for k in 0..300 {
+        let near0 = match k % 3 {
+            0 => 1e-30f32,
+            1 => f32::from_bits(1),
+            _ => rng.range(0.0, 1e-9) as f32,
+        };
+        let x = if rng.below(2) == 0 {
+            near0
+        } else {
+            4000.0 - rng.range(0.0, 0.5) as f32
+        };
+        wide.extend([x, rng.range(0.0, 1.0) as f32, rng.range(0.0, 1.0) as f32]);
+    }
+    out.push(Case {
+        name: "periodic box 10^4 b wide, tiny coordinates at a face".into(),
+        pos: wide,
+        b: 0.4,
+        period: Some(4000.0),
     });
     // Tiny sets.
     out.push(Case {
