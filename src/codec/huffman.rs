@@ -20,8 +20,8 @@
 //!
 //! Codes are canonical: ordered by (length, symbol); the code lengths come from
 //! Moffat-Katajainen's in-place Huffman, limited by raising the smallest weights.
-//! Decoding uses a 12-bit primary table and a per-length limit search for longer
-//! codes, and runs two blocks' bit streams interleaved (independent dependency
+//! Decoding uses a primary table (12 bits, up to 16 for long streams with long
+//! codes: [`primary_bits`]) and a per-length limit search for longer codes, and runs two blocks' bit streams interleaved (independent dependency
 //! chains); blocks are decoded in parallel with rayon. A single-symbol stream
 //! (n == 1) cannot check the symbol count.
 
@@ -40,8 +40,20 @@ const SOFT_MAX_LEN: u32 = 24;
 /// Longest code length the format allows.
 /// Longest code. Kernel twin: generated `FZK_HUFF_MAX_LEN`.
 pub const MAX_LEN: u32 = 32;
-const TABLE_BITS: u32 = 12;
-const TABLE_SIZE: usize = 1 << TABLE_BITS;
+/// Bits of the primary decoding table: 12 (16 KiB, built in microseconds)
+/// unless the stream is long enough to pay for a bigger one and has codes that
+/// overflow 12 bits, then up to 16 (256 KiB). The particle base's cell indices
+/// (alphabets up to 2^21, codes of 13-24 bits) otherwise took the limit
+/// search for most symbols. Decoding only: the stream does not change.
+fn primary_bits(count: usize, max_len: u32) -> u32 {
+    const SMALL: u32 = 12;
+    const LARGE: u32 = 16;
+    if count >= 1 << 18 {
+        max_len.clamp(SMALL, LARGE)
+    } else {
+        SMALL
+    }
+}
 
 /// A symbol type the Huffman coder handles (`u32` codes, `u8` bytes).
 pub(crate) trait Symbol: Copy + Send + Sync + Default + 'static {
@@ -403,9 +415,11 @@ pub(crate) fn encode<T: Symbol>(symbols: &[T]) -> Vec<u8> {
 
 /// Decoding tables built from (and validating) a code-length table.
 pub(super) struct DecodeTable {
-    /// Indexed by the next TABLE_BITS bits: symbol << 8 | length, or 0 when the code is
+    /// Indexed by the next `bits` bits: symbol << 8 | length, or 0 when the code is
     /// longer or its symbol does not fit in 24 bits (then `slow` decodes it).
-    primary: Box<[u32; TABLE_SIZE]>,
+    primary: Vec<u32>,
+    /// [`primary_bits`].
+    bits: u32,
     /// Shortest code length `slow` may meet.
     slow_start: u32,
     pub(super) max_len: u32,
@@ -420,7 +434,9 @@ pub(super) struct DecodeTable {
 }
 
 impl DecodeTable {
-    fn new(syms: &[u32], lens: &[u8]) -> Result<Self> {
+    /// The tables for these symbols and code lengths, with a primary table
+    /// sized for a stream of `count` symbols.
+    fn new(syms: &[u32], lens: &[u8], count: usize) -> Result<Self> {
         let mut bl_count = [0u64; MAX_LEN as usize + 1];
         for &l in lens {
             if l == 0 || u32::from(l) > MAX_LEN {
@@ -459,12 +475,11 @@ impl DecodeTable {
             *slot = s;
             fill[l as usize] += 1;
         }
-        let mut primary: Box<[u32; TABLE_SIZE]> = vec![0u32; TABLE_SIZE]
-            .into_boxed_slice()
-            .try_into()
-            .map_err(|_| Error::internal("huffman: table size"))?;
-        let mut slow_start = TABLE_BITS + 1;
-        for l in 1..=max_len.min(TABLE_BITS) {
+        let bits = primary_bits(count, max_len);
+        let size = 1usize << bits;
+        let mut primary = vec![0u32; size];
+        let mut slow_start = bits + 1;
+        for l in 1..=max_len.min(bits) {
             let lu = l as usize;
             for k in 0..bl_count[lu] {
                 let code = (first[lu] + k) as u32;
@@ -476,7 +491,7 @@ impl DecodeTable {
                 }
                 let entry = (sym << 8) | l;
                 let mut j = rev;
-                while j < TABLE_SIZE {
+                while j < size {
                     primary[j] = entry;
                     j += 1 << l;
                 }
@@ -484,6 +499,7 @@ impl DecodeTable {
         }
         Ok(DecodeTable {
             primary,
+            bits,
             slow_start,
             max_len,
             limit,
@@ -518,7 +534,7 @@ impl DecodeTable {
     fn decode_sym<T: Symbol>(&self, br: &mut BitReader) -> Result<T> {
         br.refill();
         let bits = br.peek();
-        let e = self.primary[(bits as usize) & (TABLE_SIZE - 1)];
+        let e = self.primary[(bits as usize) & ((1 << self.bits) - 1)];
         let len = e & 0xff;
         if len != 0 {
             br.consume(len);
@@ -646,7 +662,7 @@ pub(super) fn read_header(data: &[u8], count: usize, max: u32) -> Result<Header<
     if !(MIN_BLOCK_LOG2..=MAX_BLOCK_LOG2).contains(&block_log2) {
         return Err(Error::corrupt("huffman: block size out of range"));
     }
-    let dec = Box::new(DecodeTable::new(&syms, &lens)?);
+    let dec = Box::new(DecodeTable::new(&syms, &lens, count)?);
     drop(syms);
     let n_blocks = count.div_ceil(1usize << block_log2);
     if n_blocks > data.len() - pos {
@@ -751,7 +767,9 @@ mod tests {
         let kraft: f64 = lens.iter().map(|&l| 0.5f64.powi(l as i32)).sum();
         assert!((kraft - 1.0).abs() < 1e-12);
         let syms: Vec<u32> = (0..w.len() as u32).collect();
-        DecodeTable::new(&syms, &lens).unwrap();
+        for count in [1, 1 << 20] {
+            DecodeTable::new(&syms, &lens, count).unwrap();
+        }
     }
 
     #[test]
@@ -796,7 +814,12 @@ mod tests {
             let j = (r.next() % (i as u64 + 1)) as usize;
             v.swap(i, j);
         }
+        // Long enough for the 16-bit primary table, with codes past it; the
+        // first 2^18 - 1 symbols alone take the 12-bit one.
+        assert_eq!(primary_bits(v.len(), SOFT_MAX_LEN), 16);
         rt32(&v);
+        assert_eq!(primary_bits((1 << 18) - 1, SOFT_MAX_LEN), 12);
+        rt32(&v[..(1 << 18) - 1]);
     }
 
     #[test]
