@@ -822,6 +822,36 @@ mod tests {
         rt32(&v[..(1 << 18) - 1]);
     }
 
+    /// Corrupted payloads of a stream long enough for the 16-bit primary
+    /// table (the fuzz targets' inputs are too small to reach it): an error
+    /// or the right number of symbols, never a panic.
+    #[test]
+    fn corrupt_payloads_through_the_large_table() {
+        let mut r = Rng(7);
+        let v: Vec<u32> = (0..300_000)
+            .map(|_| match r.next() % 2 {
+                0 => (r.next() % 16) as u32,
+                _ => (r.next() % (1 << 20)) as u32,
+            })
+            .collect();
+        let e = encode(&v);
+        let Header::Blocks { dec, .. } = read_header(&e, v.len(), u32::MAX).unwrap() else {
+            panic!("a blocked stream");
+        };
+        assert_eq!(dec.bits, 16);
+        assert!(dec.max_len > 16, "codes past the table");
+        for _ in 0..300 {
+            let mut c = e.clone();
+            for _ in 0..1 + r.next() % 8 {
+                let at = (r.next() as usize) % c.len();
+                c[at] ^= 1 << (r.next() % 8);
+            }
+            if let Ok(d) = decode::<u32>(&c, v.len()) {
+                assert_eq!(d.len(), v.len());
+            }
+        }
+    }
+
     #[test]
     fn rejects_bad_tables() {
         // n = 2 symbols {0,1}, lengths 1 and 2 (incomplete): 5-bit fields 0 and 1.
