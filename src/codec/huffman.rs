@@ -21,7 +21,8 @@
 //! Codes are canonical: ordered by (length, symbol); the code lengths come from
 //! Moffat-Katajainen's in-place Huffman, limited by raising the smallest weights.
 //! Decoding uses a primary table (12 bits, up to 16 for long streams with long
-//! codes: [`primary_bits`]) and a per-length limit search for longer codes, and runs two blocks' bit streams interleaved (independent dependency
+//! codes: [`primary_bits`]) and a per-length limit search for longer codes,
+//! and runs two blocks' bit streams interleaved (independent dependency
 //! chains); blocks are decoded in parallel with rayon. A single-symbol stream
 //! (n == 1) cannot check the symbol count.
 

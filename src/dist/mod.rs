@@ -119,9 +119,10 @@ pub fn compress_particles_on<C: Communicator>(
     let (xi, b) = agree(comm, setup)?;
 
     // Every rank's window ([`geometry::halfwidth_of`]) is at most this wide.
-    let far = match global.empty {
-        true => 0.0,
-        false => f64::from(global.lo.abs().max(global.hi.abs())),
+    let far = if global.empty {
+        0.0
+    } else {
+        f64::from(global.lo.abs().max(global.hi.abs()))
     };
     let pad = b
         + geometry::vulnerable_halfwidth(b, xi)

@@ -173,7 +173,7 @@ pub fn rounding_slack<T: Real>(pos: &[T], space: Space, b: f64, xi: f64) -> f64 
     if T::MANTISSA_DIGITS <= 24
         && in_box
         && xi < 0.25 * l
-        && 2.0 * 3f64.sqrt() * 2f64.powi(-53) * (l + 2.0 * xi) * 1.01 <= 0.5 * b * 1e-12
+        && distance_slack(l + 2.0 * xi) <= 0.5 * b * 1e-12
     {
         return 0.0;
     }
@@ -183,7 +183,13 @@ pub fn rounding_slack<T: Real>(pos: &[T], space: Space, b: f64, xi: f64) -> f64 
 /// The general slack of [`rounding_slack`] for positions whose largest finite
 /// |coordinate| is `m`, in a periodic box of side `l`, at bound `xi`.
 pub fn wrap_slack(m: f64, l: f64, xi: f64) -> f64 {
-    2.0 * 3f64.sqrt() * 2f64.powi(-53) * (4.0 * (m + xi) + l) * 1.01
+    distance_slack(4.0 * (m + xi) + l)
+}
+
+/// Twice (original and reconstruction) sqrt(3) times an axis error of 2^-53
+/// of `scale`, widened by 1% for the rounding of this bound itself.
+fn distance_slack(scale: f64) -> f64 {
+    2.0 * 3f64.sqrt() * 2f64.powi(-53) * scale * 1.01
 }
 
 /// Positions a periodic box of side L can hold: every finite coordinate
