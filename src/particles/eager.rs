@@ -186,33 +186,31 @@ impl<T: Real> Live<'_, T> {
 
     /// The pairs of the walk (grid positions) whose status `recon` changed:
     /// every live pair, and the rest of the walk's, which cannot change but
-    /// cost less to check than to tell apart.
+    /// cost less to check than to tell apart. A row is looked at pair by pair
+    /// only where its fused pass ([`Wide::may_flip`]) finds one that may have.
     fn changed(&self, recon: &[T]) -> Vec<(usize, usize)> {
         let b2 = self.b * self.b;
-        let wide = Wide::of(recon);
-        type Sink = (Vec<(usize, usize)>, Vec<f64>, Vec<u32>);
-        let sinks = self.grid.fold_rows(
+        let (wo, wr) = rayon::join(|| Wide::of(self.held), || Wide::of(recon));
+        let quarter = self.space.period.map_or(f64::INFINITY, |l| 0.25 * l);
+        let sinks = self.grid.fold_spans(
             self.held,
             self.space,
-            self.window.0,
-            Sink::default,
-            |s, row| {
-                let (out, dr, flip) = s;
-                wide.dist2s_in(self.space, recon, row.fixed, row.others.clone(), dr);
-                // Offsets of the changed pairs, without a branch each.
-                flip.clear();
-                flip.resize(dr.len(), 0);
-                let mut m = 0;
-                for (o, (&d2, &dr)) in row.d2.iter().zip(&*dr).enumerate() {
-                    flip[m] = o as u32;
-                    m += (linked(d2, b2) != linked(dr, b2)) as usize;
+            Vec::new,
+            |out: &mut Vec<(usize, usize)>, f, others, _, plain| {
+                if plain && !wo.may_flip(&wr, f, others.clone(), b2, quarter) {
+                    return;
                 }
-                for &o in &flip[..m] {
-                    out.push((row.fixed, row.others.start + o as usize));
+                let (o, r) = (geometry::at(self.held, f), geometry::at(recon, f));
+                for c in others {
+                    let was = self.space.dist2(o, geometry::at(self.held, c));
+                    let now = self.space.dist2(r, geometry::at(recon, c));
+                    if linked(was, b2) != linked(now, b2) {
+                        out.push((f, c));
+                    }
                 }
             },
         );
-        sinks.into_iter().flat_map(|s| s.0).collect()
+        sinks.into_iter().flatten().collect()
     }
 }
 

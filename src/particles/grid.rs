@@ -320,9 +320,70 @@ impl Grid {
         visit: impl Fn(&mut S, &Row) + Sync,
         fast: bool,
     ) -> Vec<S> {
+        let wide = Wide::of(sorted);
+        // Per task: the caller's sink, a row's distances and its hits.
+        let spans = self.spans_via(
+            sorted,
+            space,
+            || (sink(), Vec::new(), Vec::new()),
+            |(out, d2, hits): &mut (S, Vec<f64>, Vec<u32>), fixed, others, fixed_first, plain| {
+                if plain {
+                    wide.dist2s(fixed, others.clone(), d2);
+                } else {
+                    d2.clear();
+                    d2.extend(
+                        others
+                            .clone()
+                            .map(|q| space.dist2(at(sorted, fixed), at(sorted, q))),
+                    );
+                }
+                // (The hits found without a branch each: most candidates
+                // miss, unpredictably.)
+                near(d2, min2, self.reach2, hits);
+                if !hits.is_empty() {
+                    let row = Row {
+                        fixed,
+                        others,
+                        d2,
+                        hits,
+                        fixed_first,
+                    };
+                    visit(out, &row);
+                }
+            },
+            fast,
+        );
+        spans.into_iter().map(|s| s.0).collect()
+    }
+
+    /// The walk of [`Grid::fold_rows`] before any distance is taken: `span(sink,
+    /// fixed, others, fixed_first, plain)` for each of its rows, in its
+    /// sequence (positions as there; an empty row is skipped). `plain`: the plain
+    /// differences of the row are the minimum image ([`Wide::dist2s`] gives
+    /// its distances); else [`Space::dist2`] (or [`Wide::dist2s_in`]) does.
+    /// For passes that fuse the distances with their own work; a row holds
+    /// every pair within the reach, and farther ones.
+    pub fn fold_spans<T: Real, S: Send>(
+        &self,
+        sorted: &[T],
+        space: Space,
+        sink: impl Fn() -> S + Sync,
+        span: impl Fn(&mut S, usize, std::ops::Range<usize>, bool, bool) + Sync,
+    ) -> Vec<S> {
+        self.check_sorted(sorted);
+        self.spans_via(sorted, space, sink, span, true)
+    }
+
+    fn spans_via<T: Real, S: Send>(
+        &self,
+        sorted: &[T],
+        space: Space,
+        sink: impl Fn() -> S + Sync,
+        span: impl Fn(&mut S, usize, std::ops::Range<usize>, bool, bool) + Sync,
+        fast: bool,
+    ) -> Vec<S> {
         let ncell = self.keys.len();
         let rows = self.interior_rows().filter(|_| fast);
-        let wide = Wide::of(sorted);
         // `dirty[c + 1] - dirty[c]`: whether cell c holds a particle outside the
         // periodic box [0, L), whose plain differences are not the minimum image.
         let mut dirty = vec![0u32; ncell + 1];
@@ -341,32 +402,17 @@ impl Grid {
             .map(|t| {
                 let mut out = sink();
                 let mut nb = Vec::with_capacity(26);
-                let mut d2 = Vec::new();
-                let mut hits = Vec::new();
                 let cells = t * CELLS_PER_TASK..((t + 1) * CELLS_PER_TASK).min(ncell);
                 let mut cursor = rows.unwrap_or_default().map(|(lo, _)| {
                     self.keys
                         .partition_point(|&k| k < self.keys[cells.start] + lo)
                 });
-                // One row: `fixed` against `others` (positions in `order`,
-                // and in `sorted` by threes), distances already in `d2`.
                 let mut emit = |fixed: usize,
                                 others: std::ops::Range<usize>,
                                 fixed_first: bool,
-                                d2: &[f64],
-                                hits: &mut Vec<u32>| {
-                    // (The hits found without a branch each: most
-                    // candidates miss, unpredictably.)
-                    near(d2, min2, self.reach2, hits);
-                    if !hits.is_empty() {
-                        let row = Row {
-                            fixed,
-                            others,
-                            d2,
-                            hits,
-                            fixed_first,
-                        };
-                        visit(&mut out, &row);
+                                plain: bool| {
+                    if !others.is_empty() {
+                        span(&mut out, fixed, others, fixed_first, plain);
                     }
                 };
                 for c in cells {
@@ -391,34 +437,25 @@ impl Grid {
                             found[r] = (*first, last);
                         }
                         if found.iter().all(|&(f, l)| clean(f..l)) {
-                            // The same rows in the same order as below, each
-                            // computed at once.
+                            // The same rows in the same order as below.
                             for a in here.clone() {
-                                wide.dist2s(a, a + 1..here.end, &mut d2);
-                                emit(a, a + 1..here.end, true, &d2, &mut hits);
+                                emit(a, a + 1..here.end, true, true);
                             }
                             for &(first, last) in &found {
                                 for b in self.start[first]..self.start[last] {
-                                    wide.dist2s(b, here.clone(), &mut d2);
-                                    emit(b, here.clone(), false, &d2, &mut hits);
+                                    emit(b, here.clone(), false, true);
                                 }
                             }
                             continue;
                         }
                     }
-                    let scalar = |p: usize, others: std::ops::Range<usize>, d2: &mut Vec<f64>| {
-                        d2.clear();
-                        d2.extend(others.map(|q| space.dist2(at(sorted, p), at(sorted, q))));
-                    };
                     for a in here.clone() {
-                        scalar(a, a + 1..here.end, &mut d2);
-                        emit(a, a + 1..here.end, true, &d2, &mut hits);
+                        emit(a, a + 1..here.end, true, false);
                     }
                     self.forward_neighbours(key, &mut nb);
                     for d in nb.iter().filter_map(|&key| self.occupied(key)) {
                         for b in self.start[d]..self.start[d + 1] {
-                            scalar(b, here.clone(), &mut d2);
-                            emit(b, here.clone(), false, &d2, &mut hits);
+                            emit(b, here.clone(), false, false);
                         }
                     }
                 }
@@ -510,6 +547,56 @@ impl Wide {
             let (dx, dy, dz) = (x - px, y - py, z - pz);
             dx * dx + dy * dy + dz * dz
         }));
+    }
+}
+
+impl Wide {
+    /// Whether `p` and some position of `range` may be linked (`d2 <= b2`)
+    /// differently in these positions and in `other` (same indexing), each
+    /// taken as [`Wide::dist2s`] takes it: one fused pass over the row, which
+    /// vectorises, for a check whose answer is nearly always no. Also true
+    /// where a difference on either side reaches a quarter of the periodic
+    /// box (`quarter`, infinite in open space), where the plain difference
+    /// may not be the minimum image: a true answer is settled pair by pair
+    /// with [`Space::dist2`].
+    #[inline]
+    pub fn may_flip(
+        &self,
+        other: &Wide,
+        p: usize,
+        range: std::ops::Range<usize>,
+        b2: f64,
+        quarter: f64,
+    ) -> bool {
+        let n = range.len();
+        let (ax, ay, az) = (
+            &self.x[range.clone()],
+            &self.y[range.clone()],
+            &self.z[range.clone()],
+        );
+        let (bx, by, bz) = (
+            &other.x[range.clone()],
+            &other.y[range.clone()],
+            &other.z[range],
+        );
+        let (ax, ay, az, bx, by, bz) = (&ax[..n], &ay[..n], &az[..n], &bx[..n], &by[..n], &bz[..n]);
+        let (px, py, pz) = (self.x[p], self.y[p], self.z[p]);
+        let (qx, qy, qz) = (other.x[p], other.y[p], other.z[p]);
+        let mut any = false;
+        for o in 0..n {
+            let (dx, dy, dz) = (ax[o] - px, ay[o] - py, az[o] - pz);
+            let (ex, ey, ez) = (bx[o] - qx, by[o] - qy, bz[o] - qz);
+            let far = (dx.abs() >= quarter)
+                | (dy.abs() >= quarter)
+                | (dz.abs() >= quarter)
+                | (ex.abs() >= quarter)
+                | (ey.abs() >= quarter)
+                | (ez.abs() >= quarter);
+            let was = dx * dx + dy * dy + dz * dz;
+            let now = ex * ex + ey * ey + ez * ez;
+            any |= ((was <= b2) != (now <= b2)) | far;
+        }
+        any
     }
 }
 
@@ -710,6 +797,46 @@ mod tests {
                 assert!(!fast.is_empty());
             }
         }
+    }
+
+    #[test]
+    fn a_fused_row_check_misses_no_changed_pair() {
+        // Two position sets of which every pair's status may differ, in open
+        // and periodic space, with images outside the box and pairs across
+        // the seam: `may_flip` is true wherever a pair of the row changes by
+        // `space.dist2`, and false for a set against itself inside the box.
+        let mut s = 9u64;
+        let (n, l, b2) = (600usize, 6.0f32, 0.3f64 * 0.3);
+        let a: Vec<f32> = (0..3 * n).map(|_| lcg(&mut s) * l).collect();
+        let mut moved: Vec<f32> = a.iter().map(|&x| x + 0.05 * (lcg(&mut s) - 0.5)).collect();
+        for (k, x) in moved.iter_mut().enumerate().filter(|(k, _)| k % 97 == 0) {
+            *x += if k % 2 == 0 { l } else { -l };
+        }
+        let (wa, wm) = (Wide::of(&a), Wide::of(&moved));
+        let (mut changed_rows, mut flagged) = (0, 0);
+        for space in [Space::open(), Space::periodic(l as f64)] {
+            let quarter = space.period.map_or(f64::INFINITY, |l| 0.25 * l);
+            for p in 0..n {
+                for range in [0..n, p..(p + 40).min(n)] {
+                    let changed = range.clone().any(|q| {
+                        let was = space.dist2(at(&a, p), at(&a, q));
+                        let now = space.dist2(at(&moved, p), at(&moved, q));
+                        (was <= b2) != (now <= b2)
+                    });
+                    let flag = wa.may_flip(&wm, p, range.clone(), b2, quarter);
+                    assert!(flag || !changed, "{space:?} row {p} {range:?}");
+                    changed_rows += usize::from(changed);
+                    flagged += usize::from(flag);
+                    if space.period.is_none() {
+                        assert!(!wa.may_flip(&wa, p, range, b2, quarter));
+                    }
+                }
+            }
+        }
+        assert!(
+            changed_rows > 50 && flagged < 4 * n,
+            "{changed_rows} {flagged}"
+        );
     }
 
     #[test]
