@@ -81,7 +81,10 @@ pub trait Real:
     /// of two); 0 where that is below f64's range.
     #[inline]
     fn half_ulp(x: f64) -> f64 {
-        let e = if x >= 2f64.powi(Self::MIN_NORMAL_EXP) {
+        // 2^MIN_NORMAL_EXP built from its bits (a normal f64 for both
+        // types): `powi` here stayed a libm call per coordinate.
+        let min_normal = f64::from_bits(((Self::MIN_NORMAL_EXP + 1023) as u64) << 52);
+        let e = if x >= min_normal {
             ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023 // floor(log2(x))
         } else {
             Self::MIN_NORMAL_EXP

@@ -100,7 +100,12 @@ fn reach<T: Real>(orig: &[T], recon: &[T]) -> Vec<f64> {
 #[inline]
 pub(super) fn error_norm<T: Real>(o: &[T], r: &[T]) -> f64 {
     let e2: f64 = (0..3)
-        .map(|a| (r[a].to_f64() - o[a].to_f64()).powi(2))
+        .map(|a| {
+            // (A product, not powi(2): that stayed a libm call per
+            // coordinate; the bits are the same.)
+            let d = r[a].to_f64() - o[a].to_f64();
+            d * d
+        })
         .sum();
     if e2.is_finite() {
         e2.sqrt()
@@ -561,7 +566,8 @@ pub(super) fn secure<T: Real>(
             let (code, w) = coarsest_edit(from[a], orig[a], share, step, m)?;
             v[a] = w;
             codes[a] = Some(code);
-            left -= (w.to_f64() - orig[a].to_f64()).powi(2);
+            let d = w.to_f64() - orig[a].to_f64();
+            left -= d * d;
         }
         if norm2(&err(&v)) <= r2 {
             return Some(codes);
