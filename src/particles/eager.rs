@@ -162,22 +162,28 @@ impl<T: Real> Live<'_, T> {
     /// status `recon` (the grid's particles, in grid order) changed.
     fn radii(&self, recon: &[T], radius: &[AtomicU64]) -> (usize, usize) {
         let b2 = self.b * self.b;
-        let wide = Wide::of(recon);
-        // Per task: live and changed counts; a row's recon distances and live hits.
-        type Sink = (usize, usize, Vec<f64>, LiveRow);
+        // Per task: live and changed counts; a row's live hits. The changed
+        // count (a report figure) takes the reconstruction's distance of the
+        // live pairs only: a third of the walk's.
+        type Sink = (usize, usize, LiveRow);
         let sinks = self.grid.fold_rows(
             self.held,
             self.space,
             self.window.0,
             Sink::default,
             |s, row| {
-                let (live, changed, dr, scratch) = s;
-                wide.dist2s_in(self.space, recon, row.fixed, row.others.clone(), dr);
+                let (live, changed, scratch) = s;
                 let hits = scratch.of(row, self.window, self.b, self.slack, self.e, radius);
                 *live += hits.len();
+                let f = geometry::at(recon, row.fixed);
                 *changed += hits
                     .iter()
-                    .filter(|&&o| linked(dr[o as usize], b2) != linked(row.d2[o as usize], b2))
+                    .filter(|&&o| {
+                        let now = self
+                            .space
+                            .dist2(f, geometry::at(recon, row.others.start + o as usize));
+                        linked(now, b2) != linked(row.d2[o as usize], b2)
+                    })
                     .count();
             },
         );
