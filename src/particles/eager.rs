@@ -61,10 +61,12 @@ pub fn correct<T: Real>(
         .into_par_iter()
         .map(|a| error_norm(&at(&os, a), &at(&rs, a)))
         .collect();
+    // The grid's particles lead `order`.
+    let held = &os[..3 * grid.order().len()];
     let live = Live {
         grid: &grid,
-        // The grid's particles lead `order`.
-        held: &os[..3 * grid.order().len()],
+        held,
+        wide: Wide::of(held),
         space,
         window: (lo2, hi2),
         b,
@@ -147,8 +149,10 @@ pub fn correct<T: Real>(
 /// afresh on each walk instead of stored, a row of the walk at a time.
 struct Live<'a, T> {
     grid: &'a Grid,
-    /// The grid's particles' originals, in grid order (AoS).
+    /// The grid's particles' originals, in grid order (AoS), and as
+    /// [`Wide`] rows for the check (built once: the check may run again).
     held: &'a [T],
+    wide: Wide,
     space: Space,
     window: (f64, f64),
     b: f64,
@@ -196,7 +200,7 @@ impl<T: Real> Live<'_, T> {
     /// only where its fused pass ([`Wide::may_flip`]) finds one that may have.
     fn changed(&self, recon: &[T]) -> Vec<(usize, usize)> {
         let b2 = self.b * self.b;
-        let (wo, wr) = rayon::join(|| Wide::of(self.held), || Wide::of(recon));
+        let (wo, wr) = (&self.wide, Wide::of(recon));
         let quarter = self.space.period.map_or(f64::INFINITY, |l| 0.25 * l);
         let sinks = self.grid.fold_spans(
             self.held,
