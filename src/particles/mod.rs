@@ -33,7 +33,7 @@ pub use crate::bound::Bound;
 pub use crate::format::Layout;
 
 use self::correct::{edit_step, Options};
-use self::stream::Correction;
+use self::stream::{Correction, Stored};
 use crate::bound::within;
 use crate::codec::Coder;
 use crate::error::{Error, Result};
@@ -600,7 +600,7 @@ pub fn apply_external<T: Real>(stream_bytes: &[u8], decoded: &mut [T]) -> Result
     if info.lossless_fallback {
         decoded.copy_from_slice(&stream::read_lossless(&p, info.n)?);
     } else {
-        let corr = Correction::read::<T>(&p, info.n, info.coder, info.edit_bits)?;
+        let corr = Stored::read::<T>(&p, info.n, info.coder, info.edit_bits)?;
         corr.apply(decoded, edit_step(info.abs_bound, info.edit_bits));
     }
     Ok(())
@@ -772,7 +772,7 @@ fn decode<T: Real>(p: &Parsed, info: &ParticleInfo) -> Result<Vec<T>> {
             // The two halves decode independently (and each has serial stages).
             let (pos, corr) = rayon::join(
                 || base::decode(base, p, info.n, info.abs_bound, info.coder),
-                || Correction::read::<T>(p, info.n, info.coder, info.edit_bits),
+                || Stored::read::<T>(p, info.n, info.coder, info.edit_bits),
             );
             let (mut pos, corr) = (pos?, corr?);
             if pos.len() != 3 * info.n {
