@@ -93,8 +93,16 @@ pub trait Real:
         if biased >= 1 {
             f64::from_bits((biased as u64) << 52)
         } else {
-            // Only f64's subnormals: 2^-1075 and below round to 0 here.
-            2f64.powi(e - Self::MANTISSA_DIGITS)
+            // Only f64, below 2^-970: a subnormal power of two, from its
+            // bits; 2^-1075 and below round to 0. Not `powi`: LLVM hoisted
+            // that call out of this branch (once per coordinate), and libm's
+            // gave 0 below 2^-1023 (it inverts 2^1024 = inf).
+            let k = e - Self::MANTISSA_DIGITS + 1074;
+            if k >= 0 {
+                f64::from_bits(1u64 << k)
+            } else {
+                0.0
+            }
         }
     }
 

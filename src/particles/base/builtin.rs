@@ -1090,6 +1090,29 @@ mod tests {
     }
 
     #[test]
+    fn half_ulp_is_half_the_f64_spacing_down_to_subnormals() {
+        // Half the spacing is itself subnormal below 2^-970.
+        for x in [
+            1e-300f64,
+            2f64.powi(-1000),
+            3e-308,
+            f64::MIN_POSITIVE,
+            1e-320,
+            5e-324,
+            1e-200,
+            1.0,
+            1e300,
+        ] {
+            // Opaque, so that the call is not folded at compile time.
+            let x = std::hint::black_box(x);
+            let up = f64::from_bits(x.to_bits() + 1);
+            assert_eq!(half_ulp::<f64>(x), (up - x) / 2.0, "{x:e}");
+        }
+        assert_eq!(half_ulp::<f64>(2f64.powi(-1000)), f64::from_bits(1 << 21));
+        assert_eq!(half_ulp::<f64>(0.0), 0.0);
+    }
+
+    #[test]
     fn centered_and_wrap() {
         for range in [1i64, 2, 3, 10, 501] {
             for d in 1 - range..range {
