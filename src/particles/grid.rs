@@ -113,17 +113,19 @@ impl Grid {
         self.dims
     }
 
+    /// The cell along axis k of a coordinate (a NaN's is 0). Without a libm
+    /// call where it can: a coordinate in `[0, L)` is its own `rem_euclid`,
+    /// and for a non-negative product the conversion truncates as `floor`
+    /// would (a negative one or NaN converts to 0, as `floor` then gave).
+    #[inline]
     fn axis_cell<T: Real>(&self, k: usize, x: T, space: Space) -> usize {
+        let x = x.to_f64();
         let t = match space.period {
-            Some(l) => x.to_f64().rem_euclid(l),
-            None => x.to_f64() - self.lo[k],
+            Some(l) if (0.0..l).contains(&x) => x,
+            Some(l) => x.rem_euclid(l),
+            None => x - self.lo[k],
         };
-        let c = (t * self.scale[k]).floor();
-        if c >= 0.0 {
-            (c as usize).min(self.dims[k] - 1)
-        } else {
-            0
-        }
+        ((t * self.scale[k]) as usize).min(self.dims[k] - 1)
     }
 
     fn cell_of<T: Real>(&self, p: &[T], space: Space) -> u64 {
