@@ -16,6 +16,7 @@
 
 use crate::error::{Error, Result};
 use crate::real::Real;
+use rayon::prelude::*;
 
 /// The space particles live in: open (bounding box) or a periodic cube of side L.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -163,13 +164,20 @@ pub fn rounding_slack<T: Real>(pos: &[T], space: Space, b: f64, xi: f64) -> f64 
     let Some(l) = space.period else {
         return 0.0;
     };
-    let mut m = 0f64;
-    let mut in_box = true;
-    for c in pos.iter().filter(|c| c.is_finite()) {
-        let x = c.to_f64();
-        m = m.max(x.abs());
-        in_box &= (0.0..l).contains(&x);
-    }
+    // In parallel pieces, without a branch per value: a compress asks this
+    // several times, and a serial scan of 1M particles took about 9 ms.
+    let (m, in_box) = pos
+        .par_chunks(1 << 14)
+        .map(|part| {
+            part.iter().fold((0f64, true), |(m, in_box), c| {
+                let (x, finite) = (c.to_f64(), c.is_finite());
+                (
+                    if finite { m.max(x.abs()) } else { m },
+                    in_box & (!finite | (0.0..l).contains(&x)),
+                )
+            })
+        })
+        .reduce(|| (0.0, true), |a, b| (a.0.max(b.0), a.1 & b.1));
     if T::MANTISSA_DIGITS <= 24
         && in_box
         && xi < 0.25 * l

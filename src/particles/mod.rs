@@ -39,6 +39,7 @@ use crate::codec::Coder;
 use crate::error::{Error, Result};
 use crate::format::{self, Header, Kind, Parsed};
 use crate::real::Real;
+use rayon::prelude::*;
 
 /// How the linking length is given.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -253,8 +254,8 @@ fn initial_exact<T: Real>(
         None
     };
     let reach = b + geometry::halfwidth_of(orig, space, b, xi);
-    orig.chunks_exact(3)
-        .zip(base.chunks_exact(3))
+    orig.par_chunks_exact(3)
+        .zip(base.par_chunks_exact(3))
         .map(|(x, r)| {
             let bad = x
                 .iter()
