@@ -766,12 +766,13 @@ fn secure_pairs<T: Real>(
                 .filter(|&k| !secured[k] && !exact[k] && radius[k].is_finite())
                 .collect();
         }
-        // Round 0 secures particles of changed pairs, whose codes the cover
-        // already computed on these very positions.
+        // A particle of a changed pair has its codes from the cover, in any
+        // round: they depend on its own position only, which stays the base's
+        // until it is secured.
         let moves: Vec<Option<[Option<i32>; 3]>> = frontier
             .par_iter()
             .map(|&k| {
-                if rounds == 0 {
+                if slot[k] != u32::MAX {
                     planned(k)
                 } else {
                     secured_at(k, &recon)
