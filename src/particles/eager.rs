@@ -46,7 +46,7 @@ pub fn correct<T: Real>(
     let n = orig.len() / 3;
     reset_exact(orig, &mut recon, &exact);
     let slack = geometry::rounding_slack(orig, space, b, xi);
-    let (lo2, hi2) = vulnerable::window_of(b, geometry::halfwidth_of(orig, space, b, xi));
+    let (lo2, hi2) = vulnerable::window_of(b, geometry::halfwidth_with(b, xi, slack));
     // Everything in the grid's cell order (see `safe::Survey`), mapped back
     // at the end.
     let grid = Grid::build(orig, space, hi2.sqrt());

@@ -227,11 +227,16 @@ pub fn check_positions<T: Real>(pos: &[T], space: Space) -> Result<()> {
 /// [`vulnerable_halfwidth`] widened by [`rounding_slack`] for positions `pos`:
 /// the half-width every window of changeable pairs uses.
 pub fn halfwidth_of<T: Real>(pos: &[T], space: Space, b: f64, xi: f64) -> f64 {
-    let s = rounding_slack(pos, space, b, xi);
-    if s == 0.0 {
+    halfwidth_with(b, xi, rounding_slack(pos, space, b, xi))
+}
+
+/// [`halfwidth_of`] for a `slack` the caller already has (the scan for it
+/// reads every coordinate).
+pub fn halfwidth_with(b: f64, xi: f64, slack: f64) -> f64 {
+    if slack == 0.0 {
         vulnerable_halfwidth(b, xi)
     } else {
-        vulnerable_halfwidth(b, xi) + s
+        vulnerable_halfwidth(b, xi) + slack
     }
 }
 

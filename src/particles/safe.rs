@@ -184,7 +184,7 @@ impl<T: Real> Survey<T> {
     ) -> (Self, Option<Vec<Pair>>) {
         let n = orig.len() / 3;
         let slack = geometry::rounding_slack(orig, space, b, xi);
-        let (lo2, hi2) = vulnerable::window_of(b, geometry::halfwidth_of(orig, space, b, xi));
+        let (lo2, hi2) = vulnerable::window_of(b, geometry::halfwidth_with(b, xi, slack));
         let b2 = b * b;
         let grid = Grid::build(orig, space, hi2.sqrt());
         let order = grid_order(&grid, n);
