@@ -152,7 +152,26 @@ impl Stored {
             return Err(Error::corrupt("a correction bitmap has the wrong length"));
         }
         let exact = unpack_bits(&bitmap, n);
-        let n_exact = exact.iter().filter(|&&e| e).count();
+        // Each piece's edits and exact particles, then where each starts:
+        // the totals size the other two sections.
+        let counts: Vec<(usize, usize)> = (0..n.div_ceil(PIECE))
+            .into_par_iter()
+            .map(|k| {
+                let (a, b) = (k * PIECE, ((k + 1) * PIECE).min(n));
+                let edits = count_bits(&mask[3 * a / 8..], 3 * (b - a));
+                (edits, exact[a..b].iter().filter(|&&e| e).count())
+            })
+            .collect();
+        let mut at = (0, 0);
+        let starts = counts
+            .iter()
+            .map(|&(e, x)| {
+                let start = at;
+                at = (at.0 + e, at.1 + x);
+                start
+            })
+            .collect();
+        let (count, n_exact) = at;
         let words = 3 * T::WORDS * n_exact;
         let exact_values = from_planes(&section_bytes(p, SEC_EXACT_VALUES, coder, 4 * words)?);
         if exact_values.len() != words {
@@ -160,7 +179,6 @@ impl Stored {
                 "exact values do not match the exact particles",
             ));
         }
-        let count = count_bits(&mask, 3 * n);
         let coded = p.section(SEC_EDIT_CODES, ceiling(count))?;
         let codes: Vec<i32> = if p.header.version >= edit_codes::VERSION {
             edit_codes::decode(coder, &coded, count)?
@@ -170,22 +188,6 @@ impl Stored {
         if codes.len() != count {
             return Err(Error::corrupt("edit code count does not match the mask"));
         }
-        let counts: Vec<(usize, usize)> = (0..n.div_ceil(PIECE))
-            .into_par_iter()
-            .map(|k| {
-                let (a, b) = (k * PIECE, ((k + 1) * PIECE).min(n));
-                let edits = count_bits(&mask[3 * a / 8..], 3 * (b - a));
-                (edits, exact[a..b].iter().filter(|&&e| e).count())
-            })
-            .collect();
-        let starts = counts
-            .iter()
-            .scan((0, 0), |at, &(e, x)| {
-                let start = *at;
-                *at = (at.0 + e, at.1 + x);
-                Some(start)
-            })
-            .collect();
         let stored = Stored {
             exact,
             exact_values,
