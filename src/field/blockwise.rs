@@ -9,14 +9,15 @@
 //! fields take [`triangle_constraint_rounded`] per triangle, whose bounds allow
 //! for the products' rounding. The rest is one generic code path.
 
+use super::diagonals::{DecodeTile, EncodeTile};
 use super::forced::forced_vertices;
 use super::parts::Parts;
-use super::quantize::{eb_of_id, id_for_bound, predictor_input, quantize, reconstruct, NUM_IDS};
+use super::quantize::{eb_of_id, id_for_bound, NUM_IDS};
 use super::safe_bound::{
     quad_row_constraints, triangle_constraint, triangle_constraint_rounded, EdgeRow,
 };
 use super::topology::{gather, quad_row, tri_vertices, Half};
-use crate::codec::{rans, unzigzag, zigzag};
+use crate::codec::rans;
 use crate::error::{Error, Result};
 use crate::real::Real;
 use rayon::prelude::*;
@@ -175,42 +176,6 @@ fn tiles(ny: usize, nx: usize) -> (usize, usize) {
     (nx.div_ceil(TILE), ny.div_ceil(TILE))
 }
 
-/// Row stride of a tile's buffers: not a power of two, so that the
-/// wavefront's stores and loads one row apart never alias modulo 4 KiB (which
-/// stalls loads on x86 as if they depended on the stores); the f64 inputs'
-/// first column is the zero border.
-const STRIDE: usize = TILE + 1;
-
-/// A tile's reconstructions, `[jb * STRIDE + ii]` for its vertex (ti + ii, j0 + jb).
-type TileValues<T> = [T; TILE * STRIDE];
-
-/// A tile's reconstructions as Lorenzo reads them: `predictor_input`s, at
-/// `[(jb + 1) * STRIDE + ii + 1]`, below a zero row and right of a zero
-/// column (the outside of a tile counts as 0), so a prediction is three
-/// loads and two adds at every vertex.
-struct TileInputs([f64; (TILE + 1) * STRIDE]);
-
-impl TileInputs {
-    fn new() -> TileInputs {
-        TileInputs([0.0; (TILE + 1) * STRIDE])
-    }
-
-    #[inline(always)]
-    fn set<T: Real>(&mut self, ii: usize, jb: usize, value: T) {
-        self.0[(jb + 1) * STRIDE + ii + 1] = predictor_input(value);
-    }
-
-    /// In-tile Lorenzo prediction of the tile's vertex (ii, jb). Where a
-    /// neighbour is outside, adding its zero can only turn a -0 prediction
-    /// into +0, which neither the code nor the reconstruction can tell
-    /// (x - (-0) == x - 0 and -0 + 2 eb q == +0 + 2 eb q for every q).
-    #[inline(always)]
-    fn lorenzo(&self, ii: usize, jb: usize) -> f64 {
-        let at = (jb + 1) * STRIDE + ii + 1;
-        (self.0[at - 1] + self.0[at - STRIDE]) - self.0[at - STRIDE - 1]
-    }
-}
-
 /// Approximate cost in bits of a vertex component coded at a bound id (each halving
 /// of the bound adds about a bit) and of an exactly stored vertex (the kernels'
 /// `FZK_CODED_BITS`, `FZK_EXACT_BITS`).
@@ -240,24 +205,6 @@ struct BandOut {
     raw: Vec<u32>,
     codes: Vec<u32>,
 }
-
-/// Calls `f(jb, ii)` for every vertex of a tile `w` columns wide and `rows`
-/// high, along anti-diagonals: each vertex after its west,
-/// north and north-west neighbours (all Lorenzo reads), and the vertices of
-/// one diagonal independent of each other, so the CPU overlaps their
-/// quantize / reconstruct chains instead of waiting on one at a time.
-#[inline(always)]
-fn wavefront(w: usize, rows: usize, mut f: impl FnMut(usize, usize)) {
-    for d in 0..w + rows - 1 {
-        for jb in d.saturating_sub(w - 1)..=d.min(rows - 1) {
-            f(jb, d - jb);
-        }
-    }
-}
-
-/// A tile's codes by vertex (`jb * TILE + ii`), None where the vertex is
-/// stored exactly: the wavefront fills it, row-major passes read it in stream order.
-type TileCodes = [Option<[u32; 2]>; TILE * TILE];
 
 pub fn encode<T: Real>(
     u: &[T],
@@ -293,13 +240,12 @@ pub fn encode_capped<T: Real>(
             let rows = exact_band.len() / nx;
             let mut vids = vec![[EXACT; 2]; rows * nx];
             band_ids(u, v, ny, nx, xi, &forced, caps, j0, &mut vids);
-            let (mut in_u, mut in_v) = (TileInputs::new(), TileInputs::new());
+            let mut tile = EncodeTile::new();
             let mut out = BandOut {
                 ids: Vec::with_capacity(2 * tx),
                 raw: vec![],
                 codes: Vec::with_capacity(2 * rows * nx),
             };
-            let mut coded: TileCodes = [None; TILE * TILE];
             for t in 0..tx {
                 let ti = t * TILE;
                 let te = (ti + TILE).min(nx);
@@ -311,27 +257,21 @@ pub fn encode_capped<T: Real>(
                         hist[1][id[1] as usize] += 1;
                     }
                 }
-                let tile = [tile_id(&hist[0]), tile_id(&hist[1])];
-                out.ids.extend([tile[0] as u32, tile[1] as u32]);
-                let (eu, ev) = (eb_of_id(xi, tile[0] as u32), eb_of_id(xi, tile[1] as u32));
-                wavefront(te - ti, rows, |jb, ii| {
-                    let k = (j0 + jb) * nx + ti + ii;
-                    let id = vids[jb * nx + ti + ii];
-                    let q = if id[0] == EXACT || id[0] > tile[0] || id[1] > tile[1] {
-                        None
-                    } else {
-                        let qu = quantize(u[k], in_u.lorenzo(ii, jb), eu);
-                        let qv = quantize(v[k], in_v.lorenzo(ii, jb), ev);
-                        qu.zip(qv)
-                    };
-                    let ((cu, ru), (cv, rv)) = q.unwrap_or(((0, u[k]), (0, v[k])));
-                    in_u.set(ii, jb, ru);
-                    in_v.set(ii, jb, rv);
-                    coded[jb * TILE + ii] = q.map(|_| [zigzag(cu), zigzag(cv)]);
-                });
+                let ids = [tile_id(&hist[0]), tile_id(&hist[1])];
+                out.ids.extend([ids[0] as u32, ids[1] as u32]);
+                for jb in 0..rows {
+                    for ii in 0..te - ti {
+                        let k = (j0 + jb) * nx + ti + ii;
+                        let id = vids[jb * nx + ti + ii];
+                        let allowed = id[0] != EXACT && id[0] <= ids[0] && id[1] <= ids[1];
+                        tile.load(ii, jb, [u[k], v[k]], allowed);
+                    }
+                }
+                let eb = ids.map(|id| eb_of_id(xi, id as u32));
+                tile.quantize(te - ti, rows, eb);
                 for jb in 0..rows {
                     for i in ti..te {
-                        match coded[jb * TILE + i - ti] {
+                        match tile.codes(i - ti, jb) {
                             Some(c) => out.codes.extend(c),
                             None => {
                                 let k = (j0 + jb) * nx + i;
@@ -529,45 +469,31 @@ fn decode_band<T: Real>(
     let tx = nx.div_ceil(TILE);
     let rows = ub.len() / nx;
     let exact = &parts.exact[b * TILE * nx..][..rows * nx];
-    let mut coded: TileCodes = [None; TILE * TILE];
-    let (mut rec_u, mut rec_v): (TileValues<T>, TileValues<T>) =
-        ([T::default(); TILE * STRIDE], [T::default(); TILE * STRIDE]);
+    let mut tile = DecodeTile::new();
     let w = T::WORDS;
-    let (mut in_u, mut in_v) = (TileInputs::new(), TileInputs::new());
     for t in 0..tx {
         let ti = t * TILE;
         let te = (ti + TILE).min(nx);
         let at = (b * tx + t) * 2; // the tile's (u, v) ids
-        let (eu, ev) = (eb_of_id(xi, parts.ids[at]), eb_of_id(xi, parts.ids[at + 1]));
-        // In stream order: exact values in place, codes by vertex.
+        let eb = [eb_of_id(xi, parts.ids[at]), eb_of_id(xi, parts.ids[at + 1])];
+        // In stream order: exact values and codes by vertex.
         for jb in 0..rows {
             for ii in 0..te - ti {
-                let (kb, at) = (jb * nx + ti + ii, jb * STRIDE + ii);
-                coded[jb * TILE + ii] = if exact[kb] {
-                    rec_u[at] = T::from_words(&parts.raw[r..r + w]);
-                    rec_v[at] = T::from_words(&parts.raw[r + w..r + 2 * w]);
-                    in_u.set(ii, jb, rec_u[at]);
-                    in_v.set(ii, jb, rec_v[at]);
+                if exact[jb * nx + ti + ii] {
+                    let u = T::from_words(&parts.raw[r..r + w]);
+                    let v = T::from_words(&parts.raw[r + w..r + 2 * w]);
+                    tile.load_exact(ii, jb, [u, v]);
                     r += 2 * w;
-                    None
                 } else {
-                    Some(pairs.pair()?)
-                };
+                    tile.load_codes(ii, jb, pairs.pair()?);
+                }
             }
         }
-        wavefront(te - ti, rows, |jb, ii| {
-            if let Some([cu, cv]) = coded[jb * TILE + ii] {
-                let ru = reconstruct(in_u.lorenzo(ii, jb), eu, unzigzag(cu));
-                let rv = reconstruct(in_v.lorenzo(ii, jb), ev, unzigzag(cv));
-                (rec_u[jb * STRIDE + ii], rec_v[jb * STRIDE + ii]) = (ru, rv);
-                in_u.set(ii, jb, ru);
-                in_v.set(ii, jb, rv);
-            }
-        });
+        tile.reconstruct(te - ti, rows, eb);
         for jb in 0..rows {
-            let (kb, at) = (jb * nx + ti, jb * STRIDE);
-            ub[kb..kb + te - ti].copy_from_slice(&rec_u[at..at + te - ti]);
-            vb[kb..kb + te - ti].copy_from_slice(&rec_v[at..at + te - ti]);
+            for ii in 0..te - ti {
+                [ub[jb * nx + ti + ii], vb[jb * nx + ti + ii]] = tile.value(ii, jb);
+            }
         }
     }
     Ok(())

@@ -2,6 +2,7 @@
 //! and the public entry points.
 
 pub mod blockwise;
+mod diagonals;
 pub mod exact;
 pub mod forced;
 pub mod halo;
