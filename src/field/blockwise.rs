@@ -491,9 +491,8 @@ fn decode_band<T: Real>(
         }
         tile.reconstruct(te - ti, rows, eb);
         for jb in 0..rows {
-            for ii in 0..te - ti {
-                [ub[jb * nx + ti + ii], vb[jb * nx + ti + ii]] = tile.value(ii, jb);
-            }
+            let k = jb * nx + ti;
+            tile.store_row(jb, &mut ub[k..k + te - ti], &mut vb[k..k + te - ti]);
         }
     }
     Ok(())

@@ -288,11 +288,17 @@ impl<T: Real> DecodeTile<T> {
         (self.code[0][s], self.code[1][s], self.coded[s]) = (cu, cv, true);
     }
 
-    /// Vertex (ii, jb)'s value (u, v), once reconstructed.
+    /// Row jb's values, once reconstructed, into `u` and `v` (from column 0).
     #[inline(always)]
-    pub fn value(&self, ii: usize, jb: usize) -> [T; 2] {
-        let s = slot(ii, jb);
-        [self.value[0][s], self.value[1][s]]
+    pub fn store_row(&self, jb: usize, u: &mut [T], v: &mut [T]) {
+        let s = slot(0, jb);
+        let slots = self.value[0][s..]
+            .iter()
+            .step_by(SLOTS)
+            .zip(self.value[1][s..].iter().step_by(SLOTS));
+        for ((u, v), (&ru, &rv)) in u.iter_mut().zip(v.iter_mut()).zip(slots) {
+            (*u, *v) = (ru, rv);
+        }
     }
 
     /// Reconstruct every coded vertex of the loaded `w` x `rows` tile under
@@ -522,20 +528,26 @@ mod tests {
                 enc.quantize_with(w, rows, eb, avx2);
                 for k in 0..n {
                     let (ii, jb) = (k % w, k / w);
-                    assert_eq!(
-                        enc.codes(ii, jb),
-                        codes[k],
-                        "round {round} ({w} x {rows}) vertex {k}"
-                    );
+                    let got = enc.codes(ii, jb);
+                    assert_eq!(got, codes[k], "round {round} ({w} x {rows}) vertex {k}");
                     match codes[k] {
                         Some(c) => dec.load_codes(ii, jb, c),
                         None => dec.load_exact(ii, jb, x[k]),
                     }
                 }
                 dec.reconstruct_with(w, rows, eb, avx2);
-                for (k, want) in values.iter().enumerate() {
-                    let got = dec.value(k % w, k / w).map(|v| v.to_bits64());
-                    assert_eq!(got, want.map(|v| v.to_bits64()), "round {round} vertex {k}");
+                let (mut ru, mut rv) = (vec![T::default(); w], vec![T::default(); w]);
+                for jb in 0..rows {
+                    dec.store_row(jb, &mut ru, &mut rv);
+                    for ii in 0..w {
+                        let k = jb * w + ii;
+                        let got = [ru[ii], rv[ii]].map(|v| v.to_bits64());
+                        assert_eq!(
+                            got,
+                            values[k].map(|v| v.to_bits64()),
+                            "round {round} vertex {k}"
+                        );
+                    }
                 }
             }
         }
