@@ -13,6 +13,7 @@ pub enum Bound {
 }
 
 use crate::real::Real;
+use rayon::prelude::*;
 
 /// Is `r` within `eb` of `x`, decided exactly (the f64 difference of two f32
 /// or f64 may round; two-sum recovers its error, and a difference that
@@ -31,10 +32,41 @@ pub fn within<T: Real>(r: T, x: T, eb: f64) -> bool {
 }
 
 /// The smallest and largest finite value of all `parts`, `(INF, -INF)` when
-/// there is none. Eight running extremes at a time, so the loop vectorises;
-/// where an end is a zero, its sign is whichever came first in its lane,
-/// which [`bound_for_range`] does not see.
+/// there is none. In parallel pieces, each taken eight running extremes at a
+/// time so the loop vectorises (AVX2 where the CPU has it); where an end is a
+/// zero, its sign is whichever a lane met first, which [`bound_for_range`]
+/// does not see.
 pub fn finite_range<T: Real>(parts: &[&[T]]) -> (T, T) {
+    /// Values per parallel piece.
+    const PIECE: usize = 1 << 16;
+    parts
+        .par_iter()
+        .flat_map(|part| part.par_chunks(PIECE))
+        .map(range_of)
+        .reduce(
+            || (T::INFINITY, T::NEG_INFINITY),
+            |(a, b), (c, d)| (if c < a { c } else { a }, if d > b { d } else { b }),
+        )
+}
+
+/// [`finite_range`] of one piece.
+fn range_of<T: Real>(part: &[T]) -> (T, T) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { range_avx2(part) };
+    }
+    range_lanes(part)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn range_avx2<T: Real>(part: &[T]) -> (T, T) {
+    range_lanes(part)
+}
+
+#[inline(always)]
+fn range_lanes<T: Real>(part: &[T]) -> (T, T) {
     const LANES: usize = 8;
     let mut lo = [T::INFINITY; LANES];
     let mut hi = [T::NEG_INFINITY; LANES];
@@ -43,16 +75,14 @@ pub fn finite_range<T: Real>(parts: &[&[T]]) -> (T, T) {
         lo[l] = if finite && x < lo[l] { x } else { lo[l] };
         hi[l] = if finite && x > hi[l] { x } else { hi[l] };
     };
-    for part in parts {
-        let mut chunks = part.chunks_exact(LANES);
-        for c in &mut chunks {
-            for (l, &x) in c.iter().enumerate() {
-                take(l, x);
-            }
+    let mut chunks = part.chunks_exact(LANES);
+    for c in &mut chunks {
+        for (l, &x) in c.iter().enumerate() {
+            take(l, x);
         }
-        for &x in chunks.remainder() {
-            take(0, x);
-        }
+    }
+    for &x in chunks.remainder() {
+        take(0, x);
     }
     let lo = lo
         .into_iter()
