@@ -569,9 +569,7 @@ pub fn correct_external<T: Real>(
 
 /// The values' little-endian bytes (the checksum of external positions).
 fn le_bytes<T: Real>(v: &[T]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(T::BYTES * v.len());
-    v.iter().for_each(|c| c.write_le(&mut out));
-    out
+    crate::real::le_bytes(&[v])
 }
 
 /// Apply a correction stream from [`correct_external`] to the same decoded

@@ -262,9 +262,7 @@ fn section_bytes(p: &Parsed, id: u32, coder: Coder, count: usize) -> Result<Vec<
 
 /// Every coordinate as plain little-endian values of T (mode 0).
 pub fn lossless_sections<T: Real>(pos: &[T]) -> Vec<(u32, Vec<u8>)> {
-    let mut bytes = Vec::with_capacity(T::BYTES * pos.len());
-    pos.iter().for_each(|c| c.write_le(&mut bytes));
-    vec![(SEC_EXACT_VALUES, bytes)]
+    vec![(SEC_EXACT_VALUES, crate::real::le_bytes(&[pos]))]
 }
 
 pub fn read_lossless<T: Real>(p: &Parsed, n: usize) -> Result<Vec<T>> {

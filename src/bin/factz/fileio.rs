@@ -4,6 +4,7 @@
 use crate::json::Obj;
 use crate::{CliError, CliResult};
 use factz::field::Layout;
+use factz::real::{le_bytes, le_bytes_of};
 use factz::Real;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fs::File;
@@ -189,22 +190,11 @@ pub fn field_from_bytes<T: Real>(
 
 /// The raw bytes of a field in `layout`.
 pub fn field_to_bytes<T: Real>(u: &[T], v: &[T], layout: Layout) -> Vec<u8> {
-    // Into a sized buffer, value by value: a push per value checked the
-    // capacity each time (16 instructions a value).
-    let mut out = vec![0u8; 2 * T::BYTES * u.len()];
-    let put = |c: &mut [u8], x: &T| c.copy_from_slice(&x.to_bits64().to_le_bytes()[..T::BYTES]);
-    let mut slots = out.chunks_exact_mut(T::BYTES);
+    let n = u.len() + v.len();
     match layout {
-        Layout::Soa => u.iter().chain(v).zip(slots).for_each(|(x, c)| put(c, x)),
-        Layout::Aos => {
-            for (a, b) in u.iter().zip(v) {
-                for (x, c) in [a, b].into_iter().zip(&mut slots) {
-                    put(c, x);
-                }
-            }
-        }
+        Layout::Soa => le_bytes(&[u, v]),
+        Layout::Aos => le_bytes_of(n, u.iter().zip(v).flat_map(|(a, b)| [a, b])),
     }
-    out
 }
 
 /// Whether `bytes` starts like a factz stream.
@@ -290,20 +280,11 @@ pub fn positions_from_bytes<T: Real>(
 
 /// The raw bytes of AoS positions in `layout`.
 pub fn positions_to_bytes<T: Real>(pos: &[T], layout: Layout) -> Vec<u8> {
-    let mut out = Vec::with_capacity(T::BYTES * pos.len());
     match layout {
-        Layout::Aos => {
-            for &x in pos {
-                x.write_le(&mut out);
-            }
-        }
-        Layout::Soa => {
-            for axis in 0..3 {
-                for p in pos.chunks_exact(3) {
-                    p[axis].write_le(&mut out);
-                }
-            }
-        }
+        Layout::Aos => le_bytes(&[pos]),
+        Layout::Soa => le_bytes_of(
+            pos.len(),
+            (0..3).flat_map(|axis| pos.chunks_exact(3).map(move |p| &p[axis])),
+        ),
     }
-    out
 }
