@@ -79,6 +79,36 @@ fn lorenzo(w: f64, n: f64, nw: f64) -> f64 {
     (w + n) - nw
 }
 
+/// A diagonal kernel, `#[inline(always)]`, and two callers of it that are
+/// not inlined: `$avx2` compiled for AVX2 (no FMA: Rust never fuses, so the
+/// arithmetic is the scalar one's) and `$plain` for any CPU. Each slice is
+/// its own argument of a call that is not inlined: only so does the compiler
+/// know they do not overlap and vectorise the loop without run-time checks
+/// (inlined, or with the slices in arrays, the loops stayed scalar).
+macro_rules! kernel {
+    ($(#[$doc:meta])* fn $name:ident, $avx2:ident, $plain:ident
+        <$t:ident>($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
+        $(#[$doc])*
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        fn $name<$t: Real>($($arg: $ty),*) $body
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        #[inline(never)]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $avx2<$t: Real>($($arg: $ty),*) {
+            $name($($arg),*)
+        }
+
+        #[inline(never)]
+        #[allow(clippy::too_many_arguments)]
+        fn $plain<$t: Real>($($arg: $ty),*) {
+            $name($($arg),*)
+        }
+    };
+}
+
 /// The encoder's tile: originals in, codes out.
 pub(super) struct EncodeTile<T> {
     /// Predictor inputs of the reconstructions (u, v).
@@ -151,69 +181,11 @@ impl<T: Real> EncodeTile<T> {
     }
 }
 
-/// [`quantize_diagonal`] compiled for AVX2 (no FMA: Rust never fuses, so the
-/// arithmetic is the scalar one's). Not inlined, and each slice its own
-/// argument: only so does the compiler know they do not overlap, and
-/// vectorise the loop without run-time checks.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn quantize_avx2<T: Real>(
-    wu: &[f64],
-    nu: &[f64],
-    nwu: &[f64],
-    wv: &[f64],
-    nv: &[f64],
-    nwv: &[f64],
-    xu: &[T],
-    xv: &[T],
-    allowed: &[bool],
-    eu: f64,
-    ev: f64,
-    ou: &mut [f64],
-    ov: &mut [f64],
-    coded: &mut [bool],
-    cu: &mut [u32],
-    cv: &mut [u32],
-) {
-    quantize_diagonal(
-        wu, nu, nwu, wv, nv, nwv, xu, xv, allowed, eu, ev, ou, ov, coded, cu, cv,
-    )
-}
-
-/// [`quantize_diagonal`] for any CPU (not inlined, as [`quantize_avx2`]).
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn quantize_plain<T: Real>(
-    wu: &[f64],
-    nu: &[f64],
-    nwu: &[f64],
-    wv: &[f64],
-    nv: &[f64],
-    nwv: &[f64],
-    xu: &[T],
-    xv: &[T],
-    allowed: &[bool],
-    eu: f64,
-    ev: f64,
-    ou: &mut [f64],
-    ov: &mut [f64],
-    coded: &mut [bool],
-    cu: &mut [u32],
-    cv: &mut [u32],
-) {
-    quantize_diagonal(
-        wu, nu, nwu, wv, nv, nwv, xu, xv, allowed, eu, ev, ou, ov, coded, cu, cv,
-    )
-}
-
+kernel! {
 /// One diagonal of [`EncodeTile::quantize`]: Lorenzo inputs and originals
 /// (u, v), whether ids allow coding, bounds; out: predictor inputs, whether
 /// coded, codes.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn quantize_diagonal<T: Real>(
+fn quantize_diagonal, quantize_avx2, quantize_plain <T>(
     wu: &[f64],
     nu: &[f64],
     nwu: &[f64],
@@ -251,6 +223,7 @@ fn quantize_diagonal<T: Real>(
         ov[t] = predictor_input(if ok { rv } else { xv[t] });
         (coded[t], cu[t], cv[t]) = (ok, zigzag(qu), zigzag(qv));
     }
+}
 }
 
 /// The decoder's tile: exact values and codes in, reconstructions out.
@@ -335,63 +308,10 @@ impl<T: Real> DecodeTile<T> {
     }
 }
 
-/// [`reconstruct_diagonal`] compiled for AVX2 (as [`quantize_avx2`]).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn reconstruct_avx2<T: Real>(
-    wu: &[f64],
-    nu: &[f64],
-    nwu: &[f64],
-    wv: &[f64],
-    nv: &[f64],
-    nwv: &[f64],
-    coded: &[bool],
-    cu: &[u32],
-    cv: &[u32],
-    eu: f64,
-    ev: f64,
-    ou: &mut [f64],
-    ov: &mut [f64],
-    vu: &mut [T],
-    vv: &mut [T],
-) {
-    reconstruct_diagonal(
-        wu, nu, nwu, wv, nv, nwv, coded, cu, cv, eu, ev, ou, ov, vu, vv,
-    )
-}
-
-/// [`reconstruct_diagonal`] for any CPU.
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn reconstruct_plain<T: Real>(
-    wu: &[f64],
-    nu: &[f64],
-    nwu: &[f64],
-    wv: &[f64],
-    nv: &[f64],
-    nwv: &[f64],
-    coded: &[bool],
-    cu: &[u32],
-    cv: &[u32],
-    eu: f64,
-    ev: f64,
-    ou: &mut [f64],
-    ov: &mut [f64],
-    vu: &mut [T],
-    vv: &mut [T],
-) {
-    reconstruct_diagonal(
-        wu, nu, nwu, wv, nv, nwv, coded, cu, cv, eu, ev, ou, ov, vu, vv,
-    )
-}
-
+kernel! {
 /// One diagonal of [`DecodeTile::reconstruct`]: coded slots get their
 /// reconstruction, exact ones keep what was loaded.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn reconstruct_diagonal<T: Real>(
+fn reconstruct_diagonal, reconstruct_avx2, reconstruct_plain <T>(
     wu: &[f64],
     nu: &[f64],
     nwu: &[f64],
@@ -427,6 +347,7 @@ fn reconstruct_diagonal<T: Real>(
         ou[t] = if c { predictor_input(ru) } else { ou[t] };
         ov[t] = if c { predictor_input(rv) } else { ov[t] };
     }
+}
 }
 
 #[cfg(test)]
