@@ -52,7 +52,7 @@ pub fn finite_range<T: Real>(parts: &[&[T]]) -> (T, T) {
 /// [`finite_range`] of one piece.
 fn range_of<T: Real>(part: &[T]) -> (T, T) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if crate::cpu::has_avx2() {
         // SAFETY: the CPU has AVX2 (checked just above).
         return unsafe { range_avx2(part) };
     }

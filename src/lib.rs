@@ -9,6 +9,7 @@ pub mod backend;
 pub mod bound;
 pub mod capi;
 pub mod codec;
+pub mod cpu;
 #[cfg(feature = "mpi")]
 pub mod dist;
 pub mod error;

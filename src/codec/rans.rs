@@ -490,7 +490,7 @@ fn assemble(
 
 /// Encodes `src`; see the module doc for the layout.
 pub(crate) fn encode<T: PlaneSym>(src: &[T]) -> Vec<u8> {
-    encode_as::<T, LANES>(src, BLOCK_LOG2, simd_available())
+    encode_as::<T, LANES>(src, BLOCK_LOG2, crate::cpu::has_avx2())
 }
 
 /// Format v1's encoder (4 lanes, 2^16-symbol blocks), kept so that tests make
@@ -769,7 +769,7 @@ fn decode_groups_simd<T: PlaneSym, const FIRST: bool>(
     if let Ok(x32) = <&mut [u32; 32]>::try_from(x) {
         let mut syms = [0u32; RUN];
         let whole = run.len() - run.len() % 32;
-        // SAFETY: `simd` is only set where the CPU has AVX2 (`simd_available`).
+        // SAFETY: `simd` is only set where the CPU has AVX2 (`cpu::has_avx2`).
         let done = unsafe {
             super::rans_simd::decode_groups(x32, &t.packed, data, pos, &mut syms[..whole])
         };
@@ -1057,14 +1057,6 @@ pub fn device_layout(data: &[u8], count: usize, max_planes: u32) -> Result<Devic
     Ok(out)
 }
 
-/// Whether this CPU runs the vector coder (`rans_simd`).
-fn simd_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return std::arch::is_x86_feature_detected!("avx2");
-    #[cfg(not(target_arch = "x86_64"))]
-    false
-}
-
 /// Decodes `count` symbols; see the module doc for the layout.
 pub(crate) fn decode<T: PlaneSym>(data: &[u8], count: usize) -> Result<Vec<T>> {
     // Blocks::parse takes the vector decoder only where the CPU has it.
@@ -1111,7 +1103,7 @@ impl<'a, T: PlaneSym> Blocks<'a, T> {
             parsed,
             base,
             count,
-            simd: simd && simd_available(),
+            simd: simd && crate::cpu::has_avx2(),
         })
     }
 

@@ -21,6 +21,7 @@
 use super::blockwise::TILE;
 use super::quantize::{predictor_input, quantize_lanes, reconstruct};
 use crate::codec::{unzigzag, zigzag};
+use crate::cpu::has_avx2;
 use crate::real::Real;
 
 /// Slots per diagonal: the zero of row -1, then one per tile row.
@@ -30,14 +31,6 @@ const LEN: usize = (2 * TILE + 1) * SLOTS;
 /// A diagonal's loop covers whole groups of this many rows (AVX2's f64
 /// lanes; TILE is a multiple).
 const LANES: usize = 4;
-
-/// Whether the CPU runs the AVX2 forms of the diagonal loops.
-fn has_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return std::arch::is_x86_feature_detected!("avx2");
-    #[allow(unreachable_code)]
-    false
-}
 
 #[inline(always)]
 fn slot(ii: usize, jb: usize) -> usize {

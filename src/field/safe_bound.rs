@@ -169,7 +169,7 @@ const BATCH: usize = 64;
 /// (AVX2 where the CPU has it, chosen at run time).
 pub fn quad_row_constraints(rows: [&[f32]; 4], h: [&EdgeRow; 2], out: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if crate::cpu::has_avx2() {
         // SAFETY: the CPU has AVX2 (checked just above).
         return unsafe { quad_row_avx2(rows, h, out) };
     }
@@ -220,7 +220,7 @@ impl EdgeRow {
             b.resize(q, 0.0);
         }
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if crate::cpu::has_avx2() {
             // SAFETY: the CPU has AVX2 (checked just above).
             return unsafe { self.horizontal_avx2(u, v) };
         }

@@ -353,7 +353,7 @@ struct Tries {
 /// the CPU has it, chosen at run time; no FMA, so the same bits).
 fn first_tries(l: &Lanes, eb: f64, t: &mut Tries) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if crate::cpu::has_avx2() {
         // SAFETY: the CPU has AVX2 (checked just above).
         return unsafe { tries_avx2(l, eb, t) };
     }
