@@ -60,6 +60,10 @@ struct Plan {
     factors: Vec<usize>,
     /// exp(-2 pi i j / n), j < n
     tw: Vec<C>,
+    /// For a power of two, each level's twiddles in order: the level joining
+    /// blocks of `half` uses `tw[k * n / (2 half)]`, k < half, held from
+    /// `half - 2` on (half >= 2).
+    levels: Vec<C>,
 }
 
 impl Plan {
@@ -78,18 +82,68 @@ impl Plan {
                 break;
             }
         }
-        let tw = (0..n)
+        let tw: Vec<C> = (0..n)
             .map(|j| {
                 let (s, c) = detmath::sin_cos(-std::f64::consts::TAU * j as f64 / n as f64);
                 C::new(c, s)
             })
             .collect();
-        Plan { n, factors, tw }
+        let mut levels = Vec::new();
+        if n.is_power_of_two() {
+            let mut half = 2;
+            while half < n {
+                levels.extend((0..half).map(|k| tw[k * (n / (2 * half))]));
+                half *= 2;
+            }
+        }
+        Plan {
+            n,
+            factors,
+            tw,
+            levels,
+        }
     }
 
     /// Forward transform of `inp[0], inp[stride], ...` (n values) into `out`.
     fn forward(&self, inp: &[C], stride: usize, out: &mut [C]) {
-        self.rec(inp, stride, out, self.n, 0, 1);
+        if self.n.is_power_of_two() {
+            self.radix2(inp, stride, out);
+        } else {
+            self.rec(inp, stride, out, self.n, 0, 1);
+        }
+    }
+
+    /// [`Plan::rec`] for a power of two, level by level instead of call by
+    /// call: the same butterflies on the same values with the same twiddles,
+    /// so the same bits. The recursion leaves sample s at the bit reversal of
+    /// s; each level then joins blocks of `half` into blocks of `2 half`.
+    fn radix2(&self, inp: &[C], stride: usize, out: &mut [C]) {
+        let out = &mut out[..self.n];
+        self.first_level(inp, stride, out);
+        #[cfg(target_arch = "x86_64")]
+        if crate::cpu::has_avx2() {
+            // SAFETY: the CPU has AVX2 (checked just above). Without FMA the
+            // arithmetic is the plain build's, bit for bit.
+            return unsafe { levels_avx2(out, &self.levels) };
+        }
+        levels(out, &self.levels);
+    }
+
+    /// The leaves of [`Plan::radix2`] and its first level (blocks of 2,
+    /// twiddle `tw[0]`), in one pass.
+    fn first_level(&self, inp: &[C], stride: usize, out: &mut [C]) {
+        let n = self.n;
+        if n == 1 {
+            out[0] = inp[0];
+            return;
+        }
+        let bits = n.trailing_zeros();
+        let leaf = |r: usize| inp[(r.reverse_bits() >> (usize::BITS - bits)) * stride];
+        for (r, pair) in out.chunks_exact_mut(2).enumerate() {
+            let (x, t) = (leaf(2 * r), leaf(2 * r + 1) * self.tw[0]);
+            pair[0] = x + t;
+            pair[1] = x - t;
+        }
     }
 
     /// Decimation in time: `out` (length n) = DFT of the n values of `inp` at
@@ -134,6 +188,39 @@ impl Plan {
             }
         }
     }
+}
+
+/// The levels of [`Plan::radix2`] from blocks of 2 on: each joins pairs of
+/// blocks of `half` with the twiddles `tw[half - 2..2 half - 2]`.
+#[inline(always)]
+fn levels_body(out: &mut [C], tw: &[C]) {
+    let n = out.len();
+    let mut half = 2;
+    while half < n {
+        let w = &tw[half - 2..2 * half - 2];
+        for block in out.chunks_exact_mut(2 * half) {
+            let (lo, hi) = block.split_at_mut(half);
+            for ((a, b), &w) in lo.iter_mut().zip(hi.iter_mut()).zip(w) {
+                let t = *b * w;
+                let x = *a;
+                *a = x + t;
+                *b = x - t;
+            }
+        }
+        half *= 2;
+    }
+}
+
+#[inline(never)]
+fn levels(out: &mut [C], tw: &[C]) {
+    levels_body(out, tw)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn levels_avx2(out: &mut [C], tw: &[C]) {
+    levels_body(out, tw)
 }
 
 /// Columns gathered per parallel task.
@@ -254,6 +341,35 @@ mod tests {
                     (a.re - b.re).abs() + (a.im - b.im).abs() < 1e-12 * n as f64,
                     "n {n}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn powers_of_two_give_the_recursions_bits() {
+        // Level by level (AVX2 where the CPU has it, and plain) against the
+        // recursion, strided input too: every bit.
+        let mut r = super::super::rng::Rng::new(3, 0);
+        let bits = |v: &[C]| {
+            v.iter()
+                .map(|c| (c.re.to_bits(), c.im.to_bits()))
+                .collect::<Vec<_>>()
+        };
+        for n in [1, 2, 4, 8, 16, 64, 512] {
+            let plan = Plan::new(n);
+            for stride in [1, 3] {
+                let x: Vec<C> = (0..n * stride)
+                    .map(|_| C::new(r.normal(), r.normal()))
+                    .collect();
+                let mut want = vec![C::ZERO; n];
+                plan.rec(&x, stride, &mut want, n, 0, 1);
+                let mut got = vec![C::ZERO; n];
+                plan.radix2(&x, stride, &mut got);
+                assert_eq!(bits(&got), bits(&want), "n {n} stride {stride}");
+                let mut plain = vec![C::ZERO; n];
+                plan.first_level(&x, stride, &mut plain);
+                levels(&mut plain, &plan.levels);
+                assert_eq!(bits(&plain), bits(&want), "n {n} stride {stride}");
             }
         }
     }

@@ -231,7 +231,7 @@ impl Solver {
             let dt = (cfl * self.dx / umax.max(1e-12)).min(t_end - t);
             let e2: Vec<f64> = self
                 .damp
-                .iter()
+                .par_iter()
                 .map(|&d| detmath::exp(-d * dt / 2.0))
                 .collect();
             let k1 = &a;
