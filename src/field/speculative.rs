@@ -98,7 +98,7 @@ impl Targets {
 
 /// Interpolation along one axis through the known neighbours at -s and +s: cubic
 /// when -3s and +3s exist too, linear inside, the one neighbour at the far edge.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Stencil {
     Edge,
     Linear,
@@ -203,6 +203,65 @@ impl Predictor {
             (true, false) => predictor_input(a[k - STRIDE]),
             (false, true) => predictor_input(a[k - ns]),
             (false, false) => 0.0,
+        }
+    }
+}
+
+/// [`Predictor::apply`] of every target of one row (row `j` of step `s`'s
+/// `phase`) from `a`, in column order, into `out`: the same values, bit for
+/// bit, with each stencil chosen once per row (across it) or once for all
+/// but the few targets at the row's ends (along it), then applied in one
+/// loop. `across` is scratch (center phase). `FINITE` as for
+/// [`Predictor::apply`].
+fn predict_row<const FINITE: bool, T: Real>(
+    a: &[T],
+    (ny, nx): (usize, usize),
+    (j, s, phase): (usize, usize, Phase),
+    out: &mut Vec<f64>,
+    across: &mut Vec<f64>,
+) {
+    let tg = Targets::of(s, phase);
+    let n = tg.cols(nx).len();
+    let (col0, step) = (tg.col0, tg.col_step);
+    let k0 = j * nx + col0;
+    let along = |out: &mut [f64]| {
+        let stencil = |t: usize| Stencil::at(col0 + t * step, nx, s);
+        // Cubic but for a few targets at each end: those one by one.
+        let mut lo = 0;
+        while lo < n && stencil(lo) != Stencil::Cubic {
+            lo += 1;
+        }
+        let mut hi = n;
+        while hi > lo && stencil(hi - 1) != Stencil::Cubic {
+            hi -= 1;
+        }
+        for t in (0..lo).chain(hi..n) {
+            out[t] = stencil(t).apply::<FINITE, T>(a, k0 + t * step, s);
+        }
+        let first = k0 + lo * step;
+        for (t, o) in out[lo..hi].iter_mut().enumerate() {
+            *o = Stencil::Cubic.apply::<FINITE, T>(a, first + t * step, s);
+        }
+    };
+    let across_row = |out: &mut [f64]| {
+        let st = Stencil::at(j, ny, s);
+        for (t, o) in out.iter_mut().enumerate() {
+            *o = st.apply::<FINITE, T>(a, k0 + t * step, s * nx);
+        }
+    };
+    out.clear();
+    out.resize(n, 0.0);
+    match phase {
+        Phase::Horizontal => along(out),
+        Phase::Vertical => across_row(out),
+        Phase::Center => {
+            along(out);
+            across.clear();
+            across.resize(n, 0.0);
+            across_row(across);
+            for (x, &y) in out.iter_mut().zip(across.iter()) {
+                *x = (*x + y) * 0.5;
+            }
         }
     }
 }
@@ -432,11 +491,11 @@ fn decide<const FINITE: bool, T: Real>(
     Decision::Exact
 }
 
-/// One target row's decisions (row `j`, columns `cols`, of step `s`'s
-/// `phase`) when every value is finite, no vertex is capped and `xi` is
-/// positive: [`decide`]'s, in the same order. The first try (id 0, the full
-/// bound) of every target with a ring runs in lanes ([`first_tries`]); it
-/// settles nearly all of them, and [`decide`] takes the rest from the start.
+/// One target row's decisions (row `j` of step `s`'s `phase`) when every
+/// value is finite, no vertex is capped and `xi` is positive: [`decide`]'s,
+/// in the same order. The first try (id 0, the full bound) of every target
+/// with a ring runs in lanes ([`first_tries`]); it settles nearly all of
+/// them, and [`decide`] takes the rest from the start.
 #[allow(clippy::too_many_arguments)]
 fn decide_row<T: Real>(
     f: &Field<T>,
@@ -444,11 +503,11 @@ fn decide_row<T: Real>(
     sigs: &[Sig],
     xi: f64,
     (j, s, phase): (usize, usize, Phase),
-    cols: impl Iterator<Item = usize>,
     exact: &[bool],
     out: &mut RowOut<T>,
 ) {
     let (ny, nx) = (f.ny, f.nx);
+    let cols = Targets::of(s, phase).cols(nx);
     // The lanes are f32 kernels; f64 decides target by target.
     let (Some(f32s), Some(o0), Some(o1)) = (as_f32_field(f), T::as_f32(orig.0), T::as_f32(orig.1))
     else {
@@ -677,7 +736,7 @@ pub fn encode_capped<T: Real>(
                     let mut out = RowOut::with_capacity(t.cols(nx).len());
                     let at = (j, s, phase);
                     if finite && caps.is_none() && xi > 0.0 {
-                        decide_row(&f, (u, v), &sigs, xi, at, t.cols(nx), exact, &mut out);
+                        decide_row(&f, (u, v), &sigs, xi, at, exact, &mut out);
                     } else {
                         let how = (finite, &cap);
                         decide_row_each(
@@ -709,16 +768,15 @@ pub fn encode_capped<T: Real>(
     parts
 }
 
-/// One vertex from the streams: its exact value or its reconstruction. `r` counts
-/// raw words, `c` coded vertices (ranges were checked against the mask).
-/// `FINITE`: every value of `u` and `v` a prediction reads is.
+/// One vertex from the streams: its exact value or its reconstruction from
+/// the predictions `(pu, pw)`. `r` counts raw words, `c` coded vertices
+/// (ranges were checked against the mask).
 #[inline]
-fn decode_one<const FINITE: bool, T: Real>(
+fn decode_one<T: Real>(
     parts: &Parts,
-    (u, v): (&[T], &[T]),
     xi: f64,
     k: usize,
-    pred: Predictor,
+    (pu, pw): (f64, f64),
     (r, c): (&mut usize, &mut usize),
 ) -> [T; 2] {
     if parts.exact[k] {
@@ -731,7 +789,6 @@ fn decode_one<const FINITE: bool, T: Real>(
         ]
     } else {
         let eb = eb_of_id(xi, parts.ids[*c]);
-        let (pu, pw) = (pred.apply::<FINITE, T>(u), pred.apply::<FINITE, T>(v));
         *c += 1;
         [
             reconstruct(pu, eb, unzigzag(parts.codes[2 * *c - 2])),
@@ -779,14 +836,9 @@ fn decode_reads<T: Real>(
     for j in (0..ny).step_by(STRIDE) {
         for i in (0..nx).step_by(STRIDE) {
             let k = j * nx + i;
-            let val = decode_one::<false, _>(
-                parts,
-                (&*u, &*v),
-                xi,
-                k,
-                Predictor::anchor(nx, i, j),
-                (&mut r_at, &mut c_at),
-            );
+            let pred = Predictor::anchor(nx, i, j);
+            let p = (pred.apply::<false, T>(u), pred.apply::<false, T>(v));
+            let val = decode_one(parts, xi, k, p, (&mut r_at, &mut c_at));
             u[k] = val[0];
             v[k] = val[1];
         }
@@ -823,19 +875,25 @@ fn decode_reads<T: Real>(
         let values: Vec<Vec<[T; 2]>> = {
             let (u, v) = (&*u, &*v);
             rows.par_iter()
-                .map(|&(j, mut r, mut c)| {
-                    t.cols(nx)
-                        .map(|i| {
-                            let pred = Predictor::new(ny, nx, i, j, s, phase);
-                            let (k, at) = (j * nx + i, (&mut r, &mut c));
-                            if finite {
-                                decode_one::<true, _>(parts, (u, v), xi, k, pred, at)
-                            } else {
-                                decode_one::<false, _>(parts, (u, v), xi, k, pred, at)
-                            }
-                        })
-                        .collect()
-                })
+                .map_init(
+                    <(Vec<f64>, Vec<f64>, Vec<f64>)>::default,
+                    |(pu, pw, across), &(j, mut r, mut c)| {
+                        let at = (j, s, phase);
+                        if finite {
+                            predict_row::<true, T>(u, (ny, nx), at, pu, across);
+                            predict_row::<true, T>(v, (ny, nx), at, pw, across);
+                        } else {
+                            predict_row::<false, T>(u, (ny, nx), at, pu, across);
+                            predict_row::<false, T>(v, (ny, nx), at, pw, across);
+                        }
+                        t.cols(nx)
+                            .zip(pu.iter().zip(pw.iter()))
+                            .map(|(i, (&a, &b))| {
+                                decode_one(parts, xi, j * nx + i, (a, b), (&mut r, &mut c))
+                            })
+                            .collect()
+                    },
+                )
                 .collect()
         };
         // Written back row by row in parallel; whether all were finite.
@@ -895,7 +953,6 @@ mod tests {
                         &sigs,
                         xi,
                         (j, step, phase),
-                        t.cols(nx),
                         &exact,
                         &mut lanes,
                     );
@@ -938,6 +995,42 @@ mod tests {
     /// Decoding with untested reads gives the reference's bits: on fields
     /// with NaN and infinities (stored exactly, decided mid-schedule), and on
     /// a crafted stream whose reconstructions overflow to infinity.
+    #[test]
+    fn row_predictions_are_each_targets_bit_for_bit() {
+        // The decoder's row at a time against the encoder's target at a
+        // time, every phase and row, on shapes where rows end in every
+        // stencil (and fields too small for cubic ones), with and without
+        // non-finite reads.
+        for (ny, nx) in [(1, 1), (2, 3), (7, 5), (37, 45), (64, 70), (300, 9)] {
+            let wave = |k: usize| ((k * 7919) % 1000) as f32 / 100.0 - 5.0;
+            let mut a: Vec<f32> = (0..ny * nx).map(wave).collect();
+            let bits = |x: &[f64]| x.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            let (mut got, mut across) = (Vec::new(), Vec::new());
+            for finite in [true, false] {
+                if !finite && a.len() > 20 {
+                    a[ny * nx / 2] = f32::NAN;
+                    a[7] = f32::INFINITY;
+                }
+                for (s, phase) in schedule() {
+                    let t = Targets::of(s, phase);
+                    for j in t.rows(ny) {
+                        let at = (j, s, phase);
+                        let want: Vec<f64> = t
+                            .cols(nx)
+                            .map(|i| Predictor::new(ny, nx, i, j, s, phase).apply::<false, _>(&a))
+                            .collect();
+                        if finite {
+                            predict_row::<true, f32>(&a, (ny, nx), at, &mut got, &mut across);
+                        } else {
+                            predict_row::<false, f32>(&a, (ny, nx), at, &mut got, &mut across);
+                        }
+                        assert_eq!(bits(&got), bits(&want), "{ny}x{nx} {s} {phase:?} row {j}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn untested_reads_decode_as_tested_ones() {
         let (ny, nx) = (37, 45);
