@@ -16,7 +16,7 @@ struct Case {
     nx: u8,
     /// Each value: a palette entry or raw bits.
     values: Vec<(u8, u64)>,
-    /// float64 values (mode S: mode B refuses f64, cleanly).
+    /// float64 values (both modes take them).
     wide: bool,
     speculative: bool,
     huffman: bool,

@@ -520,7 +520,7 @@ pub fn correct_external<T: Real>(
     } else {
         0
     };
-    let tag = crc32fast::hash(&le_bytes(decoded));
+    let tag = crc32fast::hash(&crate::real::le_bytes(&[decoded]));
     let mut report = ParticleReport {
         abs_bound: xi,
         linking_length: b,
@@ -567,11 +567,6 @@ pub fn correct_external<T: Real>(
     Ok(Compressed { bytes, report })
 }
 
-/// The values' little-endian bytes (the checksum of external positions).
-fn le_bytes<T: Real>(v: &[T]) -> Vec<u8> {
-    crate::real::le_bytes(&[v])
-}
-
 /// Apply a correction stream from [`correct_external`] to the same decoded
 /// positions it was made for (checked by checksum), in place.
 pub fn apply_external<T: Real>(stream_bytes: &[u8], decoded: &mut [T]) -> Result<()> {
@@ -591,7 +586,7 @@ pub fn apply_external<T: Real>(stream_bytes: &[u8], decoded: &mut [T]) -> Result
             decoded.len()
         )));
     }
-    if crc32fast::hash(&le_bytes(decoded)) != info.tag {
+    if crc32fast::hash(&crate::real::le_bytes(&[decoded])) != info.tag {
         return Err(Error::invalid(
             "these decoded positions are not the ones the correction was made for (checksum differs)",
         ));
