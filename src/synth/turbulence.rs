@@ -166,101 +166,120 @@ impl Solver {
     }
 
     /// u + i v in physical space: the inverse transform of (kx + i ky) psi_hat,
-    /// both real fields in one complex transform.
-    fn packed_velocity(&self, wh: &[C]) -> Vec<C> {
+    /// both real fields in one complex transform, into `p`.
+    fn packed_velocity(&self, wh: &[C], p: &mut Vec<C>) {
         let n = self.n;
-        let mut p: Vec<C> = wh
-            .par_iter()
+        p.resize(wh.len(), C::ZERO);
+        p.par_iter_mut()
+            .zip(wh)
             .enumerate()
-            .map(|(at, &w)| {
+            .for_each(|(at, (p, &w))| {
                 let (kx, ky) = (self.kx[at % n], self.kx[at / n]);
-                (w.scale(self.inv_k2[at])) * C::new(kx, ky)
-            })
-            .collect();
-        fftn(&mut p, &self.shape(), true);
-        p
+                *p = (w.scale(self.inv_k2[at])) * C::new(kx, ky);
+            });
+        fftn(p, &self.shape(), true);
     }
 
     fn velocity(&self, wh: &[C]) -> (Vec<f64>, Vec<f64>) {
-        let p = self.packed_velocity(wh);
+        let mut p = Vec::new();
+        self.packed_velocity(wh, &mut p);
         (
             p.iter().map(|c| c.re).collect(),
             p.iter().map(|c| c.im).collect(),
         )
     }
 
-    /// The dealiased advection term -(d(u w)/dx + d(v w)/dy) and max |u|, |v|.
-    fn rhs(&self, wh: &[C]) -> (Vec<C>, f64) {
+    /// The dealiased advection term -(d(u w)/dx + d(v w)/dy) into `out`, and
+    /// max |u|, |v|; `work`'s buffers reused.
+    fn rhs(&self, wh: &[C], work: &mut Work, out: &mut Vec<C>) -> f64 {
         let n = self.n;
-        let uv = self.packed_velocity(wh);
-        let mut w = wh.to_vec();
-        fftn(&mut w, &self.shape(), true);
+        let Work { uv, w } = work;
+        self.packed_velocity(wh, uv);
+        w.clear();
+        w.extend_from_slice(wh);
+        fftn(w, &self.shape(), true);
         let umax = uv
             .par_iter()
             .map(|c| c.re.abs().max(c.im.abs()))
             .reduce(|| 0.0, f64::max);
-        // u w + i v w, one forward transform; then split the two real fields'
-        // spectra by Hermitian symmetry.
-        let mut z: Vec<C> = uv
-            .par_iter()
-            .zip(&w)
-            .map(|(c, w)| C::new(c.re * w.re, c.im * w.re))
-            .collect();
-        fftn(&mut z, &self.shape(), false);
-        let nl = (0..n * n)
-            .into_par_iter()
-            .map(|at| {
-                if !self.keep[at] {
-                    return C::ZERO;
-                }
-                let zm = conj_mirror(&z, at, n);
+        // u w + i v w, one forward transform (in place of w); then split the
+        // two real fields' spectra by Hermitian symmetry.
+        w.par_iter_mut()
+            .zip(uv.par_iter())
+            .for_each(|(w, c)| *w = C::new(c.re * w.re, c.im * w.re));
+        fftn(w, &self.shape(), false);
+        let z = &*w;
+        out.resize(n * n, C::ZERO);
+        out.par_iter_mut().enumerate().for_each(|(at, o)| {
+            *o = if !self.keep[at] {
+                C::ZERO
+            } else {
+                let zm = conj_mirror(z, at, n);
                 let a = (z[at] + zm).scale(0.5); // spectrum of u w
                 let b = (z[at] - zm).scale(0.5).times_i().scale(-1.0); // of v w
                 let (kx, ky) = (self.kx[at % n], self.kx[at / n]);
                 (a.scale(kx) + b.scale(ky)).times_i().scale(-1.0)
-            })
-            .collect();
-        (nl, umax)
+            }
+        });
+        umax
     }
 
     /// Evolves `wh` for `t_end` (RK4 with the integrating factor exp(-damp t)).
     fn run(&self, mut wh: Vec<C>, t_end: f64, cfl: f64, progress: &mut dyn FnMut(f64)) -> Vec<C> {
         let mut t = 0.0;
-        let (mut a, mut umax) = self.rhs(&wh);
+        // Every n^2 buffer allocated once: a fresh one per stage cost a page
+        // fault per page (268 MB each at 4096^2).
+        let mut work = Work::default();
+        let [mut k1, mut k2, mut k3, mut k4, mut stage] = [(); 5].map(|_| Vec::new());
+        let mut e2 = Vec::new();
+        let mut umax = self.rhs(&wh, &mut work, &mut k1);
         while t < t_end - 1e-12 {
             let dt = (cfl * self.dx / umax.max(1e-12)).min(t_end - t);
-            let e2: Vec<f64> = self
-                .damp
-                .par_iter()
-                .map(|&d| detmath::exp(-d * dt / 2.0))
-                .collect();
-            let k1 = &a;
-            let (k2, _) = self.rhs(&combine(wh.len(), |at| {
+            e2.resize(self.damp.len(), 0.0);
+            e2.par_iter_mut()
+                .zip(&self.damp)
+                .for_each(|(e, &d)| *e = detmath::exp(-d * dt / 2.0));
+            combine(&mut stage, wh.len(), |at| {
                 (wh[at] + k1[at].scale(0.5 * dt)).scale(e2[at])
-            }));
-            let (k3, _) = self.rhs(&combine(wh.len(), |at| {
+            });
+            self.rhs(&stage, &mut work, &mut k2);
+            combine(&mut stage, wh.len(), |at| {
                 wh[at].scale(e2[at]) + k2[at].scale(0.5 * dt)
-            }));
-            let (k4, _) = self.rhs(&combine(wh.len(), |at| {
+            });
+            self.rhs(&stage, &mut work, &mut k3);
+            combine(&mut stage, wh.len(), |at| {
                 let e = e2[at] * e2[at];
                 wh[at].scale(e) + k3[at].scale(dt * e2[at])
-            }));
-            wh = combine(wh.len(), |at| {
+            });
+            self.rhs(&stage, &mut work, &mut k4);
+            combine(&mut stage, wh.len(), |at| {
                 let (h, e) = (e2[at], e2[at] * e2[at]);
                 wh[at].scale(e)
                     + (k1[at].scale(e) + (k2[at] + k3[at]).scale(2.0 * h) + k4[at]).scale(dt / 6.0)
             });
+            std::mem::swap(&mut wh, &mut stage);
             t += dt;
-            (a, umax) = self.rhs(&wh);
+            umax = self.rhs(&wh, &mut work, &mut k1);
             progress(t);
         }
         wh
     }
 }
 
-/// `f` at every mode, in parallel.
-fn combine(len: usize, f: impl Fn(usize) -> C + Sync + Send) -> Vec<C> {
-    (0..len).into_par_iter().map(f).collect()
+/// [`Solver::rhs`]'s scratch: the packed velocity and the transformed
+/// vorticity (then the products' spectrum).
+#[derive(Default)]
+struct Work {
+    uv: Vec<C>,
+    w: Vec<C>,
+}
+
+/// `f` at every mode, in parallel, into `out` (`len` values).
+fn combine(out: &mut Vec<C>, len: usize, f: impl Fn(usize) -> C + Sync + Send) {
+    out.resize(len, C::ZERO);
+    out.par_iter_mut()
+        .enumerate()
+        .for_each(|(at, o)| *o = f(at));
 }
 
 /// Random-phase vorticity with E(k) ~ k^4 exp(-2 (k/k0)^2), mean 0, rms 1, as
