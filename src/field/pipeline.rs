@@ -250,7 +250,8 @@ impl<T: Real> Stages<T> for Cpu<'_> {
             Mode::Speculative => speculative::encode_capped(u, v, ny, nx, xi, chunk, self.caps),
         };
         let exact = parts.exact.iter().filter(|&&e| e).count();
-        Ok((stream::code(&parts, coder), exact))
+        let segments = stream::segments_for(mode, ny, nx, parts.codes.len());
+        Ok((stream::code(&parts, coder, segments.as_deref()), exact))
     }
 
     fn decode(

@@ -6,17 +6,28 @@
 //! | 1 MASK | exact-vertex bitmap, grid order, LSB first, coded as bytes |
 //! | 2 RAW | bit patterns of exact vertices, (u, v) per vertex in processing order (an f64 as two u32 words, low first), split into 4 byte planes, coded as bytes |
 //! | 3 IDS | bound ids, coded as u32 symbols |
-//! | 4 CODES | zig-zag quantization codes, (u, v) per coded vertex, coded as u32 symbols |
+//! | 4 CODES | zig-zag quantization codes, (u, v) per coded vertex, coded as u32 symbols; mode S from format version 4: in segments ([`segmented`]) |
+//!
+//! A segmented CODES section (mode S from format version 4 on) is the codes
+//! cut in runs, each coded on its own (its own frequency tables), back to
+//! back: `varint k` (k >= 1), k x `varint symbols`, k x `varint bytes`,
+//! then the k payloads. The symbols add up to the section's count and the
+//! bytes to the rest of the section, exactly. Where the runs start is the
+//! encoder's choice (`speculative::code_segments`: the schedule's phases);
+//! the decoder needs only the lengths.
 //!
 //! Mode 0 (lossless) has only RAW, holding every vertex's (u, v) bit patterns in grid
 //! order as plain little-endian words (not entropy-coded, so its size is exact:
 //! the worst case of every stream).
 
 use super::parts::Parts;
+use super::{speculative, Mode};
 use crate::codec::planes::{count_bits, from_planes, pack_bits, to_planes, unpack_bits};
+use crate::codec::varint::{get_uvarint, put_uvarint};
 use crate::codec::{decode_bytes, decode_u32, encode_bytes, encode_u32, Coder};
 use crate::error::{Error, Result};
 use crate::format::{self, Header, Kind, Parsed};
+use rayon::prelude::*;
 use std::borrow::Cow;
 
 pub const SEC_MASK: u32 = 1;
@@ -26,23 +37,147 @@ pub const SEC_CODES: u32 = 4;
 
 pub const MODE_LOSSLESS: u8 = 0;
 
+/// The first format version whose mode S streams hold their codes in
+/// segments.
+pub const SEGMENTED_SINCE: u16 = 4;
+
+/// Whether the stream's CODES section is segmented.
+pub fn segmented(header: &Header) -> bool {
+    header.mode == Mode::Speculative as u8 && header.version >= SEGMENTED_SINCE
+}
+
+/// Where the segments of the CODES section start, for `n_codes` codes of a
+/// stream of this library's version in `mode` (None: not segmented).
+pub fn segments_for(mode: Mode, ny: usize, nx: usize, n_codes: usize) -> Option<Vec<usize>> {
+    (mode == Mode::Speculative).then(|| speculative::code_segments(ny, nx, n_codes))
+}
+
 /// Entropy-code the parts into a complete stream.
 pub fn write(header: &Header, parts: &Parts, coder: Coder, zstd_level: i32) -> Result<Vec<u8>> {
     if header.mode == MODE_LOSSLESS {
         let plain = parts.raw.iter().flat_map(|w| w.to_le_bytes()).collect();
         return format::write(header, &[(SEC_RAW, plain)], zstd_level);
     }
-    write_coded(header, code(parts, coder), zstd_level)
+    let [ny, nx, _] = header.dims.map(|d| d as usize);
+    let segments = segmented(header).then(|| speculative::code_segments(ny, nx, parts.codes.len()));
+    write_coded(header, code(parts, coder, segments.as_deref()), zstd_level)
 }
 
-/// Entropy-code a coded mode's parts into its four sections.
-pub fn code(parts: &Parts, coder: Coder) -> Coded {
+/// Entropy-code a coded mode's parts into its four sections, the codes in
+/// segments starting at `segments` where given ([`segments_for`]).
+pub fn code(parts: &Parts, coder: Coder, segments: Option<&[usize]>) -> Coded {
+    let codes = match segments {
+        None => encode_u32(coder, &parts.codes),
+        Some(starts) => {
+            let runs: Vec<(usize, Vec<u8>)> = runs(starts, parts.codes.len())
+                .into_par_iter()
+                .map(|r| (r.len(), encode_u32(coder, &parts.codes[r])))
+                .collect();
+            join_segments(&runs)
+        }
+    };
     Coded {
         mask: encode_bytes(coder, &pack_bits(&parts.exact)),
         raw: encode_bytes(coder, &to_planes(&parts.raw)),
         ids: encode_u32(coder, &parts.ids),
-        codes: encode_u32(coder, &parts.codes),
+        codes,
     }
+}
+
+/// The runs `starts` cuts `0..len` into (starts ascending from 0; those at
+/// or past `len` give empty runs, which are dropped but for the first).
+pub fn runs(starts: &[usize], len: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    for (k, &a) in starts.iter().enumerate() {
+        let b = starts.get(k + 1).map_or(len, |&b| b.min(len));
+        let a = a.min(len);
+        if a < b || out.is_empty() {
+            out.push(a..b.max(a));
+        }
+    }
+    if out.is_empty() {
+        out.push(0..len);
+    }
+    out
+}
+
+/// A segmented CODES section from its coded runs `(symbols, payload)`.
+pub fn join_segments(runs: &[(usize, Vec<u8>)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(runs.iter().map(|r| r.1.len() + 8).sum::<usize>() + 4);
+    put_uvarint(&mut out, runs.len() as u64);
+    for (symbols, _) in runs {
+        put_uvarint(&mut out, *symbols as u64);
+    }
+    for (_, payload) in runs {
+        put_uvarint(&mut out, payload.len() as u64);
+    }
+    for (_, payload) in runs {
+        out.extend_from_slice(payload);
+    }
+    out
+}
+
+/// The runs `(symbols, payload)` of a segmented CODES section of `count`
+/// symbols, every length checked against the section.
+pub fn split_segments(data: &[u8], count: usize) -> Result<Vec<(usize, &[u8])>> {
+    let bad = |why: &str| Error::corrupt(format!("segmented codes section: {why}"));
+    let mut pos = 0;
+    let k = get_uvarint(data, &mut pos)?;
+    // Each segment takes at least two bytes of lengths.
+    if k == 0 || k > data.len() as u64 {
+        return Err(bad("bad segment count"));
+    }
+    let k = k as usize;
+    let mut symbols = Vec::with_capacity(k);
+    let mut total = 0usize;
+    for _ in 0..k {
+        let s = get_uvarint(data, &mut pos)?;
+        total = usize::try_from(s)
+            .ok()
+            .and_then(|s| total.checked_add(s))
+            .filter(|&t| t <= count)
+            .ok_or_else(|| bad("more symbols than the stream holds"))?;
+        symbols.push(total);
+    }
+    if total != count {
+        return Err(bad("fewer symbols than the stream holds"));
+    }
+    let mut ends = Vec::with_capacity(k);
+    let mut bytes = 0usize;
+    for _ in 0..k {
+        let b = get_uvarint(data, &mut pos)?;
+        bytes = usize::try_from(b)
+            .ok()
+            .and_then(|b| bytes.checked_add(b))
+            .filter(|&t| t <= data.len())
+            .ok_or_else(|| bad("a segment runs past the section"))?;
+        ends.push(bytes);
+    }
+    let body = &data[pos..];
+    if bytes != body.len() {
+        return Err(bad("segment lengths do not add up to the section"));
+    }
+    let mut out = Vec::with_capacity(k);
+    let (mut s0, mut b0) = (0, 0);
+    for (&s, &b) in symbols.iter().zip(&ends) {
+        out.push((s - s0, &body[b0..b]));
+        (s0, b0) = (s, b);
+    }
+    Ok(out)
+}
+
+/// The CODES section's `count` symbols, segmented or not as the stream says.
+fn section_codes(p: &Parsed, coder: Coder, count: usize) -> Result<Vec<u32>> {
+    if !segmented(&p.header) {
+        return section_u32(p, SEC_CODES, coder, count);
+    }
+    let data = section(p, SEC_CODES, count)?;
+    let runs = split_segments(&data, count)?;
+    let decoded: Vec<Vec<u32>> = runs
+        .into_par_iter()
+        .map(|(symbols, payload)| decode_u32(coder, payload, symbols))
+        .collect::<Result<_>>()?;
+    Ok(decoded.concat())
 }
 
 /// A coded mode's four sections, entropy-coded: what [`write`] stores, for a
@@ -126,7 +261,7 @@ pub fn read(p: &Parsed, n: usize, coder: Coder, ids_len: impl Fn(usize) -> usize
         });
     }
     let (mut parts, n_codes) = read_but_codes(p, n, coder, ids_len)?;
-    parts.codes = section_u32(p, SEC_CODES, coder, n_codes)?;
+    parts.codes = section_codes(p, coder, n_codes)?;
     Ok(parts)
 }
 
@@ -153,4 +288,104 @@ pub fn read_but_codes(
         codes: Vec::new(),
     };
     Ok((parts, 2 * n_coded))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    /// Codes whose statistics change along the sequence, as mode S's do.
+    fn codes(n: usize) -> Vec<u32> {
+        let mut s = 7u64;
+        (0..n)
+            .map(|k| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let spread = 1 + (k * 8 / n.max(1)) as u64 * 3;
+                ((s >> 33) % spread) as u32
+            })
+            .collect()
+    }
+
+    #[test]
+    fn segmented_codes_decode_as_written() {
+        for coder in [Coder::Huffman, Coder::Rans] {
+            for (n, starts) in [
+                (100_000, vec![0, 30_000, 70_000, 200_000]),
+                (5, vec![0]),
+                (0, vec![0]),
+                (40_000, vec![0, 40_000]),
+            ] {
+                let parts = Parts {
+                    codes: codes(n),
+                    ..Parts::default()
+                };
+                let coded = code(&parts, coder, Some(&starts)).codes;
+                let runs = split_segments(&coded, n).unwrap();
+                let lens: Vec<usize> = runs.iter().map(|r| r.0).collect();
+                let want: Vec<usize> = super::runs(&starts, n).iter().map(|r| r.len()).collect();
+                assert_eq!(lens, want, "{coder:?} {n}");
+                let back: Vec<u32> = runs
+                    .into_iter()
+                    .flat_map(|(k, p)| decode_u32(coder, p, k).unwrap())
+                    .collect();
+                assert_eq!(back, parts.codes, "{coder:?} {n}");
+            }
+        }
+        // The layout, byte for byte: count, symbols, bytes, payloads.
+        let runs = [(3, vec![1, 2]), (0, vec![]), (300, vec![9])];
+        assert_eq!(
+            join_segments(&runs),
+            [3, 3, 0, 0xac, 0x02, 2, 0, 1, 1, 2, 9]
+        );
+    }
+
+    #[test]
+    fn bad_segment_layouts_are_refused() {
+        let good = join_segments(&[(3, vec![1, 2]), (2, vec![9])]);
+        assert_eq!(split_segments(&good, 5).unwrap().len(), 2);
+        let mut extra = good.clone();
+        extra.push(0);
+        let mut huge = good.clone();
+        huge[0] = 0x7f;
+        for (what, data, count) in [
+            ("no segment", vec![0u8], 0),
+            ("more segments than bytes", huge, 5),
+            ("too few symbols", good.clone(), 6),
+            ("too many symbols", good.clone(), 4),
+            ("a byte too many", extra, 5),
+            ("truncated payload", good[..good.len() - 1].to_vec(), 5),
+            ("truncated lengths", good[..3].to_vec(), 5),
+            ("empty", vec![], 0),
+            (
+                "overflowing symbols",
+                vec![
+                    2, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 1, 0, 0,
+                ],
+                3,
+            ),
+        ] {
+            let e = split_segments(&data, count).expect_err(what);
+            assert_eq!(e.kind, ErrorKind::CorruptStream, "{what}: {e}");
+        }
+    }
+
+    #[test]
+    fn mode_s_segments_follow_the_schedule() {
+        use speculative::MIN_SEGMENT;
+        // Too small to cut: one segment.
+        assert_eq!(speculative::code_segments(37, 45, 2 * 37 * 45), vec![0]);
+        for (ny, nx) in [(1024, 1024), (300, 517), (2, 70_000)] {
+            let n = 2 * ny * nx;
+            let starts = speculative::code_segments(ny, nx, n);
+            assert_eq!(starts[0], 0);
+            assert!(starts.len() > 1, "{ny}x{nx}: {starts:?}");
+            let ends = starts.iter().skip(1).copied().chain([n]);
+            for (a, b) in starts.iter().zip(ends) {
+                assert!(b >= a + MIN_SEGMENT, "{ny}x{nx}: {starts:?}");
+            }
+        }
+    }
 }

@@ -190,6 +190,13 @@ impl<T: Plain> View<T> {
         }
     }
 
+    /// Elements `range` (clamped to the view).
+    pub fn range(&self, range: Range<usize>) -> View<T> {
+        let mut v = self.offset(range.start);
+        v.len = v.len.min(range.end.saturating_sub(range.start));
+        v
+    }
+
     /// Elements from `at` on (`at <= len`).
     pub fn offset(&self, at: usize) -> View<T> {
         let at = at.min(self.len);

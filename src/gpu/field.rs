@@ -51,6 +51,46 @@ impl<E: Exec> OnExec<'_, E> {
         }
     }
 
+    /// The CODES section as `stream::code` writes it: segmented where the
+    /// mode is (each segment coded from its part of the device array).
+    fn code_codes(
+        &self,
+        codes: View<u32>,
+        coder: Coder,
+        mode: Mode,
+        ny: usize,
+        nx: usize,
+    ) -> Result<Vec<u8>> {
+        let Some(starts) = stream::segments_for(mode, ny, nx, codes.len()) else {
+            return self.code(codes, coder);
+        };
+        let runs = stream::runs(&starts, codes.len())
+            .into_iter()
+            .map(|r| Ok((r.len(), self.code(codes.range(r), coder)?)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(stream::join_segments(&runs))
+    }
+
+    /// The CODES section's `count` symbols decoded into a new executor
+    /// array, segmented or not as the stream says.
+    fn decode_codes(&self, p: &Parsed, coder: Coder, count: usize) -> Result<Buf<E, u32>> {
+        if !stream::segmented(&p.header) {
+            return self.decode_section(p, stream::SEC_CODES, coder, count, false);
+        }
+        let coded = stream::section(p, stream::SEC_CODES, count)?;
+        let out = Buf::<E, u32>::zeros(self.exec, count)?;
+        let mut at = 0;
+        for (symbols, payload) in stream::split_segments(&coded, count)? {
+            let part = out.view().range(at..at + symbols);
+            match coder {
+                Coder::Huffman => self.huffman().decode_into(payload, part)?,
+                Coder::Rans => self.rans().decode_into(payload, part)?,
+            }
+            at += symbols;
+        }
+        Ok(out)
+    }
+
     /// `codec::encode_bytes(coder, ..)` of bytes held one per u32 (Huffman
     /// codes bytes and words alike).
     fn code_bytes(&self, bytes: View<u32>, coder: Coder) -> Result<Vec<u8>> {
@@ -129,7 +169,7 @@ impl<E: Exec> Stages for OnExec<'_, E> {
                 coder,
             )?,
             ids: self.code(parts.ids.view(), coder)?,
-            codes: self.code(parts.codes.view(), coder)?,
+            codes: self.code_codes(parts.codes.view(), coder, mode, ny, nx)?,
         };
         Ok((coded, parts.n_exact))
     }
@@ -156,7 +196,7 @@ impl<E: Exec> Stages for OnExec<'_, E> {
         let n_coded = n - n_exact;
         let n_ids = field::ids_len(mode, ny, nx, n_coded);
         let ids = self.decode_section(p, stream::SEC_IDS, coder, n_ids, false)?;
-        let codes = self.decode_section(p, stream::SEC_CODES, coder, 2 * n_coded, false)?;
+        let codes = self.decode_codes(p, coder, 2 * n_coded)?;
         let parts = DevParts {
             mask,
             n_exact,
