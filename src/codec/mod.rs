@@ -78,6 +78,18 @@ pub fn decode_u32(coder: Coder, data: &[u8], count: usize) -> Result<Vec<u32>> {
     }
 }
 
+/// [`decode_u32`] into `out`, whose length is the symbol count (no
+/// allocation of its own for rANS; `out` is unspecified on error).
+pub fn decode_u32_into(coder: Coder, data: &[u8], out: &mut [u32]) -> Result<()> {
+    match coder {
+        Coder::Huffman => {
+            out.copy_from_slice(&huffman::decode(data, out.len())?);
+            Ok(())
+        }
+        Coder::Rans => rans::decode_to(data, out, true),
+    }
+}
+
 /// Entropy-codes a byte sequence (masks, raw bytes); same contract as [`encode_u32`].
 pub fn encode_bytes(coder: Coder, bytes: &[u8]) -> Vec<u8> {
     match coder {

@@ -1065,12 +1065,17 @@ pub(crate) fn decode<T: PlaneSym>(data: &[u8], count: usize) -> Result<Vec<T>> {
 
 /// [`decode`], with the vector decoder where `simd` (and the CPU has it).
 fn decode_with<T: PlaneSym>(data: &[u8], count: usize, simd: bool) -> Result<Vec<T>> {
-    let blocks = Blocks::<T>::parse(data, count, simd)?;
     let mut out = vec![T::default(); count];
+    decode_to(data, &mut out, simd)?;
+    Ok(out)
+}
+
+/// [`decode`] into `out`, whose length is the symbol count.
+pub(crate) fn decode_to<T: PlaneSym>(data: &[u8], out: &mut [T], simd: bool) -> Result<()> {
+    let blocks = Blocks::<T>::parse(data, out.len(), simd)?;
     out.par_chunks_mut(blocks.block_len())
         .enumerate()
-        .try_for_each(|(bi, o)| blocks.decode_into(bi, o))?;
-    Ok(out)
+        .try_for_each(|(bi, o)| blocks.decode_into(bi, o))
 }
 
 /// A checked stream whose blocks decode one at a time, each on its own:

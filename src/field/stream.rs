@@ -24,7 +24,7 @@ use super::parts::Parts;
 use super::{speculative, Mode};
 use crate::codec::planes::{count_bits, from_planes, pack_bits, to_planes, unpack_bits};
 use crate::codec::varint::{get_uvarint, put_uvarint};
-use crate::codec::{decode_bytes, decode_u32, encode_bytes, encode_u32, Coder};
+use crate::codec::{decode_bytes, decode_u32, decode_u32_into, encode_bytes, encode_u32, Coder};
 use crate::error::{Error, Result};
 use crate::format::{self, Header, Kind, Parsed};
 use rayon::prelude::*;
@@ -173,11 +173,19 @@ fn section_codes(p: &Parsed, coder: Coder, count: usize) -> Result<Vec<u32>> {
     }
     let data = section(p, SEC_CODES, count)?;
     let runs = split_segments(&data, count)?;
-    let decoded: Vec<Vec<u32>> = runs
+    let mut out = vec![0u32; count];
+    // Each run into its own part of `out`.
+    let mut rest = &mut out[..];
+    let mut parts = Vec::with_capacity(runs.len());
+    for (symbols, payload) in runs {
+        let (part, tail) = rest.split_at_mut(symbols);
+        parts.push((part, payload));
+        rest = tail;
+    }
+    parts
         .into_par_iter()
-        .map(|(symbols, payload)| decode_u32(coder, payload, symbols))
-        .collect::<Result<_>>()?;
-    Ok(decoded.concat())
+        .try_for_each(|(part, payload)| decode_u32_into(coder, payload, part))?;
+    Ok(out)
 }
 
 /// A coded mode's four sections, entropy-coded: what [`write`] stores, for a
