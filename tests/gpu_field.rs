@@ -470,7 +470,9 @@ fn sections_stay_on_the_executor() {
             let p = factz::format::parse(&c.bytes).unwrap();
             let segments = match factz::field::stream::segmented(&p.header) {
                 true => {
-                    let codes = factz::field::stream::section(&p, 4, 2 * n).unwrap();
+                    let codes =
+                        factz::field::stream::section(&p, factz::field::stream::SEC_CODES, 2 * n)
+                            .unwrap();
                     factz::codec::varint::get_uvarint(&codes, &mut 0).unwrap() as usize
                 }
                 false => 1,

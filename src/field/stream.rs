@@ -128,31 +128,27 @@ pub fn split_segments(data: &[u8], count: usize) -> Result<Vec<(usize, &[u8])>> 
         return Err(bad("bad segment count"));
     }
     let k = k as usize;
-    let mut symbols = Vec::with_capacity(k);
-    let mut total = 0usize;
-    for _ in 0..k {
-        let s = get_uvarint(data, &mut pos)?;
-        total = usize::try_from(s)
-            .ok()
-            .and_then(|s| total.checked_add(s))
-            .filter(|&t| t <= count)
-            .ok_or_else(|| bad("more symbols than the stream holds"))?;
-        symbols.push(total);
-    }
-    if total != count {
+    // k running totals of varint lengths, each at most `limit`.
+    let mut totals = |limit: usize, why: &str| -> Result<Vec<usize>> {
+        let mut total = 0usize;
+        (0..k)
+            .map(|_| {
+                let x = get_uvarint(data, &mut pos)?;
+                total = usize::try_from(x)
+                    .ok()
+                    .and_then(|x| total.checked_add(x))
+                    .filter(|&t| t <= limit)
+                    .ok_or_else(|| bad(why))?;
+                Ok(total)
+            })
+            .collect()
+    };
+    let symbols = totals(count, "more symbols than the stream holds")?;
+    if symbols.last() != Some(&count) {
         return Err(bad("fewer symbols than the stream holds"));
     }
-    let mut ends = Vec::with_capacity(k);
-    let mut bytes = 0usize;
-    for _ in 0..k {
-        let b = get_uvarint(data, &mut pos)?;
-        bytes = usize::try_from(b)
-            .ok()
-            .and_then(|b| bytes.checked_add(b))
-            .filter(|&t| t <= data.len())
-            .ok_or_else(|| bad("a segment runs past the section"))?;
-        ends.push(bytes);
-    }
+    let ends = totals(data.len(), "a segment runs past the section")?;
+    let bytes = *ends.last().unwrap_or(&0);
     let body = &data[pos..];
     if bytes != body.len() {
         return Err(bad("segment lengths do not add up to the section"));

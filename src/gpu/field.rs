@@ -81,11 +81,7 @@ impl<E: Exec> OnExec<'_, E> {
         let out = Buf::<E, u32>::zeros(self.exec, count)?;
         let mut at = 0;
         for (symbols, payload) in stream::split_segments(&coded, count)? {
-            let part = out.view().range(at..at + symbols);
-            match coder {
-                Coder::Huffman => self.huffman().decode_into(payload, part)?,
-                Coder::Rans => self.rans().decode_into(payload, part)?,
-            }
+            self.decode_into(payload, coder, out.view().range(at..at + symbols), false)?;
             at += symbols;
         }
         Ok(out)
@@ -114,14 +110,20 @@ impl<E: Exec> OnExec<'_, E> {
         let e = self.exec;
         let coded = stream::section(p, id, count)?;
         let out = Buf::<E, u32>::zeros(e, count)?;
+        self.decode_into(&coded, coder, out.view(), bytes)?;
+        Ok(out)
+    }
+
+    /// `coded` (of `out.len()` symbols) decoded into `out`; `bytes` as for
+    /// [`Self::decode_section`].
+    fn decode_into(&self, coded: &[u8], coder: Coder, out: View<u32>, bytes: bool) -> Result<()> {
         let rans = self.rans();
         match (coder, bytes) {
-            (Coder::Huffman, false) => self.huffman().decode_into(&coded, out.view())?,
-            (Coder::Huffman, true) => self.huffman().decode_bytes_into(&coded, out.view())?,
-            (Coder::Rans, false) => rans.decode_into(&coded, out.view())?,
-            (Coder::Rans, true) => rans.decode_bytes_into(&coded, out.view())?,
+            (Coder::Huffman, false) => self.huffman().decode_into(coded, out),
+            (Coder::Huffman, true) => self.huffman().decode_bytes_into(coded, out),
+            (Coder::Rans, false) => rans.decode_into(coded, out),
+            (Coder::Rans, true) => rans.decode_bytes_into(coded, out),
         }
-        Ok(out)
     }
 }
 
