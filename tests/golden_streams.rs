@@ -20,7 +20,11 @@ fn golden_dir() -> PathBuf {
 /// A small field with critical points, a NaN, an Inf and a zero vector (in
 /// f64, every value keeps digits an f32 reading would round away).
 fn sample<T: Real>() -> (Vec<T>, Vec<T>, usize, usize) {
-    let (ny, nx) = (37, 45);
+    sized_sample(37, 45)
+}
+
+/// [`sample`]'s field on an ny x nx grid (at least 37 x 45).
+fn sized_sample<T: Real>(ny: usize, nx: usize) -> (Vec<T>, Vec<T>, usize, usize) {
     let mut u = Vec::new();
     let mut v = Vec::new();
     for j in 0..ny {
@@ -198,6 +202,23 @@ fn golden_streams_decode_to_their_recorded_bits() {
             let d = decompress(&c.bytes).unwrap();
             write_golden(&label, &name, &c.bytes, &to_bytes(&d.u, &d.v), "f32");
         }
+        // Mode S codes in several segments, some kept as zero runs (v5 on).
+        let (u, v, ny, nx) = sized_sample::<f32>(144, 160);
+        let cfg = FieldConfig {
+            mode: Mode::Speculative,
+            coder: Coder::Rans,
+            bound: Bound::Rel(1e-2),
+            ..FieldConfig::default()
+        };
+        let c = compress(&u, &v, ny, nx, &cfg).unwrap();
+        let d = decompress(&c.bytes).unwrap();
+        write_golden(
+            &label,
+            "s-rans-segments",
+            &c.bytes,
+            &to_bytes(&d.u, &d.v),
+            "f32",
+        );
         let (pos, mixed) = (particle_sample::<f32>(), shuffled_sample());
         for (name, cfg, shuffled) in particle_cases() {
             let pos = if shuffled { &mixed } else { &pos };

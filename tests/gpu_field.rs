@@ -22,9 +22,10 @@ mod shim_exec;
 
 use common::fields::{self, Field, Rng};
 use factz::backend::Backend;
+use factz::codec::zero_runs;
 use factz::error::{ErrorKind, Result};
 use factz::field::pipeline::{self as gf, Stages};
-use factz::field::stream::Coded;
+use factz::field::stream::{Coded, SEC_CODES};
 use factz::field::{Bound, Coder, FieldConfig, Mode};
 use factz::format::Parsed;
 use factz::gpu::field::OnExec;
@@ -465,27 +466,48 @@ fn sections_stay_on_the_executor() {
             let c = gf::compress_on(&k, [&f.u, &f.v], f.ny, f.nx, &cfg).unwrap();
             let read = shim_exec::bytes_read() - before;
             // Beyond the coded bytes: code tables and counts; rANS also reads
-            // four planes' histograms (8 KiB) per section, and per segment of
-            // mode S's codes.
+            // four planes' histograms (8 KiB) per section, and per coding of
+            // a segment of mode S's codes (three where the zero-runs form is
+            // tried: plain, runs, values), whose form not kept comes back too.
             let p = factz::format::parse(&c.bytes).unwrap();
-            let segments = match factz::field::stream::segmented(&p.header) {
-                true => {
-                    let codes =
-                        factz::field::stream::section(&p, factz::field::stream::SEC_CODES, 2 * n)
-                            .unwrap();
-                    factz::codec::varint::get_uvarint(&codes, &mut 0).unwrap() as usize
+            let (mut codings, mut tried, mut kept, mut not_kept) = (0usize, 0, 0, 0);
+            if factz::field::stream::segmented(&p.header) {
+                let codes = factz::field::stream::section(&p, SEC_CODES, 2 * n).unwrap();
+                let parts = factz::field::stream::read(&p, n, coder, |k| k).unwrap();
+                let mut at = 0;
+                for (len, payload) in
+                    factz::field::stream::split_segments(&codes, parts.codes.len()).unwrap()
+                {
+                    let seg = &parts.codes[at..at + len];
+                    at += len;
+                    let m = seg.iter().filter(|&&x| x != 0).count();
+                    let plain = 1 + factz::codec::encode_u32(coder, seg).len();
+                    codings += 1;
+                    if zero_runs::worth_trying(len, m) {
+                        codings += 2;
+                        tried += 1;
+                        let (r, v) = zero_runs::split(seg);
+                        let runs = factz::codec::encode_u32(coder, &r);
+                        let values = factz::codec::encode_u32(coder, &v);
+                        let body = zero_runs::body(m, &runs, &values).len();
+                        not_kept += plain + body - payload.len();
+                        kept += usize::from(payload[0] == zero_runs::ZERO_RUNS);
+                    }
                 }
-                false => 1,
-            };
+            }
             assert!(
-                mode == Mode::Blockwise || segments > 1,
+                mode == Mode::Blockwise || codings > 1,
                 "a test that segments"
+            );
+            assert!(
+                mode == Mode::Blockwise || (tried > 0 && kept > 0),
+                "a test that keeps zero runs: {tried} tried, {kept} kept"
             );
             let slack = match coder {
                 Coder::Huffman => 32 << 10,
-                Coder::Rans => (48 << 10) + (segments - 1) * (8 << 10),
+                Coder::Rans => (48 << 10) + codings.saturating_sub(1) * (8 << 10),
             };
-            let allowed = c.bytes.len() + slack;
+            let allowed = c.bytes.len() + not_kept + slack;
             assert!(
                 read <= allowed,
                 "{mode:?} {coder:?}: {read} bytes read back for a {}-byte stream",

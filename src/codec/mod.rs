@@ -14,6 +14,8 @@
 //!   zstd frame; decompression is bounded by the caller's `max_len`).
 //! - [`zigzag`] / [`unzigzag`]: the crate's one signed <-> unsigned mapping.
 //! - [`varint`]: LEB128 helpers, also used by the stream container.
+//! - [`zero_runs`]: a segment's form (format version 5 on): as it is, or as
+//!   its zero runs and nonzero values where most symbols are zero.
 
 pub(crate) mod bits;
 pub mod gpu_host;
@@ -23,6 +25,7 @@ pub(crate) mod rans;
 #[cfg(target_arch = "x86_64")]
 mod rans_simd;
 pub mod varint;
+pub mod zero_runs;
 
 use crate::error::{Error, Result};
 

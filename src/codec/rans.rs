@@ -17,7 +17,8 @@
 //!                           (lanes = 4 or 32; v1 streams have 0 there, the encoder writes 3)
 //! u8  plane_mask            bit k set = plane k stored (u32: bits 0..=3, bytes: bit 0 only)
 //! per stored plane, k ascending:
-//!   u8 kind                 0 = constant, 1 = rANS-coded, 2 = sparse plane
+//!   u8 kind                 0 = constant, 1 = rANS-coded, 2 = sparse plane,
+//!                           3 = rANS-coded with a value map (format v5 on)
 //!   kind 0:  u8 value       every symbol has this byte in plane k
 //!   kind 1:  u8 m-1         m distinct byte values in the plane (m >= 1)
 //!            m x (u8 value strictly ascending, varint freq-1)   frequencies sum to 4096
@@ -30,12 +31,16 @@
 //!            every state = 2^16 (the encoder's initial state).
 //!   kind 2:  varint nnz, then nnz x (varint gap, u8 value): the symbols whose byte
 //!            in plane k is not zero; index = previous index + 1 + gap (first: gap)
+//!   kind 3:  32 bytes: bit v (byte v / 8, LSB first) set = value v present (m >= 1),
+//!            m x varint freq-1, values ascending; then as kind 1 from block_bytes
 //! ```
 //!
 //! The read order is the one a warp gets with a vote: the lanes of a group of
 //! `lanes` symbols that need a word take consecutive words, in lane order.
 //! The encoder picks kind 0 for a single-valued plane, kind 2 when it is smaller
-//! than the estimated rANS size (planes that only rare outliers reach), else kind 1.
+//! than the estimated rANS size (planes that only rare outliers reach), else kind 1,
+//! or kind 3 for more than 32 values (a map of 32 bytes instead of m; the low
+//! plane of run lengths and wide codes has 100-256 values).
 //! Only rANS planes pin the symbol count; a stream of constant/sparse planes decodes
 //! for any count larger than its last sparse index.
 
@@ -80,6 +85,20 @@ const LANES_SHIFT: u32 = 5;
 const KIND_CONST: u8 = 0;
 const KIND_RANS: u8 = 1;
 const KIND_SPARSE: u8 = 2;
+const KIND_RANS_MAP: u8 = 3;
+/// A plane of more distinct bytes than this lists them as a 256-bit map
+/// (kind 3) rather than one byte each (kind 1).
+const MAP_FROM: usize = 32;
+
+/// The bytes of a rANS plane's table of m distinct values (about: a
+/// frequency takes one or two bytes).
+fn table_bytes(m: usize) -> usize {
+    if m > MAP_FROM {
+        1 + MAP_FROM + 2 * m
+    } else {
+        2 + 3 * m
+    }
+}
 
 /// A symbol type split into byte planes (`u32` codes: 4 planes, `u8` bytes: 1).
 pub(crate) trait PlaneSym: Copy + Send + Sync + Default + 'static {
@@ -366,7 +385,7 @@ fn rans_size(hist: &[u64; 256], freq: &[u32; 256], n_blocks: usize) -> usize {
         .map(|(&c, &f)| c as f64 * (f64::from(PROB_BITS) - f64::from(f).log2()))
         .sum();
     let m = hist.iter().filter(|&&c| c > 0).count();
-    (bits / 8.0) as usize + n_blocks * (4 * LANES + 3) + 2 + 3 * m
+    (bits / 8.0) as usize + n_blocks * (4 * LANES + 3) + table_bytes(m)
 }
 
 /// The body of a sparse plane (see the module doc) from its `nnz` (index,
@@ -441,10 +460,23 @@ pub(crate) fn plan_plane<E>(
             return Ok(PlaneCode::Whole(h));
         }
     }
-    let mut h = vec![KIND_RANS, (present.len() - 1) as u8];
-    for &s in &present {
-        h.push(s as u8);
-        put_uvarint(&mut h, u64::from(freq[s] - 1));
+    let mut h = Vec::with_capacity(table_bytes(present.len()));
+    if present.len() > MAP_FROM {
+        let mut map = [0u8; MAP_FROM];
+        for &s in &present {
+            map[s / 8] |= 1 << (s % 8);
+        }
+        h.push(KIND_RANS_MAP);
+        h.extend_from_slice(&map);
+        for &s in &present {
+            put_uvarint(&mut h, u64::from(freq[s] - 1));
+        }
+    } else {
+        h.extend_from_slice(&[KIND_RANS, (present.len() - 1) as u8]);
+        for &s in &present {
+            h.push(s as u8);
+            put_uvarint(&mut h, u64::from(freq[s] - 1));
+        }
     }
     Ok(PlaneCode::Rans(h, Box::new(enc_table(&freq))))
 }
@@ -872,8 +904,26 @@ fn parse_plane<'a>(
             Ok(Plane::Sparse(entries))
         }
         KIND_CONST => Ok(Plane::Const(get_u8(data, pos, "rans: constant plane")?)),
-        KIND_RANS => {
-            let m = usize::from(get_u8(data, pos, "rans: symbol count")?) + 1;
+        KIND_RANS | KIND_RANS_MAP => {
+            // Kind 3 lists the plane's values as a map, kind 1 one by one.
+            let mapped: Option<Vec<u8>> = if kind == KIND_RANS_MAP {
+                let map = data
+                    .get(*pos..*pos + MAP_FROM)
+                    .ok_or_else(|| Error::corrupt("truncated stream reading rans: symbol map"))?;
+                *pos += MAP_FROM;
+                Some(
+                    (0..=255u8)
+                        .filter(|&s| map[usize::from(s / 8)] >> (s % 8) & 1 == 1)
+                        .collect(),
+                )
+            } else {
+                None
+            };
+            let m = match &mapped {
+                Some(v) if v.is_empty() => return Err(Error::corrupt("rans: empty symbol map")),
+                Some(v) => v.len(),
+                None => usize::from(get_u8(data, pos, "rans: symbol count")?) + 1,
+            };
             let mut t = Box::new(DecTable {
                 slots: [DecSlot::default(); PROB_SCALE as usize],
                 syms: [0; PROB_SCALE as usize],
@@ -881,8 +931,11 @@ fn parse_plane<'a>(
             });
             let mut start = 0u32;
             let mut prev: Option<u8> = None;
-            for _ in 0..m {
-                let s = get_u8(data, pos, "rans: symbol")?;
+            for k in 0..m {
+                let s = match &mapped {
+                    Some(v) => v[k],
+                    None => get_u8(data, pos, "rans: symbol")?,
+                };
                 if prev.is_some_and(|p| s <= p) {
                     return Err(Error::corrupt("rans: symbols not ascending"));
                 }
@@ -1425,7 +1478,8 @@ mod tests {
             .collect();
         let e = rt32(&v);
         assert_eq!(e[1], 0b11);
-        assert_eq!(e[2], KIND_RANS);
+        // The outliers' low bytes make plane 0 many-valued: a map.
+        assert_eq!(e[2], KIND_RANS_MAP);
         // All symbols share a high byte: constant plane 3.
         let w: Vec<u32> = v.iter().map(|&x| x | 0x7f00_0000).collect();
         let e = rt32(&w);
@@ -1443,5 +1497,42 @@ mod tests {
         let e = encode(&b);
         assert_eq!(e[2], KIND_SPARSE);
         assert_eq!(decode::<u8>(&e, b.len()).unwrap(), b);
+    }
+
+    #[test]
+    fn many_values_are_listed_as_a_map() {
+        let mut r = Rng(23);
+        // 33 values: the map (kind 3); 32: one by one (kind 1).
+        for (values, kind) in [
+            (33u64, KIND_RANS_MAP),
+            (32, KIND_RANS),
+            (256, KIND_RANS_MAP),
+        ] {
+            let b: Vec<u8> = (0..50_000).map(|_| (r.next() % values) as u8).collect();
+            let e = encode(&b);
+            assert_eq!(e[2], kind, "{values} values");
+            assert_eq!(decode::<u8>(&e, b.len()).unwrap(), b);
+            if kind == KIND_RANS_MAP {
+                let map = &e[3..3 + MAP_FROM];
+                let set: u32 = map.iter().map(|x| x.count_ones()).sum();
+                assert_eq!(set as u64, values);
+            }
+        }
+        // Bad maps: truncated, empty, and one value too many for the
+        // frequencies that follow.
+        let b: Vec<u8> = (0..5000).map(|_| (r.next() % 100) as u8).collect();
+        let good = encode(&b);
+        let mut empty = good.clone();
+        empty[3..3 + MAP_FROM].fill(0);
+        let mut extra = good.clone();
+        extra[3 + 31] |= 0x80;
+        for (what, data) in [
+            ("truncated map", good[..3 + 20].to_vec()),
+            ("empty map", empty),
+            ("a value too many", extra),
+        ] {
+            let err = decode::<u8>(&data, b.len()).expect_err(what);
+            assert_eq!(err.kind, crate::error::ErrorKind::CorruptStream, "{what}");
+        }
     }
 }

@@ -14,7 +14,9 @@
 //! then the k payloads. The symbols add up to the section's count and the
 //! bytes to the rest of the section, exactly. Where the runs start is the
 //! encoder's choice (`speculative::code_segments`: the schedule's phases);
-//! the decoder needs only the lengths.
+//! the decoder needs only the lengths. From format version 5 on each payload
+//! starts with its form (`codec::zero_runs`: the run as it is, or as zero
+//! runs and nonzero values), chosen per run by size.
 //!
 //! Mode 0 (lossless) has only RAW, holding every vertex's (u, v) bit patterns in grid
 //! order as plain little-endian words (not entropy-coded, so its size is exact:
@@ -24,7 +26,9 @@ use super::parts::Parts;
 use super::{speculative, Mode};
 use crate::codec::planes::{count_bits, from_planes, pack_bits, to_planes, unpack_bits};
 use crate::codec::varint::{get_uvarint, put_uvarint};
-use crate::codec::{decode_bytes, decode_u32, decode_u32_into, encode_bytes, encode_u32, Coder};
+use crate::codec::{
+    decode_bytes, decode_u32, decode_u32_into, encode_bytes, encode_u32, zero_runs, Coder,
+};
 use crate::error::{Error, Result};
 use crate::format::{self, Header, Kind, Parsed};
 use rayon::prelude::*;
@@ -40,6 +44,10 @@ pub const MODE_LOSSLESS: u8 = 0;
 /// The first format version whose mode S streams hold their codes in
 /// segments.
 pub const SEGMENTED_SINCE: u16 = 4;
+
+/// The first format version whose segments start with their form
+/// (`codec::zero_runs`): as they are, or as zero runs.
+pub const FORMS_SINCE: u16 = 5;
 
 /// Whether the stream's CODES section is segmented.
 pub fn segmented(header: &Header) -> bool {
@@ -71,7 +79,7 @@ pub fn code(parts: &Parts, coder: Coder, segments: Option<&[usize]>) -> Coded {
         Some(starts) => {
             let runs: Vec<(usize, Vec<u8>)> = runs(starts, parts.codes.len())
                 .into_par_iter()
-                .map(|r| (r.len(), encode_u32(coder, &parts.codes[r])))
+                .map(|r| (r.len(), zero_runs::encode_segment(coder, &parts.codes[r])))
                 .collect();
             join_segments(&runs)
         }
@@ -178,9 +186,14 @@ fn section_codes(p: &Parsed, coder: Coder, count: usize) -> Result<Vec<u32>> {
         parts.push((part, payload));
         rest = tail;
     }
-    parts
-        .into_par_iter()
-        .try_for_each(|(part, payload)| decode_u32_into(coder, payload, part))?;
+    let forms = p.header.version >= FORMS_SINCE;
+    parts.into_par_iter().try_for_each(|(part, payload)| {
+        if forms {
+            zero_runs::decode_segment_into(coder, payload, part)
+        } else {
+            decode_u32_into(coder, payload, part)
+        }
+    })?;
     Ok(out)
 }
 
@@ -333,7 +346,11 @@ mod tests {
                 assert_eq!(lens, want, "{coder:?} {n}");
                 let back: Vec<u32> = runs
                     .into_iter()
-                    .flat_map(|(k, p)| decode_u32(coder, p, k).unwrap())
+                    .flat_map(|(k, p)| {
+                        let mut out = vec![0; k];
+                        zero_runs::decode_segment_into(coder, p, &mut out).unwrap();
+                        out
+                    })
                     .collect();
                 assert_eq!(back, parts.codes, "{coder:?} {n}");
             }

@@ -27,7 +27,7 @@ use std::borrow::Cow;
 
 pub const MAGIC: [u8; 8] = *b"FACTZ\0\r\n";
 /// Current format version; readers accept every version up to this one.
-pub const VERSION: u16 = 4;
+pub const VERSION: u16 = 5;
 
 pub const FLAG_CHUNK_OF_LARGER: u32 = 1;
 pub const FLAG_VERIFIED: u32 = 2;

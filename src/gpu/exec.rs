@@ -312,6 +312,7 @@ pub fn sources() -> Vec<(String, &'static str)> {
         (super::particles::SOURCE, "particles.cu"),
         (super::scan::SOURCE, "scan.cu"),
         (super::rans::SOURCE, "rans.cu"),
+        (super::zero_runs::SOURCE, "zero_runs.cu"),
     ]
     .into_iter()
     .map(|(file, name)| (crate::kernels::source(file, name), name))

@@ -19,7 +19,8 @@ use super::mode_b_codec::CodecKernels;
 use super::mode_s::ModeSKernels;
 use super::parts::DevParts;
 use super::rans::RansKernels;
-use crate::codec::Coder;
+use super::zero_runs::ZeroRunKernels;
+use crate::codec::{zero_runs, Coder};
 use crate::error::{Error, Result};
 use crate::field::pipeline::{compress_on, decompress_on, Stages};
 use crate::field::stream::{self, Coded};
@@ -66,7 +67,7 @@ impl<E: Exec> OnExec<'_, E> {
         };
         let runs = stream::runs(&starts, codes.len())
             .into_iter()
-            .map(|r| Ok((r.len(), self.code(codes.range(r), coder)?)))
+            .map(|r| Ok((r.len(), self.code_segment(codes.range(r), coder)?)))
             .collect::<Result<Vec<_>>>()?;
         Ok(stream::join_segments(&runs))
     }
@@ -80,11 +81,53 @@ impl<E: Exec> OnExec<'_, E> {
         let coded = stream::section(p, stream::SEC_CODES, count)?;
         let out = Buf::<E, u32>::zeros(self.exec, count)?;
         let mut at = 0;
+        let forms = p.header.version >= stream::FORMS_SINCE;
         for (symbols, payload) in stream::split_segments(&coded, count)? {
-            self.decode_into(payload, coder, out.view().range(at..at + symbols), false)?;
+            let part = out.view().range(at..at + symbols);
+            if forms {
+                self.decode_segment(payload, coder, part)?;
+            } else {
+                self.decode_into(payload, coder, part, false)?;
+            }
             at += symbols;
         }
         Ok(out)
+    }
+
+    /// `codec::zero_runs::encode_segment` of a segment on the executor.
+    fn code_segment(&self, symbols: View<u32>, coder: Coder) -> Result<Vec<u8>> {
+        let mut plain = vec![zero_runs::PLAIN];
+        plain.extend_from_slice(&self.code(symbols, coder)?);
+        let Some(split) = (ZeroRunKernels { exec: self.exec }).split(symbols)? else {
+            return Ok(plain);
+        };
+        let runs = self.code(split.runs.view(), coder)?;
+        let values = self.code(split.values.view(), coder)?;
+        let body = zero_runs::body(split.values.len(), &runs, &values);
+        Ok(if body.len() < plain.len() {
+            body
+        } else {
+            plain
+        })
+    }
+
+    /// `codec::zero_runs::decode_segment_into` on the executor.
+    fn decode_segment(&self, data: &[u8], coder: Coder, out: View<u32>) -> Result<()> {
+        let Some((&form, rest)) = data.split_first() else {
+            return Err(zero_runs::no_form());
+        };
+        match form {
+            zero_runs::PLAIN => self.decode_into(rest, coder, out, false),
+            zero_runs::ZERO_RUNS => {
+                let (m, runs, values) = zero_runs::parse(rest, out.len())?;
+                let r = Buf::<E, u32>::zeros(self.exec, m + 1)?;
+                let v = Buf::<E, u32>::zeros(self.exec, m)?;
+                self.decode_into(runs, coder, r.view(), false)?;
+                self.decode_into(values, coder, v.view(), false)?;
+                (ZeroRunKernels { exec: self.exec }).place(r.view(), v.view(), out)
+            }
+            _ => Err(zero_runs::unknown_form(form)),
+        }
     }
 
     /// `codec::encode_bytes(coder, ..)` of bytes held one per u32 (Huffman

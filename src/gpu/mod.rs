@@ -6,7 +6,7 @@
 //! Every module drives its `kernels/*.cu` through [`exec::Exec`] (cudarc on a
 //! device; in tests the same sources built as host C++): [`field`] is the
 //! field pipeline over [`mode_b`] / [`mode_b_codec`], [`mode_s`],
-//! [`field_reduce`], [`huffman`] and [`rans`], its parts held in
+//! [`field_reduce`], [`huffman`], [`rans`] and [`zero_runs`], its parts held in
 //! [`parts::DevParts`];
 //! [`particles`] and [`descent`] are the particle correction's pair search and
 //! optimiser; [`scan`] is the grid-wide prefix sum they all place output with;
@@ -26,6 +26,7 @@ pub mod parts;
 pub mod profile;
 pub mod rans;
 pub mod scan;
+pub mod zero_runs;
 
 pub use crate::kernels::prelude;
 
