@@ -10,7 +10,7 @@
 //! reappears).
 
 use crate::codec::gpu_host::huffman::status as huff;
-use crate::codec::{huffman, rans};
+use crate::codec::{huffman, rans, zero_runs};
 use crate::field::{blockwise, quantize, safe_bound, speculative};
 use crate::particles::correct;
 
@@ -130,6 +130,16 @@ pub fn constants() -> Vec<Constant> {
             "FZK_RANS_LANES",
             rans::LANES.to_string(),
             "codec::rans::LANES",
+        ),
+        c(
+            "FZK_ZR_DIRECT",
+            format!("{}u", zero_runs::DIRECT),
+            "codec::zero_runs::DIRECT",
+        ),
+        c(
+            "FZK_ZR_MAX_TOKEN",
+            format!("{}u", zero_runs::MAX_TOKEN),
+            "codec::zero_runs::MAX_TOKEN",
         ),
         c(
             "FZK_HUFF_MAX_LEN",

@@ -486,10 +486,7 @@ fn sections_stay_on_the_executor() {
                     if zero_runs::worth_trying(len, m) {
                         codings += 2;
                         tried += 1;
-                        let (r, v) = zero_runs::split(seg);
-                        let runs = factz::codec::encode_u32(coder, &r);
-                        let values = factz::codec::encode_u32(coder, &v);
-                        let body = zero_runs::body(m, &runs, &values).len();
+                        let body = zero_runs::encode_zero_runs(coder, seg).len();
                         not_kept += plain + body - payload.len();
                         kept += usize::from(payload[0] == zero_runs::ZERO_RUNS);
                     }

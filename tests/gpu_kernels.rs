@@ -125,6 +125,20 @@ const KERNELS: &[(&str, &[&str])] = &[
             "factz_scan_carry",
         ],
     ),
+    (
+        "zero_runs.cu",
+        &[
+            "factz_z_flags",
+            "factz_z_split",
+            "factz_z_runs",
+            "factz_z_tokens",
+            "factz_z_pack",
+            "factz_z_widths",
+            "factz_z_unpack",
+            "factz_z_fill",
+            "factz_z_place",
+        ],
+    ),
 ];
 
 /// Virtual architecture (PTX) and a real one (CUBIN, the H200's sm_90).
@@ -266,9 +280,10 @@ fn kernel_constants_come_from_rust_only() {
         }
     };
     use factz::codec::gpu_host::{huffman as huff, rans};
+    use factz::codec::zero_runs;
     use factz::kernels as k;
     use factz::particles::correct;
-    let want: [(&str, f64); 37] = [
+    let want: [(&str, f64); 39] = [
         ("FZK_TILE", blockwise::TILE as f64),
         ("FZK_NUM_IDS", quantize::NUM_IDS as f64),
         ("FZK_EXACT", blockwise::EXACT as f64),
@@ -282,6 +297,8 @@ fn kernel_constants_come_from_rust_only() {
         ("FZK_RANS_L", rans::RANS_L as f64),
         ("FZK_RANS_LANES", rans::LANES as f64),
         ("FZK_HUFF_MAX_LEN", huff::MAX_LEN as f64),
+        ("FZK_ZR_DIRECT", zero_runs::DIRECT as f64),
+        ("FZK_ZR_MAX_TOKEN", zero_runs::MAX_TOKEN as f64),
         ("FZK_RANS_OK", rans::status::OK as f64),
         ("FZK_RANS_HEADER", rans::status::HEADER as f64),
         ("FZK_RANS_INITIAL", rans::status::INITIAL as f64),
@@ -343,6 +360,10 @@ fn kernel_constants_come_from_rust_only() {
     ] {
         assert!(b.is_power_of_two() && b <= 1024, "{what}: {b} threads");
     }
+    assert!(
+        zero_runs::DIRECT.is_power_of_two() && zero_runs::DIRECT >= 4,
+        "zero_runs.cu takes DIRECT's log2 from its leading zeros"
+    );
     // Codes are ints, and |y| < 2 RADIUS fits a long long (checked at compile time).
     const _: () = assert!(quantize::RADIUS < 1 << 30);
     // No retyped copy in any kernel file or in common.cuh.

@@ -207,7 +207,11 @@ fn encoding_gives_the_cpu_bytes() {
     // with a sparse plane (checked on the CPU's streams, whose bytes the
     // kernels match).
     let loses = codec::encode_bytes(Coder::Rans, &byte_suite()[2].1);
-    assert_eq!(loses[2], 1, "the 'sparse loses' stream is rANS-coded");
+    // (kind 1, or 3: its values as a map)
+    assert!(
+        [1, 3].contains(&loses[2]),
+        "the 'sparse loses' stream is rANS-coded"
+    );
     // A byte stream holding a value past 255 is an error, not a wrong stream.
     assert!(encode(&fibers, &[1, 2, 256], true).is_err());
 }

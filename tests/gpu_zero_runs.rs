@@ -2,11 +2,13 @@
 //! (`codec::zero_runs`), without a GPU: `gpu::zero_runs` drives them as host
 //! C++ through `kernels/shim`.
 //!
-//! - Splitting gives the CPU's runs and values wherever the form is tried,
-//!   and nothing where it is not (dense, empty), under fibers and OS threads.
-//! - Placing gives the CPU's symbols, over a poisoned output, and refuses
-//!   runs that do not add up to the segment (short, long, past u32) as the
-//!   CPU does. The whole segment path (`gpu::field`) is checked stream by
+//! - Splitting gives the CPU's run tokens, raw bits and values wherever the
+//!   form is tried, and nothing where it is not (dense, empty), under fibers
+//!   and OS threads; runs of every bit length tokenize as on the CPU.
+//! - Back: the runs from tokens and raw bits, and the symbols placed over a
+//!   poisoned output, are the CPU's; tokens out of range, raw bits too long
+//!   or short, and runs that do not add up to the segment (short, long, past
+//!   u32) are refused as the CPU refuses them. The whole segment path (`gpu::field`) is checked stream by
 //!   stream in tests/gpu_field.rs.
 
 #![cfg(feature = "cuda")]
@@ -69,12 +71,19 @@ fn split_matches(threads: Threads, largest: usize) {
         }
         let got = got.unwrap_or_else(|| panic!("{name}: no split"));
         let (runs, values) = zero_runs::split(&v);
-        assert_eq!(got.runs.read(&e, 0..m + 1).unwrap(), runs, "{name}: runs");
+        let (tokens, raw) = zero_runs::tokens(&runs);
+        assert_eq!(
+            got.tokens.read(&e, 0..m + 1).unwrap(),
+            tokens,
+            "{name}: tokens"
+        );
+        assert_eq!(got.raw, raw, "{name}: raw bits");
         assert_eq!(got.values.read(&e, 0..m).unwrap(), values, "{name}: values");
         // And back, over a poisoned output.
+        let back = k.runs(got.tokens.view(), &got.raw).unwrap();
+        assert_eq!(back.read(&e, 0..m + 1).unwrap(), runs, "{name}: runs");
         let out = Buf::from(&e, &vec![0xdead_beef; v.len()]).unwrap();
-        k.place(got.runs.view(), got.values.view(), out.view())
-            .unwrap();
+        k.place(back.view(), got.values.view(), out.view()).unwrap();
         assert_eq!(out.read(&e, 0..v.len()).unwrap(), v, "{name}: placed");
     }
 }
@@ -87,6 +96,50 @@ fn split_and_place_are_the_cpus() {
 #[test]
 fn os_threads_agree() {
     split_matches(Threads::Os, 10_000);
+}
+
+/// Runs of every bit length, at every bit offset of the packed words.
+#[test]
+fn tokens_of_every_length_are_the_cpus() {
+    let e = Shim {
+        threads: Threads::Fibers,
+    };
+    let k = ZeroRunKernels { exec: &e };
+    let mut runs: Vec<u32> = (0..300).collect();
+    for b in 3..32 {
+        let p = 1u32 << b;
+        runs.extend([p - 1, p, p + 1, p | p >> 1, p | (p - 1)]);
+    }
+    runs.push(u32::MAX);
+    let (tokens, raw) = zero_runs::tokens(&runs);
+    let t = Buf::from(&e, &tokens).unwrap();
+    assert_eq!(
+        k.runs(t.view(), &raw)
+            .unwrap()
+            .read(&e, 0..runs.len())
+            .unwrap(),
+        runs
+    );
+    // Bad tokens and raw bits: the CPU's errors.
+    let mut past = tokens.clone();
+    past[200] = zero_runs::MAX_TOKEN + 1;
+    let mut longer = raw.clone();
+    longer.push(0);
+    for (what, tokens, raw) in [
+        ("a token out of range", past, raw.clone()),
+        ("raw bits too long", tokens.clone(), longer),
+        (
+            "raw bits too short",
+            tokens.clone(),
+            raw[..raw.len() - 1].to_vec(),
+        ),
+    ] {
+        let cpu = zero_runs::untokens(&tokens, &raw).unwrap_err();
+        let t = Buf::from(&e, &tokens).unwrap();
+        let gpu = k.runs(t.view(), &raw).map(|_| ()).unwrap_err();
+        assert_eq!(cpu.kind, ErrorKind::CorruptStream, "{what}: {cpu}");
+        assert_eq!((gpu.kind, gpu.message), (cpu.kind, cpu.message), "{what}");
+    }
 }
 
 #[test]

@@ -271,6 +271,7 @@ inline unsigned int __ballot_sync(unsigned int mask, bool pred) {
 }
 
 inline int __popc(unsigned int x) { return __builtin_popcount(x); }
+inline int __clz(unsigned int x) { return x == 0 ? 32 : __builtin_clz(x); }
 
 // A warp barrier (whole warps only, as __ballot_sync).
 inline void __syncwarp(unsigned int mask = 0xffffffffu) {

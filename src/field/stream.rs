@@ -5,7 +5,7 @@
 //! |---|---|
 //! | 1 MASK | exact-vertex bitmap, grid order, LSB first, coded as bytes |
 //! | 2 RAW | bit patterns of exact vertices, (u, v) per vertex in processing order (an f64 as two u32 words, low first), split into 4 byte planes, coded as bytes |
-//! | 3 IDS | bound ids, coded as u32 symbols |
+//! | 3 IDS | bound ids, coded as u32 symbols; mode S from format version 5: as one segment with its form ([`ids_in_form`]) |
 //! | 4 CODES | zig-zag quantization codes, (u, v) per coded vertex, coded as u32 symbols; mode S from format version 4: in segments ([`segmented`]) |
 //!
 //! A segmented CODES section (mode S from format version 4 on) is the codes
@@ -72,7 +72,8 @@ pub fn write(header: &Header, parts: &Parts, coder: Coder, zstd_level: i32) -> R
 }
 
 /// Entropy-code a coded mode's parts into its four sections, the codes in
-/// segments starting at `segments` where given ([`segments_for`]).
+/// segments starting at `segments` where given ([`segments_for`]), and then
+/// the ids as one segment in its form.
 pub fn code(parts: &Parts, coder: Coder, segments: Option<&[usize]>) -> Coded {
     let codes = match segments {
         None => encode_u32(coder, &parts.codes),
@@ -87,7 +88,11 @@ pub fn code(parts: &Parts, coder: Coder, segments: Option<&[usize]>) -> Coded {
     Coded {
         mask: encode_bytes(coder, &pack_bits(&parts.exact)),
         raw: encode_bytes(coder, &to_planes(&parts.raw)),
-        ids: encode_u32(coder, &parts.ids),
+        // Mode S (segmented codes) from version 5: the ids are one segment.
+        ids: match segments {
+            Some(_) => zero_runs::encode_segment(coder, &parts.ids),
+            None => encode_u32(coder, &parts.ids),
+        },
         codes,
     }
 }
@@ -197,6 +202,22 @@ fn section_codes(p: &Parsed, coder: Coder, count: usize) -> Result<Vec<u32>> {
     Ok(out)
 }
 
+/// Whether the IDS section is one segment with a form (mode S from
+/// version 5 on).
+pub fn ids_in_form(header: &Header) -> bool {
+    segmented(header) && header.version >= FORMS_SINCE
+}
+
+/// The IDS section's `count` ids, in a form or not as the stream says.
+fn section_ids(p: &Parsed, coder: Coder, count: usize) -> Result<Vec<u32>> {
+    if !ids_in_form(&p.header) {
+        return section_u32(p, SEC_IDS, coder, count);
+    }
+    let mut out = vec![0u32; count];
+    zero_runs::decode_segment_into(coder, &section(p, SEC_IDS, count)?, &mut out)?;
+    Ok(out)
+}
+
 /// A coded mode's four sections, entropy-coded: what [`write`] stores, for a
 /// writer that codes some of them elsewhere (the GPU pipeline codes the ids
 /// and codes where the kernels left them).
@@ -297,7 +318,7 @@ pub fn read_but_codes(
     let n_exact = count_bits(&mask, n);
     let raw = from_planes(&section_bytes(p, SEC_RAW, coder, 8 * words * n_exact)?);
     let n_coded = n - n_exact;
-    let ids = section_u32(p, SEC_IDS, coder, ids_len(n_coded))?;
+    let ids = section_ids(p, coder, ids_len(n_coded))?;
     let parts = Parts {
         exact: unpack_bits(&mask, n),
         raw,

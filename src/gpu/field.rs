@@ -101,9 +101,12 @@ impl<E: Exec> OnExec<'_, E> {
         let Some(split) = (ZeroRunKernels { exec: self.exec }).split(symbols)? else {
             return Ok(plain);
         };
-        let runs = self.code(split.runs.view(), coder)?;
-        let values = self.code(split.values.view(), coder)?;
-        let body = zero_runs::body(split.values.len(), &runs, &values);
+        let body = zero_runs::body(&zero_runs::Body {
+            m: split.values.len(),
+            tokens: &self.code(split.tokens.view(), coder)?,
+            raw: &split.raw,
+            values: &self.code(split.values.view(), coder)?,
+        });
         Ok(if body.len() < plain.len() {
             body
         } else {
@@ -119,12 +122,13 @@ impl<E: Exec> OnExec<'_, E> {
         match form {
             zero_runs::PLAIN => self.decode_into(rest, coder, out, false),
             zero_runs::ZERO_RUNS => {
-                let (m, runs, values) = zero_runs::parse(rest, out.len())?;
-                let r = Buf::<E, u32>::zeros(self.exec, m + 1)?;
-                let v = Buf::<E, u32>::zeros(self.exec, m)?;
-                self.decode_into(runs, coder, r.view(), false)?;
-                self.decode_into(values, coder, v.view(), false)?;
-                (ZeroRunKernels { exec: self.exec }).place(r.view(), v.view(), out)
+                let b = zero_runs::parse(rest, out.len())?;
+                let t = Buf::<E, u32>::zeros(self.exec, b.m + 1)?;
+                let v = Buf::<E, u32>::zeros(self.exec, b.m)?;
+                self.decode_into(b.tokens, coder, t.view(), false)?;
+                self.decode_into(b.values, coder, v.view(), false)?;
+                let k = ZeroRunKernels { exec: self.exec };
+                k.place(k.runs(t.view(), b.raw)?.view(), v.view(), out)
             }
             _ => Err(zero_runs::unknown_form(form)),
         }
@@ -213,7 +217,10 @@ impl<E: Exec> Stages for OnExec<'_, E> {
                 field_reduce::to_planes(exec, parts.raw.view())?.view(),
                 coder,
             )?,
-            ids: self.code(parts.ids.view(), coder)?,
+            ids: match mode {
+                Mode::Speculative => self.code_segment(parts.ids.view(), coder)?,
+                Mode::Blockwise => self.code(parts.ids.view(), coder)?,
+            },
             codes: self.code_codes(parts.codes.view(), coder, mode, ny, nx)?,
         };
         Ok((coded, parts.n_exact))
@@ -240,7 +247,14 @@ impl<E: Exec> Stages for OnExec<'_, E> {
         let raw = field_reduce::from_planes(exec, planes.view())?;
         let n_coded = n - n_exact;
         let n_ids = field::ids_len(mode, ny, nx, n_coded);
-        let ids = self.decode_section(p, stream::SEC_IDS, coder, n_ids, false)?;
+        let ids = if stream::ids_in_form(&p.header) {
+            let coded = stream::section(p, stream::SEC_IDS, n_ids)?;
+            let ids = Buf::<E, u32>::zeros(exec, n_ids)?;
+            self.decode_segment(&coded, coder, ids.view())?;
+            ids
+        } else {
+            self.decode_section(p, stream::SEC_IDS, coder, n_ids, false)?
+        };
         let codes = self.decode_codes(p, coder, 2 * n_coded)?;
         let parts = DevParts {
             mask,

@@ -328,6 +328,7 @@ pub fn all() -> Vec<Sig> {
         super::descent::KERNELS,
         super::rans::KERNELS,
         super::scan::KERNELS,
+        super::zero_runs::KERNELS,
     ]
     .concat()
 }
