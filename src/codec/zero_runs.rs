@@ -154,7 +154,7 @@ pub fn split(symbols: &[u32]) -> (Vec<u32>, Vec<u32>) {
     let mut runs = Vec::new();
     let mut values = Vec::new();
     let mut run = 0u32;
-    for &s in symbols {
+    let mut step = |s: u32| {
         if s == 0 {
             run += 1;
         } else {
@@ -162,9 +162,24 @@ pub fn split(symbols: &[u32]) -> (Vec<u32>, Vec<u32>) {
             values.push(s);
             run = 0;
         }
+    };
+    // Mostly zeros: all-zero chunks go whole (an OR the compiler vectorizes).
+    let mut chunks = symbols.chunks_exact(16);
+    for c in &mut chunks {
+        if c.iter().fold(0, |a, &s| a | s) == 0 {
+            c.iter().for_each(|_| step(0));
+        } else {
+            c.iter().for_each(|&s| step(s));
+        }
     }
+    chunks.remainder().iter().for_each(|&s| step(s));
     runs.push(run);
     (runs, values)
+}
+
+/// How many of `symbols` are not zero.
+pub fn nonzero(symbols: &[u32]) -> usize {
+    symbols.iter().map(|&s| usize::from(s != 0)).sum()
 }
 
 /// A zero-runs body's parts after the form byte: the nonzero count m, the
@@ -240,7 +255,7 @@ pub fn place(runs: &[u32], values: &[u32], out: &mut [u32]) -> Result<()> {
 /// A segment's payload, form byte first: the zero-runs form where
 /// [`worth_trying`] and strictly smaller, else the plain one.
 pub fn encode_segment(coder: Coder, symbols: &[u32]) -> Vec<u8> {
-    let m = symbols.iter().filter(|&&s| s != 0).count();
+    let m = nonzero(symbols);
     let plain = || {
         let mut out = vec![PLAIN];
         out.extend_from_slice(&encode_u32(coder, symbols));
