@@ -255,21 +255,28 @@ pub fn place(runs: &[u32], values: &[u32], out: &mut [u32]) -> Result<()> {
 /// A segment's payload, form byte first: the zero-runs form where
 /// [`worth_trying`] and strictly smaller, else the plain one.
 pub fn encode_segment(coder: Coder, symbols: &[u32]) -> Vec<u8> {
-    let m = nonzero(symbols);
-    let plain = || {
-        let mut out = vec![PLAIN];
-        out.extend_from_slice(&encode_u32(coder, symbols));
-        out
-    };
-    if !worth_trying(symbols.len(), m) {
-        return plain();
+    let as_is = || plain(&encode_u32(coder, symbols));
+    if !worth_trying(symbols.len(), nonzero(symbols)) {
+        return as_is();
     }
-    let zr = encode_zero_runs(coder, symbols);
-    let p = plain();
-    if zr.len() < p.len() {
-        zr
+    smaller(as_is(), encode_zero_runs(coder, symbols))
+}
+
+/// The plain form's payload: its coded symbols after the form byte.
+pub fn plain(coded: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(coded.len() + 1);
+    out.push(PLAIN);
+    out.extend_from_slice(coded);
+    out
+}
+
+/// The form a segment keeps of its two: the zero runs only when strictly
+/// smaller (CPU and GPU alike, so they write the same bytes).
+pub fn smaller(plain: Vec<u8>, zero_runs: Vec<u8>) -> Vec<u8> {
+    if zero_runs.len() < plain.len() {
+        zero_runs
     } else {
-        p
+        plain
     }
 }
 

@@ -7,7 +7,7 @@
 //!
 //! The kernels leave [`DevParts`] on the device. The four sections are coded
 //! and decoded there with either coder (`gpu::huffman`, `gpu::rans`; bytes
-//! as u32 symbols): only the coded bytes, code tables, histograms and a few
+//! as u32 symbols; mode S's segments in their form, `gpu::zero_runs`): only the coded bytes, code tables, histograms and a few
 //! counts cross to the host. On the host still: the verify pass and the
 //! lossless fallback read a host copy (only when they run); a lossless
 //! stream decodes on the host and is copied up.
@@ -96,8 +96,7 @@ impl<E: Exec> OnExec<'_, E> {
 
     /// `codec::zero_runs::encode_segment` of a segment on the executor.
     fn code_segment(&self, symbols: View<u32>, coder: Coder) -> Result<Vec<u8>> {
-        let mut plain = vec![zero_runs::PLAIN];
-        plain.extend_from_slice(&self.code(symbols, coder)?);
+        let plain = zero_runs::plain(&self.code(symbols, coder)?);
         let Some(split) = (ZeroRunKernels { exec: self.exec }).split(symbols)? else {
             return Ok(plain);
         };
@@ -107,11 +106,7 @@ impl<E: Exec> OnExec<'_, E> {
             raw: &split.raw,
             values: &self.code(split.values.view(), coder)?,
         });
-        Ok(if body.len() < plain.len() {
-            body
-        } else {
-            plain
-        })
+        Ok(zero_runs::smaller(plain, body))
     }
 
     /// `codec::zero_runs::decode_segment_into` on the executor.
