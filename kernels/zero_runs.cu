@@ -19,7 +19,7 @@
 //                   token); the grid scan of the counts, checked on the host
 //                   against the raw bytes
 //   factz_z_unpack  each run from its token and raw bits (fzz_run)
-//   factz_z_fill    out = 0
+//   (rans.cu's factz_r_fill zeros the output first)
 //   factz_z_place   out[sums[j + 1] + j] = values[j]: nonzero j follows the
 //                   runs up to its own and the j values before it
 //
@@ -132,12 +132,6 @@ extern "C" __global__ void factz_z_unpack(const unsigned int* tokens, const unsi
     runs[j] = fzz_run(tokens[j], low);
 }
 
-extern "C" __global__ void factz_z_fill(unsigned int* out, fzz_u64 n) {
-    for (fzz_u64 i = (fzz_u64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (fzz_u64)gridDim.x * blockDim.x)
-        out[i] = 0;
-}
-
 // j = 0..m; sums: the runs' exclusive sums (m + 2 entries).
 extern "C" __global__ void factz_z_place(const unsigned int* values, const fzz_u64* sums, fzz_u64 m,
                                          unsigned int* out) {
@@ -155,5 +149,4 @@ FZSHIM_EXPORT(factz_z_tokens)
 FZSHIM_EXPORT(factz_z_pack)
 FZSHIM_EXPORT(factz_z_widths)
 FZSHIM_EXPORT(factz_z_unpack)
-FZSHIM_EXPORT(factz_z_fill)
 FZSHIM_EXPORT(factz_z_place)

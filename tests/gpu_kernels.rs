@@ -135,7 +135,6 @@ const KERNELS: &[(&str, &[&str])] = &[
             "factz_z_pack",
             "factz_z_widths",
             "factz_z_unpack",
-            "factz_z_fill",
             "factz_z_place",
         ],
     ),

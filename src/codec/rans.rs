@@ -460,23 +460,24 @@ pub(crate) fn plan_plane<E>(
             return Ok(PlaneCode::Whole(h));
         }
     }
+    let mapped = present.len() > MAP_FROM;
     let mut h = Vec::with_capacity(table_bytes(present.len()));
-    if present.len() > MAP_FROM {
+    if mapped {
         let mut map = [0u8; MAP_FROM];
         for &s in &present {
             map[s / 8] |= 1 << (s % 8);
         }
         h.push(KIND_RANS_MAP);
         h.extend_from_slice(&map);
-        for &s in &present {
-            put_uvarint(&mut h, u64::from(freq[s] - 1));
-        }
     } else {
         h.extend_from_slice(&[KIND_RANS, (present.len() - 1) as u8]);
-        for &s in &present {
+    }
+    // Each value's frequency, after the value itself where there is no map.
+    for &s in &present {
+        if !mapped {
             h.push(s as u8);
-            put_uvarint(&mut h, u64::from(freq[s] - 1));
         }
+        put_uvarint(&mut h, u64::from(freq[s] - 1));
     }
     Ok(PlaneCode::Rans(h, Box::new(enc_table(&freq))))
 }

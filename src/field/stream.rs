@@ -49,6 +49,11 @@ pub const SEGMENTED_SINCE: u16 = 4;
 /// (`codec::zero_runs`): as they are, or as zero runs.
 pub const FORMS_SINCE: u16 = 5;
 
+/// Whether the stream's segments start with their form (version 5 on).
+pub fn has_forms(header: &Header) -> bool {
+    header.version >= FORMS_SINCE
+}
+
 /// Whether the stream's CODES section is segmented.
 pub fn segmented(header: &Header) -> bool {
     header.mode == Mode::Speculative as u8 && header.version >= SEGMENTED_SINCE
@@ -191,7 +196,7 @@ fn section_codes(p: &Parsed, coder: Coder, count: usize) -> Result<Vec<u32>> {
         parts.push((part, payload));
         rest = tail;
     }
-    let forms = p.header.version >= FORMS_SINCE;
+    let forms = has_forms(&p.header);
     parts.into_par_iter().try_for_each(|(part, payload)| {
         if forms {
             zero_runs::decode_segment_into(coder, payload, part)
@@ -205,7 +210,7 @@ fn section_codes(p: &Parsed, coder: Coder, count: usize) -> Result<Vec<u32>> {
 /// Whether the IDS section is one segment with a form (mode S from
 /// version 5 on).
 pub fn ids_in_form(header: &Header) -> bool {
-    segmented(header) && header.version >= FORMS_SINCE
+    segmented(header) && has_forms(header)
 }
 
 /// The IDS section's `count` ids, in a form or not as the stream says.

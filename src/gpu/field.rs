@@ -81,7 +81,7 @@ impl<E: Exec> OnExec<'_, E> {
         let coded = stream::section(p, stream::SEC_CODES, count)?;
         let out = Buf::<E, u32>::zeros(self.exec, count)?;
         let mut at = 0;
-        let forms = p.header.version >= stream::FORMS_SINCE;
+        let forms = stream::has_forms(&p.header);
         for (symbols, payload) in stream::split_segments(&coded, count)? {
             let part = out.view().range(at..at + symbols);
             if forms {

@@ -53,6 +53,20 @@ kernels! {
     R_SPARSE = factz_r_sparse(entries: View<u64>, n: u64, shift: u32, out: View<u32>);
 }
 
+/// Every word of `out` set to `value` (`factz_r_fill`, grid-stride).
+pub fn fill<E: Exec>(e: &E, out: View<u32>, value: u32) -> Result<()> {
+    let n = out.len();
+    // SAFETY: out holds n words.
+    unsafe {
+        R_FILL.launch_items(
+            e,
+            n.min(FILL_BLOCKS * THREADS as usize),
+            THREADS,
+            (out, n as u64, value),
+        )
+    }
+}
+
 /// The rANS kernels on one executor.
 pub struct RansKernels<'e, E: Exec> {
     pub exec: &'e E,
@@ -276,15 +290,7 @@ impl<E: Exec> RansKernels<'_, E> {
         let count = out.len();
         let layout = device_layout(data, count, max_planes)?;
         let n64 = count as u64;
-        // SAFETY: out holds count symbols.
-        unsafe {
-            R_FILL.launch_items(
-                e,
-                count.min(FILL_BLOCKS * THREADS as usize),
-                THREADS,
-                (out, n64, layout.base),
-            )?
-        };
+        fill(e, out, layout.base)?;
         if let Some(first) = layout.rans.first() {
             // Every plane's blocks are decoded before the statuses come back:
             // one wait on the executor, whatever the planes.

@@ -13,8 +13,6 @@ use crate::error::{Error, Result};
 
 pub const SOURCE: &str = include_str!("../../kernels/zero_runs.cu");
 const THREADS: u32 = 256;
-/// Most blocks of the fill (grid-stride).
-const FILL_BLOCKS: usize = 1024;
 
 kernels! {
     Z_FLAGS = factz_z_flags(symbols: View<u32>, n: u64, flags: View<u32>);
@@ -31,7 +29,6 @@ kernels! {
         tokens: View<u32>, widths: View<u32>, offsets: View<u64>, words: View<u32>, count: u64,
         runs: View<u32>,
     );
-    Z_FILL = factz_z_fill(out: View<u32>, n: u64);
     Z_PLACE = factz_z_place(values: View<u32>, sums: View<u64>, m: u64, out: View<u32>);
 }
 
@@ -188,18 +185,9 @@ impl<E: Exec> ZeroRunKernels<'_, E> {
         }
         let (sums, total) = scan::exclusive(e, runs, m + 1)?;
         zero_runs::check_total(total, m, out.len())?;
-        let n = out.len();
-        // SAFETY: out holds n; nonzero j lands at sums[j + 1] + j, strictly
-        // increasing in j and at most total + m - 1 = n - 1 (checked).
-        unsafe {
-            Z_FILL.launch_items(
-                e,
-                n.min(FILL_BLOCKS * THREADS as usize),
-                THREADS,
-                (out, n as u64),
-            )?;
-            Z_PLACE.launch_items(e, m, THREADS, (values, sums.view(), m as u64, out))?;
-        }
-        Ok(())
+        super::rans::fill(e, out, 0)?;
+        // SAFETY: nonzero j lands at sums[j + 1] + j, strictly increasing in
+        // j and at most total + m - 1 = out.len() - 1 (checked).
+        unsafe { Z_PLACE.launch_items(e, m, THREADS, (values, sums.view(), m as u64, out)) }
     }
 }
