@@ -84,13 +84,15 @@ static __device__ __forceinline__ fzr_u64 fzr_warp() {
 // Block b of the plane at `shift`: symbols b << block_log2 .. (up to n) coded
 // as encode_block codes them with the table (per byte value s: table[3 s] =
 // x_max, table[3 s + 1] = rcp, table[3 s + 2] = rcp_shift | cmpl_freq << 8 |
-// start << 24), by one warp: lane j holds state j (FZK_RANS_LANES = 32). The
+// start << 24), by one warp: lane j < lanes holds state j (lanes: 32, or 4
+// for short streams, `codec::rans::encode_layout`; the other lanes idle). The
 // renormalization words are written backwards from the end of the block's
 // region of scratch (region bytes each), then the states before them, so the
 // payload is the region's last lens[b] bytes.
 extern "C" __global__ void factz_r_encode(const unsigned int* symbols, fzr_u64 n, unsigned int block_log2,
-                                          const fzr_u64* table, unsigned int shift, unsigned char* scratch,
-                                          fzr_u64 region, fzr_u64 n_blocks, fzr_u64* lens) {
+                                          unsigned int lanes, const fzr_u64* table, unsigned int shift,
+                                          unsigned char* scratch, fzr_u64 region, fzr_u64 n_blocks,
+                                          fzr_u64* lens) {
     fzr_u64 b = fzr_warp();
     if (b >= n_blocks) return;  // the whole warp
     unsigned int lane = threadIdx.x % 32;
@@ -100,12 +102,12 @@ extern "C" __global__ void factz_r_encode(const unsigned int* symbols, fzr_u64 n
     unsigned char* top = scratch + (b + 1) * region;
     unsigned int x = FZK_RANS_L;
     fzr_u64 nw = 0;
-    // Groups of 32 symbols last to first, symbol k of the block in lane
-    // k % 32. encode_block steps a group's lanes from the highest, so among
-    // the lanes that emit a word, the higher ones come first from the top.
-    for (fzr_u64 g = (len + 31) / 32; g-- > 0;) {
-        fzr_u64 k = g * 32 + lane;
-        bool active = k < len;
+    // Groups of `lanes` symbols last to first, symbol k of the block in lane
+    // k % lanes. encode_block steps a group's lanes from the highest, so
+    // among the lanes that emit a word, the higher ones come first from the top.
+    for (fzr_u64 g = (len + lanes - 1) / lanes; g-- > 0;) {
+        fzr_u64 k = g * lanes + lane;
+        bool active = lane < lanes && k < len;
         unsigned int sym = active ? (symbols[first + k] >> shift) & 255u : 0;
         fzr_u64 x_max = table[3 * sym], rcp = table[3 * sym + 1], packed = table[3 * sym + 2];
         if (__ballot_sync(FZK_FULL_WARP, active && x_max == 0) != 0) {
@@ -128,9 +130,10 @@ extern "C" __global__ void factz_r_encode(const unsigned int* symbols, fzr_u64 n
             x = x + q * (unsigned int)((packed >> 8) & 0xffffu) + (unsigned int)(packed >> 24);
         }
     }
-    unsigned char* p = top - 2 * nw - 4 * FZK_RANS_LANES;
-    for (int k = 0; k < 4; k++) p[4 * lane + k] = (unsigned char)(x >> (8 * k));
-    if (lane == 0) lens[b] = 2 * nw + 4 * FZK_RANS_LANES;
+    unsigned char* p = top - 2 * nw - 4 * lanes;
+    if (lane < lanes)
+        for (int k = 0; k < 4; k++) p[4 * lane + k] = (unsigned char)(x >> (8 * k));
+    if (lane == 0) lens[b] = 2 * nw + 4 * lanes;
 }
 
 // out[dst[b] ..] = the last lens[b] bytes of region b of scratch. Grid: (any, blocks).
@@ -153,7 +156,7 @@ extern "C" __global__ void factz_r_fill(unsigned int* out, fzr_u64 n, unsigned i
 
 // Block b of one plane: data[blocks[2 b] ..][.. blocks[2 b + 1]] codes symbols
 // b << block_log2 .. (b + 1) << block_log2 (the last block: up to count), with
-// `lanes` states (32, or 4 in v1 streams), by one warp: lane j < lanes holds
+// `lanes` states (32, or 4 in short and v1 streams), by one warp: lane j < lanes holds
 // state j and decodes the group's symbol j; the needy lanes of a group read
 // the next words in lane order (a vote and a count of the lanes below).
 // packed[s] = (freq - 1) | bias << 12 | symbol << 24 for slot s of the 4096

@@ -127,11 +127,6 @@ pub fn constants() -> Vec<Constant> {
             "codec::rans::RANS_L",
         ),
         c(
-            "FZK_RANS_LANES",
-            rans::LANES.to_string(),
-            "codec::rans::LANES",
-        ),
-        c(
             "FZK_ZR_DIRECT",
             format!("{}u", zero_runs::DIRECT),
             "codec::zero_runs::DIRECT",

@@ -183,9 +183,12 @@ fn encoding_gives_the_cpu_bytes() {
         assert!(n < 100 || want[2] == 1, "{n} symbols: a rANS plane");
         let got = encode(&fibers, &symbols, false).unwrap();
         assert!(got == want, "{n} symbols: GPU stream differs");
+        // Both layouts: 4 lanes up to 2^16 symbols, 32 past that.
+        let (_, lanes) = rans_host::encode_layout(n);
+        assert_eq!(4usize << (want[0] >> 5), lanes, "{n} symbols");
     }
     // OS threads (truly concurrent atomics and blocks; slow, so small
-    // streams): words over four planes, rare outliers, codes.
+    // streams): words over four planes, rare outliers, a 32-lane stream.
     let os = Shim {
         threads: Threads::Os,
     };
@@ -196,7 +199,9 @@ fn encoding_gives_the_cpu_bytes() {
     let outliers: Vec<u32> = (0..9000)
         .map(|i| if i % 700 == 3 { 0x3300 } else { i % 5 })
         .collect();
-    for symbols in [words, outliers] {
+    // Past 2^16 symbols: 32 lanes to a warp.
+    let wide: Vec<u32> = (0..(1 << 16) + 40).map(|i| i % 3).collect();
+    for symbols in [words, outliers, wide] {
         let want = codec::encode_u32(Coder::Rans, &symbols);
         assert!(
             encode(&os, &symbols, false).unwrap() == want,

@@ -6,15 +6,16 @@
 //! frequencies, 16-bit renormalization) in independent blocks sharing the
 //! plane's frequency table, each block with `lanes` interleaved states: 32
 //! since format v2 (one GPU warp per block, a lane per state; eight
-//! independent quads of states for the CPU), 4 in v1 streams. Byte streams
-//! are one plane.
+//! independent quads of states for the CPU), 4 in v1 streams and, since
+//! format v6, in streams of at most 2^16 symbols (`encode_layout`). Byte
+//! streams are one plane.
 //!
 //! Stream layout (varints are unsigned LEB128, see `varint`):
 //!
 //! ```text
 //! u8  layout                bits 0..=4: block_log2, symbols per block = 1 << block_log2
-//!                           (10..=24; the encoder uses 17); bits 5..=7: lanes_log2 - 2
-//!                           (lanes = 4 or 32; v1 streams have 0 there, the encoder writes 3)
+//!                           (10..=24; the encoder uses 17, or 14 for 4 lanes); bits 5..=7:
+//!                           lanes_log2 - 2 (lanes = 4 or 32: 0 or 3)
 //! u8  plane_mask            bit k set = plane k stored (u32: bits 0..=3, bytes: bit 0 only)
 //! per stored plane, k ascending:
 //!   u8 kind                 0 = constant, 1 = rANS-coded, 2 = sparse plane,
@@ -51,14 +52,15 @@ use super::varint::{get_u8, get_uvarint_max, put_uvarint};
 use crate::error::{Error, Result};
 
 /// Kernel twin: generated `FZK_RANS_PROB_BITS` (`factz::kernels::prelude`),
-/// as are `RANS_L` and `LANES` (`FZK_RANS_L`, `FZK_RANS_LANES`).
+/// as is `RANS_L` (`FZK_RANS_L`). The lanes are a kernel argument.
 pub const PROB_BITS: u32 = 12;
 const PROB_SCALE: u32 = 1 << PROB_BITS;
 pub const RANS_L: u32 = 1 << 16;
 /// Interleaved states per block that the encoder writes (format v2).
 pub const LANES: usize = 32;
-/// Interleaved states per block of format v1 streams (decoded, never written).
-pub const V1_LANES: usize = 4;
+/// Interleaved states per block of format v1 streams, and of the short
+/// streams the encoder writes ([`encode_layout`]).
+pub const FEW_LANES: usize = 4;
 /// The lane counts a stream may have; the decoder holds the largest.
 const MAX_LANES: usize = LANES;
 
@@ -72,11 +74,17 @@ pub mod status {
     pub const TRAILING: u32 = 4;
     pub const FINAL: u32 = 5;
 }
-/// Symbols per block the encoder writes: with 32 lanes, a GPU thread per 4096
-/// symbols. A block's 128 bytes of states are what 32 lanes cost over v1's 4:
-/// 0.1-0.5% of most streams, up to 2.4% of the smallest (about 0.25 bits per
-/// value), half what 2^16-symbol blocks cost.
+/// Symbols per block the encoder writes with 32 lanes: a GPU thread per 4096
+/// symbols, 128 bytes of states per block (0.1-0.5% of most streams).
 const BLOCK_LOG2: u8 = 17;
+/// Streams of at most `FEW_UP_TO` symbols are coded in blocks of 2^14 symbols
+/// with 4 lanes: still a GPU thread per 4096 symbols, 16 bytes of states per
+/// block where one 32-lane block costs 128 however short the stream. Mode S's
+/// zero-run tokens and values are such streams, 17 to 60 per field, at a few
+/// hundred to a few thousand symbols each. (2^14 and 2^17 as the limit were
+/// measured too: 2^16 is as small or smaller on every mode S stream tried.)
+const FEW_BLOCK_LOG2: u8 = 14;
+const FEW_UP_TO: usize = 1 << 16;
 const MIN_BLOCK_LOG2: u8 = 10;
 const MAX_BLOCK_LOG2: u8 = 24;
 /// The layout byte's block_log2 bits; the rest hold lanes_log2 - 2.
@@ -376,8 +384,8 @@ fn encode_groups_simd<T: PlaneSym>(
     src.len()
 }
 
-/// Estimated size in bytes of a plane coded with rANS.
-fn rans_size(hist: &[u64; 256], freq: &[u32; 256], n_blocks: usize) -> usize {
+/// Estimated size in bytes of a plane coded with rANS in `n_blocks` blocks of `lanes` states.
+fn rans_size(hist: &[u64; 256], freq: &[u32; 256], n_blocks: usize, lanes: usize) -> usize {
     let bits: f64 = hist
         .iter()
         .zip(freq)
@@ -385,7 +393,7 @@ fn rans_size(hist: &[u64; 256], freq: &[u32; 256], n_blocks: usize) -> usize {
         .map(|(&c, &f)| c as f64 * (f64::from(PROB_BITS) - f64::from(f).log2()))
         .sum();
     let m = hist.iter().filter(|&&c| c > 0).count();
-    (bits / 8.0) as usize + n_blocks * (4 * LANES + 3) + table_bytes(m)
+    (bits / 8.0) as usize + n_blocks * (4 * lanes + 3) + table_bytes(m)
 }
 
 /// The body of a sparse plane (see the module doc) from its `nnz` (index,
@@ -437,13 +445,14 @@ pub(crate) enum PlaneCode {
     Rans(Vec<u8>, Box<[EncSym; 256]>),
 }
 
-/// The plane of `n` symbols (`n_blocks` blocks) with histogram `hist`:
-/// constant for one value; sparse when it is likely smaller than rANS and
-/// `sparse(nnz, budget)` gives a body under the rANS estimate; else rANS.
+/// The plane of `n` symbols (in blocks of 2^`block_log2` with `lanes` states)
+/// with histogram `hist`: constant for one value; sparse when it is likely
+/// smaller than rANS and `sparse(nnz, budget)` gives a body under the rANS
+/// estimate; else rANS.
 pub(crate) fn plan_plane<E>(
     hist: &[u64; 256],
     n: usize,
-    n_blocks: usize,
+    (block_log2, lanes): (u8, usize),
     sparse: impl FnOnce(u64, usize) -> std::result::Result<Option<Vec<u8>>, E>,
 ) -> std::result::Result<PlaneCode, E> {
     let present: Vec<usize> = (0..256).filter(|&s| hist[s] > 0).collect();
@@ -451,7 +460,7 @@ pub(crate) fn plan_plane<E>(
         return Ok(PlaneCode::Whole(vec![KIND_CONST, present[0] as u8]));
     }
     let freq = normalize(hist);
-    let rans_bytes = rans_size(hist, &freq, n_blocks);
+    let rans_bytes = rans_size(hist, &freq, blocks_of(n, block_log2), lanes);
     let nnz = n as u64 - hist[0];
     if nnz.saturating_mul(2) < rans_bytes as u64 {
         if let Some(body) = sparse(nnz, rans_bytes)? {
@@ -521,15 +530,27 @@ fn assemble(
     out
 }
 
+/// The blocks the encoder writes `n` symbols in: (block_log2, lanes).
+pub fn encode_layout(n: usize) -> (u8, usize) {
+    if n <= FEW_UP_TO {
+        (FEW_BLOCK_LOG2, FEW_LANES)
+    } else {
+        (BLOCK_LOG2, LANES)
+    }
+}
+
 /// Encodes `src`; see the module doc for the layout.
 pub(crate) fn encode<T: PlaneSym>(src: &[T]) -> Vec<u8> {
-    encode_as::<T, LANES>(src, BLOCK_LOG2, crate::cpu::has_avx2())
+    match encode_layout(src.len()) {
+        (log2, FEW_LANES) => encode_as::<T, FEW_LANES>(src, log2, false),
+        (log2, _) => encode_as::<T, LANES>(src, log2, crate::cpu::has_avx2()),
+    }
 }
 
 /// Format v1's encoder (4 lanes, 2^16-symbol blocks), kept so that tests make
 /// v1 streams of any size.
 pub fn encode_v1(src: &[u32]) -> Vec<u8> {
-    encode_as::<u32, V1_LANES>(src, 16, false)
+    encode_as::<u32, FEW_LANES>(src, 16, false)
 }
 
 /// [`encode`] with `L` lanes per block of 2^`block_log2` symbols, with the
@@ -545,13 +566,12 @@ pub(crate) fn encode_as<T: PlaneSym, const L: usize>(
         .map(|k| 8 * k)
         .collect();
     let mask = shifts.iter().fold(0u8, |m, &sh| m | (1 << (sh / 8)));
-    let n_blocks = blocks_of(src.len(), block_log2);
     let planes: Vec<PlaneCode> = plane_histograms(src, &shifts)
         .iter()
         .zip(&shifts)
         .map(|(hist, &shift)| {
             let sparse = |nnz, budget| Ok::<_, Infallible>(sparse_plane(src, shift, nnz, budget));
-            let Ok(plane) = plan_plane(hist, src.len(), n_blocks, sparse);
+            let Ok(plane) = plan_plane(hist, src.len(), (block_log2, L), sparse);
             plane
         })
         .collect();
@@ -592,11 +612,12 @@ pub struct DeviceEncoding {
     /// Per rANS plane, in plane order: its shift and table, three words per
     /// byte value: x_max, rcp, rcp_shift | cmpl_freq << 8 | start << 24.
     pub rans: Vec<(u32, Vec<u64>)>,
+    /// Symbols per block, log2 ([`encode_layout`]).
+    pub block_log2: u32,
+    /// Interleaved states per block ([`encode_layout`]).
+    pub lanes: u32,
     planes: Vec<PlaneCode>,
 }
-
-/// Symbols per rANS block when encoding.
-pub const ENCODE_BLOCK_LOG2: u32 = BLOCK_LOG2 as u32;
 
 /// `encode`'s plan for `n` symbols of `planes` bytes (4: u32, 1: bytes) with
 /// plane histograms `hists` (plane k at k); `sparse(shift, nnz, budget)`
@@ -608,9 +629,12 @@ pub fn device_encoding<E>(
     planes: u32,
     mut sparse: impl FnMut(u32, u64, usize) -> std::result::Result<Option<Vec<u8>>, E>,
 ) -> std::result::Result<DeviceEncoding, E> {
+    let layout = encode_layout(n);
     let mut out = DeviceEncoding {
         mask: 0,
         rans: Vec::new(),
+        block_log2: u32::from(layout.0),
+        lanes: layout.1 as u32,
         planes: Vec::new(),
     };
     // A plane is stored when some symbol's byte there is not zero.
@@ -620,9 +644,7 @@ pub fn device_encoding<E>(
         }
         let shift = 8 * k as u32;
         out.mask |= 1 << k;
-        let plane = plan_plane(hist, n, blocks_of(n, BLOCK_LOG2), |nnz, budget| {
-            sparse(shift, nnz, budget)
-        })?;
+        let plane = plan_plane(hist, n, layout, |nnz, budget| sparse(shift, nnz, budget))?;
         if let PlaneCode::Rans(_, t) = &plane {
             let table = t
                 .iter()
@@ -668,7 +690,7 @@ pub fn device_assemble(plan: &DeviceEncoding, payloads: &[(Vec<u64>, Vec<u8>)]) 
         return Err(Error::internal("rans kernels: a payload per rANS plane"));
     }
     Ok(assemble(
-        (BLOCK_LOG2, LANES),
+        (plan.block_log2 as u8, plan.lanes as usize),
         plan.mask,
         &plan.planes,
         &split,
@@ -1007,7 +1029,7 @@ fn parse(data: &[u8], count: usize, max_planes: u32) -> Result<Parsed<'_>> {
         return Err(Error::corrupt("rans: block size out of range"));
     }
     let lanes = 4usize << (layout >> LANES_SHIFT);
-    if lanes != V1_LANES && lanes != LANES {
+    if lanes != FEW_LANES && lanes != LANES {
         return Err(Error::corrupt(format!("rans: {lanes} lanes per block")));
     }
     let mask = get_u8(data, &mut pos, "rans: plane mask")?;
@@ -1036,7 +1058,7 @@ fn parse(data: &[u8], count: usize, max_planes: u32) -> Result<Parsed<'_>> {
 #[derive(Debug, Clone, Default)]
 pub struct DeviceLayout {
     pub block_log2: u32,
-    /// Interleaved states per block (`LANES`, or `V1_LANES` in v1 streams).
+    /// Interleaved states per block (`LANES`, or `FEW_LANES` in v1 streams).
     pub lanes: u32,
     /// The constant planes' bytes, in place: every symbol starts from it.
     pub base: u32,
@@ -1191,8 +1213,8 @@ impl<'a, T: PlaneSym> Blocks<'a, T> {
                 }
             }
         }
-        if self.parsed.lanes == V1_LANES {
-            decode_block::<T, { V1_LANES / 4 }>(&rans[..np], self.base, out, false)?;
+        if self.parsed.lanes == FEW_LANES {
+            decode_block::<T, { FEW_LANES / 4 }>(&rans[..np], self.base, out, false)?;
         } else {
             decode_block::<T, { LANES / 4 }>(&rans[..np], self.base, out, self.simd)?;
         }
@@ -1275,7 +1297,7 @@ mod tests {
 
     #[test]
     fn round_trips() {
-        assert_eq!(rt32(&[]), vec![BLOCK_LOG2 | 3 << LANES_SHIFT, 0]);
+        assert_eq!(rt32(&[]), vec![FEW_BLOCK_LOG2, 0]);
         rt32(&[0; 10]);
         rt32(&[7]);
         rt32(&[u32::MAX; 1000]);
@@ -1366,7 +1388,8 @@ mod tests {
                     (x.trailing_zeros() * 3) % 40 + (x as u32 & 0x300)
                 })
                 .collect();
-            for (e, lanes) in [(encode(&v), LANES), (encode_v1(&v), V1_LANES)] {
+            let lanes = if n <= FEW_UP_TO { FEW_LANES } else { LANES };
+            for (e, lanes) in [(encode(&v), lanes), (encode_v1(&v), FEW_LANES)] {
                 assert_eq!(
                     usize::from(e[0] >> LANES_SHIFT),
                     lanes.trailing_zeros() as usize - 2
@@ -1444,21 +1467,19 @@ mod tests {
 
     #[test]
     fn lane_count_is_checked() {
-        let v: Vec<u32> = (0..5000).map(|i| i % 7).collect();
-        let e = encode(&v);
-        for (bits, ok) in [
-            (0u8, false),
-            (1, false),
-            (2, false),
-            (3, true),
-            (4, false),
-            (7, false),
-        ] {
-            let mut bad = e.clone();
-            bad[0] = (bad[0] & BLOCK_BITS) | bits << LANES_SHIFT;
-            // Read as 4 lanes, the states and words misalign and the block's
-            // checks fail; 8 and 16 lanes are no lane count of the format.
-            assert_eq!(decode::<u32>(&bad, v.len()).is_ok(), ok, "bits={bits}");
+        // Short streams have 4 lanes (bits 0), longer ones 32 (bits 3).
+        for (n, good) in [(5000u32, 0u8), (FEW_UP_TO as u32 + 1, 3)] {
+            let v: Vec<u32> = (0..n).map(|i| i % 7).collect();
+            let e = encode(&v);
+            for bits in [0u8, 1, 2, 3, 4, 7] {
+                let mut bad = e.clone();
+                bad[0] = (bad[0] & BLOCK_BITS) | bits << LANES_SHIFT;
+                // Read with the other lane count, the states and words
+                // misalign and the block's checks fail; 8 and 16 lanes are
+                // no lane count of the format.
+                let ok = decode::<u32>(&bad, v.len()).is_ok();
+                assert_eq!(ok, bits == good, "n={n} bits={bits}");
+            }
         }
     }
 

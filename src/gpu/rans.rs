@@ -13,8 +13,7 @@ use super::huffman::H_MERGE;
 use super::launch::kernels;
 use super::scan;
 use crate::codec::gpu_host::rans::{
-    block_status, device_assemble, device_encoding, device_layout, sparse_body, ENCODE_BLOCK_LOG2,
-    LANES,
+    block_status, device_assemble, device_encoding, device_layout, sparse_body, DeviceEncoding,
 };
 use crate::error::{Error, Result};
 
@@ -39,7 +38,7 @@ kernels! {
         symbols: View<u32>, n: u64, shift: u32, slot: View<u64>, entries: View<u64>,
     );
     R_ENCODE = factz_r_encode(
-        symbols: View<u32>, n: u64, block_log2: u32, table: View<u64>, shift: u32,
+        symbols: View<u32>, n: u64, block_log2: u32, lanes: u32, table: View<u64>, shift: u32,
         scratch: View<u8>, region: u64, n_blocks: u64, lens: View<u64>,
     );
     R_GATHER = factz_r_gather(
@@ -95,7 +94,7 @@ impl<E: Exec> RansKernels<'_, E> {
         let plan = device_encoding(&hists, n, planes, |shift, nnz, budget| {
             self.sparse(symbols, shift, nnz, budget)
         })?;
-        let payloads = self.encode_rans_planes(symbols, &plan.rans)?;
+        let payloads = self.encode_rans_planes(symbols, &plan)?;
         device_assemble(&plan, &payloads)
     }
 
@@ -183,18 +182,18 @@ impl<E: Exec> RansKernels<'_, E> {
         ))
     }
 
-    /// The rANS planes (shift, table in `DeviceEncoding::rans`'s layout),
-    /// each as its blocks' payload lengths and the payloads back to back.
+    /// The plan's rANS planes, each as its blocks' payload lengths and the
+    /// payloads back to back.
     /// Every plane's blocks are coded before the lengths come back, and
     /// gathered in one pass: two waits on the executor, whatever the planes.
     fn encode_rans_planes(
         &self,
         symbols: View<u32>,
-        planes: &[(u32, Vec<u64>)],
+        plan: &DeviceEncoding,
     ) -> Result<Vec<(Vec<u64>, Vec<u8>)>> {
         let e = self.exec;
         let n = symbols.len();
-        let log2 = ENCODE_BLOCK_LOG2;
+        let (planes, log2, lanes) = (&plan.rans, plan.block_log2, plan.lanes);
         let n_blocks = n.div_ceil(1 << log2);
         if planes.is_empty() || n_blocks == 0 {
             return Ok(vec![(Vec::new(), Vec::new()); planes.len()]);
@@ -202,7 +201,7 @@ impl<E: Exec> RansKernels<'_, E> {
         let all = planes.len() * n_blocks;
         // A block's states and at most one word per symbol; plane p's region
         // of block b is region p n_blocks + b.
-        let region = 4 * LANES + 2 * n.min(1 << log2);
+        let region = 4 * lanes as usize + 2 * n.min(1 << log2);
         let scratch = Buf::<E, u8>::zeros(e, all * region)?;
         let tables: Vec<u64> = planes.iter().flat_map(|(_, t)| t.iter().copied()).collect();
         let table_len = tables.len() / planes.len();
@@ -220,6 +219,7 @@ impl<E: Exec> RansKernels<'_, E> {
                         symbols,
                         n as u64,
                         log2,
+                        lanes,
                         tables.view().offset(p * table_len),
                         shift,
                         scratch.view().offset(p * n_blocks * region),

@@ -11,8 +11,8 @@ pub mod huffman;
 /// The rANS coder's side (`kernels/rans.cu`).
 pub mod rans {
     pub use crate::codec::rans::{
-        block_status, device_assemble, device_encoding, device_layout, encode_v1, sparse_body,
-        status, DeviceEncoding, DeviceLayout, DevicePlane, ENCODE_BLOCK_LOG2, LANES, PROB_BITS,
-        RANS_L, V1_LANES,
+        block_status, device_assemble, device_encoding, device_layout, encode_layout, encode_v1,
+        sparse_body, status, DeviceEncoding, DeviceLayout, DevicePlane, FEW_LANES, LANES,
+        PROB_BITS, RANS_L,
     };
 }
