@@ -287,18 +287,19 @@ static __device__ bool fzs_stays_free(const FzsRing* r, float xf, float yf) {
     return true;
 }
 
-// decide (cap = +inf: ids from 0): true with the id, codes and reconstruction
-// of the first id that keeps the topology; false for Decision::Exact.
+// decide (cap = +inf: ids from `from`, the level's first, LevelPlan::first_id):
+// true with the id, codes and reconstruction of the first id that keeps the
+// topology; false for Decision::Exact.
 static __device__ bool fzs_decide(const float* u, const float* v, const float* ru,
                                   const float* rv, const unsigned char* sigs, double xi,
-                                  long long ny, long long nx, long long i, long long j,
+                                  int from, long long ny, long long nx, long long i, long long j,
                                   const FzsPred* pred, int* id_out, int* q, float* r) {
     long long k = j * nx + i;
     float x = u[k], y = v[k];
     double pu = fzs_pred_apply(pred, ru), pw = fzs_pred_apply(pred, rv);
     FzsRing ring;
     bool fast = fzs_ring_new(ru, rv, sigs, ny, nx, i, j, &ring);
-    for (int id = 0; id < FZK_NUM_IDS; id++) {
+    for (int id = from; id < FZK_NUM_IDS; id++) {
         double eb = fzk_eb_of_id(xi, id);
         if (!fzk_quantize(x, pu, eb, &q[0], &r[0]) || !fzk_quantize(y, pw, eb, &q[1], &r[1]))
             continue;
@@ -345,12 +346,12 @@ static __device__ void fzs_decide_and_record(const float* u, const float* v, con
                                              const float* rv, const unsigned char* sigs,
                                              unsigned char* exact, unsigned char* ids, int* codes,
                                              float* nu, float* nv, long long ny, long long nx,
-                                             double xi, long long i, long long j,
+                                             double xi, int from, long long i, long long j,
                                              const FzsPred* pred) {
     long long k = j * nx + i;
     int id = 0, q[2] = {0, 0};
     float r[2] = {u[k], v[k]};
-    if (!exact[k] && fzs_decide(u, v, ru, rv, sigs, xi, ny, nx, i, j, pred, &id, q, r)) {
+    if (!exact[k] && fzs_decide(u, v, ru, rv, sigs, xi, from, ny, nx, i, j, pred, &id, q, r)) {
         ids[k] = (unsigned char)id;
         codes[2 * k] = q[0];
         codes[2 * k + 1] = q[1];
@@ -408,7 +409,7 @@ extern "C" __global__ void factz_s_forced(const float* u, const float* v, long l
 extern "C" __global__ void factz_s_anchors(const float* u, const float* v, float* ru, float* rv,
                                            const unsigned char* sigs, unsigned char* exact,
                                            unsigned char* ids, int* codes, long long ny,
-                                           long long nx, double xi) {
+                                           long long nx, double xi, int from) {
     if (fzs_thread() != 0) return;
     for (long long j = 0; j < ny; j += FZK_STRIDE)
         for (long long i = 0; i < nx; i += FZK_STRIDE) {
@@ -416,8 +417,8 @@ extern "C" __global__ void factz_s_anchors(const float* u, const float* v, float
             // Anchors are 256 apart: no anchor's triangles or predictor read
             // another's pending value, so recording straight into ru/rv is the
             // CPU's decide-then-commit.
-            fzs_decide_and_record(u, v, ru, rv, sigs, exact, ids, codes, ru, rv, ny, nx, xi, i,
-                                  j, &pred);
+            fzs_decide_and_record(u, v, ru, rv, sigs, exact, ids, codes, ru, rv, ny, nx, xi, from,
+                                  i, j, &pred);
         }
 }
 
@@ -427,14 +428,14 @@ extern "C" __global__ void factz_s_phase(const float* u, const float* v, const f
                                          const float* rv, const unsigned char* sigs,
                                          unsigned char* exact, unsigned char* ids, int* codes,
                                          float* nu, float* nv, long long ny, long long nx,
-                                         double xi, long long s, int phase) {
+                                         double xi, int from, long long s, int phase) {
     FzsTargets tg = fzs_targets(s, phase, ny, nx);
     for (long long t = fzs_thread(); t < tg.count; t += fzs_threads()) {
         long long i, j;
         fzs_target(&tg, t, &i, &j);
         FzsPred pred = fzs_pred_new(ny, nx, i, j, s, phase);
-        fzs_decide_and_record(u, v, ru, rv, sigs, exact, ids, codes, nu, nv, ny, nx, xi, i, j,
-                              &pred);
+        fzs_decide_and_record(u, v, ru, rv, sigs, exact, ids, codes, nu, nv, ny, nx, xi, from, i,
+                              j, &pred);
     }
 }
 

@@ -21,7 +21,8 @@ use common::fields::{self, Field};
 use factz::field::forced::forced_exact_and_signatures;
 use factz::field::parts::Parts;
 use factz::field::speculative;
-use factz::gpu::mode_s::{Encoded, ModeSKernels};
+use factz::field::speculative::LevelPlan;
+use factz::gpu::mode_s::{level_plan, Encoded, ModeSKernels};
 use kernels_host::Threads;
 use shim_exec::Shim;
 
@@ -76,13 +77,36 @@ struct Tally {
 /// Parts, the decoder on the CPU's Parts, and the encoder's reconstruction
 /// against the CPU decoder's output.
 fn check_with(f: &Field, xi: f64, chunk: bool, threads: Threads) -> Tally {
+    check_planned(f, xi, chunk, threads, None)
+}
+
+/// [`check_with`] under a given level plan (None: each side chooses its own).
+fn check_planned(
+    f: &Field,
+    xi: f64,
+    chunk: bool,
+    threads: Threads,
+    plan: Option<LevelPlan>,
+) -> Tally {
     let what = format!(
-        "{} ({}x{}) xi {xi:e} chunk {chunk} {threads:?}",
+        "{} ({}x{}) xi {xi:e} chunk {chunk} {threads:?} {plan:?}",
         f.name, f.ny, f.nx
     );
     let (_, sigs) = forced_exact_and_signatures(&f.u, &f.v, f.ny, f.nx, chunk);
-    let cpu = speculative::encode(&f.u, &f.v, f.ny, f.nx, xi, chunk);
-    let gpu = encode(f, xi, chunk, threads);
+    let (cpu, gpu) = match plan {
+        None => (
+            speculative::encode(&f.u, &f.v, f.ny, f.nx, xi, chunk),
+            encode(f, xi, chunk, threads),
+        ),
+        Some(p) => (
+            speculative::encode_planned(&f.u, &f.v, f.ny, f.nx, xi, chunk, None, p),
+            ModeSKernels {
+                exec: &Shim { threads },
+            }
+            .encode_planned(&f.u, &f.v, f.ny, f.nx, xi, chunk, p)
+            .expect("mode S's kernels on the shim"),
+        ),
+    };
     let sig_bytes: Vec<u8> = sigs.iter().map(|s| s.0).collect();
     if let Some(d) = first_diff(&gpu.sigs, &sig_bytes) {
         panic!("{what}: signatures: {d}");
@@ -185,6 +209,68 @@ fn turbulence_windows_match_the_cpu() {
         sum(&mut t, check(&f, 1e-3 * f.finite_span(), true));
     }
     assert!(t.coded > 300_000 && t.cp_triangles > 1_000, "{t:?}");
+}
+
+/// Level plans (coarse levels from half the bound): the same ids, codes and
+/// reconstructions as the CPU's, and some targets really start at id 1.
+#[test]
+fn level_plans_match_the_cpu() {
+    let turb = fields::turbulence(256, 5);
+    let mut t = Tally::default();
+    for f in [turb.clone(), fields::window(&turb, 3, 17, 200, 129)] {
+        for tight_from in [4, 16, 128] {
+            let plan = LevelPlan {
+                tight_from: Some(tight_from),
+            };
+            for rel in [1e-2, 1e-4] {
+                let xi = rel * f.finite_span();
+                sum(
+                    &mut t,
+                    check_planned(&f, xi, false, Threads::Fibers, Some(plan)),
+                );
+            }
+            let cpu = speculative::encode_planned(
+                &f.u,
+                &f.v,
+                f.ny,
+                f.nx,
+                1e-2 * f.finite_span(),
+                false,
+                None,
+                plan,
+            );
+            assert!(
+                cpu.ids.iter().any(|&id| id >= 1),
+                "{tight_from}: a plan that tightens"
+            );
+        }
+    }
+    assert!(t.coded > 100_000, "{t:?}");
+}
+
+/// The plan the device path reads from its sample tiles is the CPU's.
+#[test]
+fn the_device_plan_is_the_cpus() {
+    let f = fields::smooth(800, 760, 7);
+    let e = Shim {
+        threads: Threads::Fibers,
+    };
+    let (du, dv) = (
+        factz::gpu::exec::Buf::from(&e, &f.u).unwrap(),
+        factz::gpu::exec::Buf::from(&e, &f.v).unwrap(),
+    );
+    let mut chosen = Vec::new();
+    for rel in [1e-2, 1e-3, 1e-4] {
+        let xi = rel * f.finite_span();
+        let cpu = speculative::plan::choose(&f.u, &f.v, f.ny, f.nx, xi);
+        let gpu = level_plan(&e, du.view(), dv.view(), f.ny, f.nx, xi).unwrap();
+        assert_eq!(gpu, cpu, "rel {rel}");
+        chosen.push(cpu);
+    }
+    assert!(!speculative::plan::sample_tiles(f.ny, f.nx).is_empty());
+    // Fields under 8 tiles sample nothing and get no plan.
+    assert!(speculative::plan::sample_tiles(700, 700).is_empty());
+    assert!(chosen.iter().any(|p| p.tight_from.is_some()), "{chosen:?}");
 }
 
 #[test]

@@ -5,9 +5,10 @@
 //! both axes). Interpolation is cubic where the +-3 step neighbours exist and the
 //! mean of the +-step neighbours elsewhere (the paper's linear mean and Lorenzo
 //! center gave 25-45% lower ratios on generated turbulence, `factz synth`).
-//! Each target tries bound ids from the full bound downwards and commits the first
-//! whose reconstruction keeps the signature of every incident triangle; otherwise it
-//! is stored exactly.
+//! Each target tries bound ids from its level's first (the full bound, or half of it
+//! on the coarse levels where the level plan says so, `plan`) downwards and commits
+//! the first whose reconstruction keeps the signature of every incident triangle;
+//! otherwise it is stored exactly.
 //!
 //! Why this is exact: unprocessed vertices still hold their original values, so the
 //! invariant "every triangle has its original signature in the current state" holds
@@ -26,6 +27,9 @@ use crate::codec::{unzigzag, zigzag};
 use crate::error::{Error, Result};
 use crate::real::Real;
 use rayon::prelude::*;
+
+pub mod plan;
+pub use plan::LevelPlan;
 
 /// Anchor lattice stride. The paper stores a stride-16 lattice exactly; here the
 /// lattice is 256 apart and the levels 128..16 interpolate down to it like the
@@ -476,8 +480,10 @@ enum Decision<T> {
 }
 
 /// The first bound id that keeps every incident triangle's signature, tried
-/// from the largest bound down, and not above `cap` (a relative bound on both
-/// components; `+inf` for none). `FINITE`: every value of `f` is.
+/// from id `from` (the level's, [`LevelPlan::first_id`]) down, and not above
+/// `cap` (a relative bound on both components; `+inf` for none). `FINITE`:
+/// every value of `f` is.
+#[allow(clippy::too_many_arguments)]
 fn decide<const FINITE: bool, T: Real>(
     f: &Field<T>,
     orig: (&[T], &[T]),
@@ -486,6 +492,7 @@ fn decide<const FINITE: bool, T: Real>(
     (i, j): (usize, usize),
     pred: Predictor,
     cap: f64,
+    from: u32,
 ) -> Decision<T> {
     let k = j * f.nx + i;
     let (x, y) = (orig.0[k], orig.1[k]);
@@ -496,7 +503,7 @@ fn decide<const FINITE: bool, T: Real>(
         let id = |c: T| id_for_bound(xi, xi.min(cap * c.to_f64().abs()));
         id(x).zip(id(y)).map(|(a, b)| a.max(b))
     };
-    let Some(first) = first else {
+    let Some(first) = first.map(|id| id.max(from)) else {
         return Decision::Exact;
     };
     let (pu, pw) = (pred.apply::<FINITE, T>(f.u), pred.apply::<FINITE, T>(f.v));
@@ -524,15 +531,15 @@ fn decide<const FINITE: bool, T: Real>(
 
 /// One target row's decisions (row `j` of step `s`'s `phase`) when every
 /// value is finite, no vertex is capped and `xi` is positive: [`decide`]'s,
-/// in the same order. The first try (id 0, the full bound) of every target
-/// with a ring runs in lanes ([`first_tries`]); it settles nearly all of
-/// them, and [`decide`] takes the rest from the start.
+/// in the same order. The first try (id `from`, the level's first) of every
+/// target with a ring runs in lanes ([`first_tries`]); it settles nearly all
+/// of them, and [`decide`] takes the rest from the start.
 #[allow(clippy::too_many_arguments)]
 fn decide_row<T: Real>(
     f: &Field<T>,
     orig: (&[T], &[T]),
     sigs: &[Sig],
-    xi: f64,
+    (xi, from): (f64, u32),
     (j, s, phase): (usize, usize, Phase),
     exact: &[bool],
     out: &mut RowOut<T>,
@@ -543,7 +550,17 @@ fn decide_row<T: Real>(
     let (Some(f32s), Some(o0), Some(o1)) = (as_f32_field(f), T::as_f32(orig.0), T::as_f32(orig.1))
     else {
         let how = (true, |_| f64::INFINITY);
-        return decide_row_each(f, orig, sigs, xi, (j, s, phase), cols, exact, how, out);
+        return decide_row_each(
+            f,
+            orig,
+            sigs,
+            (xi, from),
+            (j, s, phase),
+            cols,
+            exact,
+            how,
+            out,
+        );
     };
     let mut cols = cols.peekable();
     let (mut lanes, mut tries) = (Lanes::default(), Tries::default());
@@ -569,20 +586,20 @@ fn decide_row<T: Real>(
                 }
             }
         }
-        first_tries(&lanes, xi, &mut tries);
+        first_tries(&lanes, eb_of_id(xi, from), &mut tries);
         for (lane, &(i, gathered)) in at[..n].iter().enumerate() {
             let k = j * nx + i;
             let d = if exact[k] {
                 Decision::Exact
             } else if gathered && tries.ok[lane] {
                 Decision::Coded {
-                    id: 0,
+                    id: from as u8,
                     q: [tries.q[0][lane], tries.q[1][lane]],
                     r: [tries.r[0][lane], tries.r[1][lane]].map(|r| T::from_f64(r as f64)),
                 }
             } else {
                 let pred = Predictor::new(ny, nx, i, j, s, phase);
-                decide::<true, _>(f, orig, sigs, xi, (i, j), pred, f64::INFINITY)
+                decide::<true, _>(f, orig, sigs, xi, (i, j), pred, f64::INFINITY, from)
             };
             out.push(d, [orig.0[k], orig.1[k]]);
         }
@@ -597,7 +614,7 @@ fn decide_row_each<T: Real>(
     f: &Field<T>,
     orig: (&[T], &[T]),
     sigs: &[Sig],
-    xi: f64,
+    (xi, from): (f64, u32),
     (j, s, phase): (usize, usize, Phase),
     cols: impl Iterator<Item = usize>,
     exact: &[bool],
@@ -613,9 +630,9 @@ fn decide_row_each<T: Real>(
             let pred = Predictor::new(ny, nx, i, j, s, phase);
             let (at, cap) = ((i, j), cap(k));
             if finite {
-                decide::<true, _>(f, orig, sigs, xi, at, pred, cap)
+                decide::<true, _>(f, orig, sigs, xi, at, pred, cap, from)
             } else {
-                decide::<false, _>(f, orig, sigs, xi, at, pred, cap)
+                decide::<false, _>(f, orig, sigs, xi, at, pred, cap, from)
             }
         };
         out.push(d, [orig.0[k], orig.1[k]]);
@@ -718,6 +735,22 @@ pub fn encode_capped<T: Real>(
     chunk_of_larger: bool,
     caps: Option<&[f64]>,
 ) -> Parts {
+    let plan = plan::choose(u, v, ny, nx, xi);
+    encode_planned(u, v, ny, nx, xi, chunk_of_larger, caps, plan)
+}
+
+/// [`encode_capped`] under a given level plan (the GPU's twin takes the same).
+#[allow(clippy::too_many_arguments)]
+pub fn encode_planned<T: Real>(
+    u: &[T],
+    v: &[T],
+    ny: usize,
+    nx: usize,
+    xi: f64,
+    chunk_of_larger: bool,
+    caps: Option<&[f64]>,
+    plan: LevelPlan,
+) -> Parts {
     let cap = |k: usize| caps.map_or(f64::INFINITY, |c| c[k]);
     let (mut exact, sigs) = forced_exact_and_signatures(u, v, ny, nx, chunk_of_larger);
     let (mut ru, mut rv) = (u.to_vec(), v.to_vec());
@@ -739,7 +772,8 @@ pub fn encode_capped<T: Real>(
                     nx,
                 };
                 let pred = Predictor::anchor(nx, i, j);
-                decide::<false, _>(&f, (u, v), &sigs, xi, (i, j), pred, cap(k))
+                let from = plan.first_id(STRIDE);
+                decide::<false, _>(&f, (u, v), &sigs, xi, (i, j), pred, cap(k), from)
             };
             let mut one = RowOut::default();
             one.push(d, [u[k], v[k]]);
@@ -750,6 +784,7 @@ pub fn encode_capped<T: Real>(
     for (s, phase) in schedule() {
         let t = Targets::of(s, phase);
         let rows: Vec<usize> = t.rows(ny).collect();
+        let from = plan.first_id(s);
         // Each row decided in parallel from the same state (targets read
         // only vertices no target of this phase writes), with its stream
         // entries; then the entries in row order, and the reconstructions
@@ -767,14 +802,14 @@ pub fn encode_capped<T: Real>(
                     let mut out = RowOut::with_capacity(t.cols(nx).len());
                     let at = (j, s, phase);
                     if finite && caps.is_none() && xi > 0.0 {
-                        decide_row(&f, (u, v), &sigs, xi, at, exact, &mut out);
+                        decide_row(&f, (u, v), &sigs, (xi, from), at, exact, &mut out);
                     } else {
                         let how = (finite, &cap);
                         decide_row_each(
                             &f,
                             (u, v),
                             &sigs,
-                            xi,
+                            (xi, from),
                             at,
                             t.cols(nx),
                             exact,
@@ -982,7 +1017,7 @@ mod tests {
                         &f,
                         (&u, &v),
                         &sigs,
-                        xi,
+                        (xi, 0),
                         (j, step, phase),
                         &exact,
                         &mut lanes,
@@ -994,7 +1029,7 @@ mod tests {
                         &f,
                         (&u, &v),
                         &sigs,
-                        xi,
+                        (xi, 0),
                         at,
                         t.cols(nx),
                         &exact,

@@ -15,7 +15,7 @@ use super::scan;
 use crate::error::{Error, Result};
 use crate::field::parts::Parts;
 use crate::field::quantize::NUM_IDS;
-use crate::field::speculative::{schedule, Targets};
+use crate::field::speculative::{plan, schedule, LevelPlan, Targets, STRIDE};
 
 pub const SOURCE: &str = include_str!("../../kernels/mode_s.cu");
 const BLOCK: u32 = 128;
@@ -32,12 +32,12 @@ kernels! {
     );
     S_ANCHORS = factz_s_anchors(
         u: View<f32>, v: View<f32>, ru: View<f32>, rv: View<f32>, sigs: View<u8>,
-        exact: View<u8>, ids: View<u8>, codes: View<i32>, ny: i64, nx: i64, xi: f64,
+        exact: View<u8>, ids: View<u8>, codes: View<i32>, ny: i64, nx: i64, xi: f64, from: i32,
     );
     S_PHASE = factz_s_phase(
         u: View<f32>, v: View<f32>, ru: View<f32>, rv: View<f32>, sigs: View<u8>,
         exact: View<u8>, ids: View<u8>, codes: View<i32>, nu: View<f32>, nv: View<f32>,
-        ny: i64, nx: i64, xi: f64, s: i64, phase: i32,
+        ny: i64, nx: i64, xi: f64, from: i32, s: i64, phase: i32,
     );
     S_APPLY = factz_s_apply(
         ru: View<f32>, rv: View<f32>, nu: View<f32>, nv: View<f32>, ny: i64, nx: i64, s: i64,
@@ -122,9 +122,26 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
         xi: f64,
         chunk_of_larger: bool,
     ) -> Result<Encoded> {
+        let plan = plan::choose(u, v, ny, nx, xi);
+        self.encode_planned(u, v, ny, nx, xi, chunk_of_larger, plan)
+    }
+
+    /// `speculative::encode_planned(u, v, ny, nx, xi, chunk_of_larger, None,
+    /// plan)` from host memory.
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode_planned(
+        &self,
+        u: &[f32],
+        v: &[f32],
+        ny: usize,
+        nx: usize,
+        xi: f64,
+        chunk_of_larger: bool,
+        plan: LevelPlan,
+    ) -> Result<Encoded> {
         let e = self.exec;
         let (du, dv) = super::upload_field(e, u, v, ny, nx)?;
-        let d = self.decide(du.view(), dv.view(), ny, nx, xi, chunk_of_larger)?;
+        let d = self.decide(du.view(), dv.view(), ny, nx, xi, chunk_of_larger, plan)?;
         let n = ny * nx;
         let parts = self.assemble(du.view(), dv.view(), &d, ny, nx)?;
         Ok(Encoded {
@@ -146,7 +163,8 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
         xi: f64,
         chunk_of_larger: bool,
     ) -> Result<DevParts<E>> {
-        let d = self.decide(u, v, ny, nx, xi, chunk_of_larger)?;
+        let plan = level_plan(self.exec, u, v, ny, nx, xi)?;
+        let d = self.decide(u, v, ny, nx, xi, chunk_of_larger, plan)?;
         self.assemble(u, v, &d, ny, nx)
     }
 
@@ -215,9 +233,10 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
         })
     }
 
-    /// The kernels of [`Self::encode`] on a field already on the executor
-    /// (`u`, `v` of at least ny * nx values): the per-vertex decisions, left
-    /// there.
+    /// The kernels of [`Self::encode_planned`] on a field already on the
+    /// executor (`u`, `v` of at least ny * nx values): the per-vertex
+    /// decisions, left there.
+    #[allow(clippy::too_many_arguments)]
     pub fn decide(
         &self,
         u: View<f32>,
@@ -226,6 +245,7 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
         nx: usize,
         xi: f64,
         chunk_of_larger: bool,
+        plan: LevelPlan,
     ) -> Result<Decisions<E>> {
         let e = self.exec;
         let n = super::field_views(u, v, ny, nx)?;
@@ -277,7 +297,18 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
             self.one(
                 S_ANCHORS,
                 (
-                    u, v, ru_d, rv_d, sigs_d, exact_d, ids_d, codes_d, ny_a, nx_a, xi,
+                    u,
+                    v,
+                    ru_d,
+                    rv_d,
+                    sigs_d,
+                    exact_d,
+                    ids_d,
+                    codes_d,
+                    ny_a,
+                    nx_a,
+                    xi,
+                    plan.first_id(STRIDE) as i32,
                 ),
             )?
         };
@@ -291,8 +322,22 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
                         S_PHASE,
                         t,
                         (
-                            u, v, ru_d, rv_d, sigs_d, exact_d, ids_d, codes_d, nu_d, nv_d, ny_a,
-                            nx_a, xi, s_a, ph_a,
+                            u,
+                            v,
+                            ru_d,
+                            rv_d,
+                            sigs_d,
+                            exact_d,
+                            ids_d,
+                            codes_d,
+                            nu_d,
+                            nv_d,
+                            ny_a,
+                            nx_a,
+                            xi,
+                            plan.first_id(s) as i32,
+                            s_a,
+                            ph_a,
                         ),
                     )?
                 };
@@ -427,4 +472,28 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
         }
         Ok(())
     }
+}
+
+/// The CPU's level plan (`speculative::plan::choose`) from the sample tiles
+/// of a field on the executor, read row by row (at most 4 x 257 rows of 257,
+/// none for fields below 8 tiles).
+pub fn level_plan<E: Exec>(
+    e: &E,
+    u: View<f32>,
+    v: View<f32>,
+    ny: usize,
+    nx: usize,
+    xi: f64,
+) -> Result<LevelPlan> {
+    let mut tiles = Vec::new();
+    for (y0, x0, h, w) in plan::sample_tiles(ny, nx) {
+        let (mut tu, mut tv) = (Vec::with_capacity(h * w), Vec::with_capacity(h * w));
+        for j in y0..y0 + h {
+            let row = j * nx + x0..j * nx + x0 + w;
+            tu.extend(u.read(e, row.clone())?);
+            tv.extend(v.read(e, row)?);
+        }
+        tiles.push((tu, tv, h, w));
+    }
+    Ok(plan::choose_from(&tiles, xi))
 }
