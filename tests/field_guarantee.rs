@@ -354,21 +354,21 @@ fn turbulence_256_few() {
     m.finish("turbulence_256_few");
 }
 
-/// Fields of 8 anchor tiles and more get a level plan (mode S's coarse levels
+/// Fields of 16 anchor tiles and more get a level plan (mode S's coarse levels
 /// from half the bound, `speculative::plan`): a smooth field that takes one,
 /// and a turbulence mosaic, at loose to tight bounds.
 #[test]
 fn mode_s_level_plans() {
     let mut m = Matrix::default();
-    let smooth = fields::smooth(800, 760, 7);
+    let smooth = fields::smooth(1040, 1040, 7);
     let xi = 1e-2 * smooth.finite_span();
-    let plan = factz::field::speculative::plan::choose(&smooth.u, &smooth.v, 800, 760, xi);
+    let plan = factz::field::speculative::plan::choose(&smooth.u, &smooth.v, 1040, 1040, xi);
     assert!(plan.tight_from.is_some(), "a field that takes a plan");
     let t = fields::turbulence(256, 4);
-    let n = 3 * 256;
-    let at = |a: &[f32], k: usize| a[(k / n % 256) * 256 + k % n % 256];
-    let (u, v) = (0..n * n).map(|k| (at(&t.u, k), at(&t.v, k))).unzip();
-    let tiled = Field::new("turbulence256 x 3x3", n, n, u, v);
+    let (ny, nx) = (5 * 256, 4 * 256);
+    let at = |a: &[f32], k: usize| a[(k / nx % 256) * 256 + k % nx % 256];
+    let (u, v) = (0..ny * nx).map(|k| (at(&t.u, k), at(&t.v, k))).unzip();
+    let tiled = Field::new("turbulence256 x 5x4", ny, nx, u, v);
     for f in [smooth, tiled] {
         let p = prepare(f);
         for rel in [1e-2, 1e-3, 1e-4] {

@@ -251,7 +251,7 @@ fn level_plans_match_the_cpu() {
 /// The plan the device path reads from its sample tiles is the CPU's.
 #[test]
 fn the_device_plan_is_the_cpus() {
-    let f = fields::smooth(800, 760, 7);
+    let f = fields::smooth(1040, 1040, 7);
     let e = Shim {
         threads: Threads::Fibers,
     };
@@ -268,8 +268,8 @@ fn the_device_plan_is_the_cpus() {
         chosen.push(cpu);
     }
     assert!(!speculative::plan::sample_tiles(f.ny, f.nx).is_empty());
-    // Fields under 8 tiles sample nothing and get no plan.
-    assert!(speculative::plan::sample_tiles(700, 700).is_empty());
+    // Fields under 16 tiles sample nothing and get no plan.
+    assert!(speculative::plan::sample_tiles(1024, 1024).is_empty());
     assert!(chosen.iter().any(|p| p.tight_from.is_some()), "{chosen:?}");
 }
 

@@ -476,7 +476,7 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
 
 /// The CPU's level plan (`speculative::plan::choose`) from the sample tiles
 /// of a field on the executor, read row by row (at most 4 x 257 rows of 257,
-/// none for fields below 8 tiles).
+/// none for fields below 16 tiles).
 pub fn level_plan<E: Exec>(
     e: &E,
     u: View<f32>,
