@@ -6,9 +6,10 @@
 //! frequencies, 16-bit renormalization) in independent blocks sharing the
 //! plane's frequency table, each block with `lanes` interleaved states: 32
 //! since format v2 (one GPU warp per block, a lane per state; eight
-//! independent quads of states for the CPU), 4 in v1 streams and, since
-//! format v6, in streams of at most 2^16 symbols (`encode_layout`). Byte
-//! streams are one plane.
+//! independent quads of states for the CPU), 4 in v1 streams and in the
+//! streams of at most 2^16 symbols that the encoder writes since 780a203
+//! (`encode_layout`; every v2+ reader decodes both, so the version did not
+//! change). Byte streams are one plane.
 //!
 //! Stream layout (varints are unsigned LEB128, see `varint`):
 //!
@@ -1058,7 +1059,7 @@ fn parse(data: &[u8], count: usize, max_planes: u32) -> Result<Parsed<'_>> {
 #[derive(Debug, Clone, Default)]
 pub struct DeviceLayout {
     pub block_log2: u32,
-    /// Interleaved states per block (`LANES`, or `FEW_LANES` in v1 streams).
+    /// Interleaved states per block (`LANES`, or `FEW_LANES` in v1 and short streams).
     pub lanes: u32,
     /// The constant planes' bytes, in place: every symbol starts from it.
     pub base: u32,
@@ -1388,8 +1389,7 @@ mod tests {
                     (x.trailing_zeros() * 3) % 40 + (x as u32 & 0x300)
                 })
                 .collect();
-            let lanes = if n <= FEW_UP_TO { FEW_LANES } else { LANES };
-            for (e, lanes) in [(encode(&v), lanes), (encode_v1(&v), FEW_LANES)] {
+            for (e, lanes) in [(encode(&v), encode_layout(n).1), (encode_v1(&v), FEW_LANES)] {
                 assert_eq!(
                     usize::from(e[0] >> LANES_SHIFT),
                     lanes.trailing_zeros() as usize - 2

@@ -759,6 +759,7 @@ pub fn encode_planned<T: Real>(
     let finite = u.iter().chain(v).all(|x| x.is_finite());
     let mut parts = Parts::default();
     // Anchors, in raster order, each predicted from the anchors before it.
+    let from = plan.first_id(STRIDE);
     for j in (0..ny).step_by(STRIDE) {
         for i in (0..nx).step_by(STRIDE) {
             let k = j * nx + i;
@@ -772,7 +773,6 @@ pub fn encode_planned<T: Real>(
                     nx,
                 };
                 let pred = Predictor::anchor(nx, i, j);
-                let from = plan.first_id(STRIDE);
                 decide::<false, _>(&f, (u, v), &sigs, xi, (i, j), pred, cap(k), from)
             };
             let mut one = RowOut::default();

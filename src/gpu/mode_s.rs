@@ -474,9 +474,9 @@ impl<'e, E: Exec> ModeSKernels<'e, E> {
     }
 }
 
-/// The CPU's level plan (`speculative::plan::choose`) from the sample tiles
-/// of a field on the executor, read row by row (at most 4 x 257 rows of 257,
-/// none for fields below 16 tiles).
+/// The CPU's level plan (`speculative::plan::choose_by`) from the sample
+/// tiles of a field on the executor, read row by row (at most 4 x 257 rows of
+/// 257, none for fields below 16 tiles).
 pub fn level_plan<E: Exec>(
     e: &E,
     u: View<f32>,
@@ -485,15 +485,5 @@ pub fn level_plan<E: Exec>(
     nx: usize,
     xi: f64,
 ) -> Result<LevelPlan> {
-    let mut tiles = Vec::new();
-    for (y0, x0, h, w) in plan::sample_tiles(ny, nx) {
-        let (mut tu, mut tv) = (Vec::with_capacity(h * w), Vec::with_capacity(h * w));
-        for j in y0..y0 + h {
-            let row = j * nx + x0..j * nx + x0 + w;
-            tu.extend(u.read(e, row.clone())?);
-            tv.extend(v.read(e, row)?);
-        }
-        tiles.push((tu, tv, h, w));
-    }
-    Ok(plan::choose_from(&tiles, xi))
+    plan::choose_by(ny, nx, xi, |r| Ok((u.read(e, r.clone())?, v.read(e, r)?)))
 }

@@ -24,6 +24,8 @@ use crate::codec::zigzag;
 use crate::field::quantize::{eb_of_id, quantize};
 use crate::real::Real;
 use rayon::prelude::*;
+use std::convert::Infallible;
+use std::ops::Range;
 
 /// Levels of step `tight_from` and coarser (the anchors count as step
 /// [`STRIDE`]) try bound ids from 1 (half the bound); `None`: every level
@@ -73,27 +75,41 @@ const MAX_TILES: usize = 4;
 /// A sample tile: its u and v (row-major), height and width.
 pub type Tile<T> = (Vec<T>, Vec<T>, usize, usize);
 
-/// The plan for an ny x nx field: [`choose_from`] its [`sample_tiles`].
+/// The plan for an ny x nx field in memory.
 pub fn choose<T: Real>(u: &[T], v: &[T], ny: usize, nx: usize, xi: f64) -> LevelPlan {
-    let tiles: Vec<Tile<T>> = sample_tiles(ny, nx)
-        .into_iter()
-        .map(|(y0, x0, h, w)| {
-            let rows = |a: &[T]| -> Vec<T> {
-                (y0..y0 + h)
-                    .flat_map(|j| a[j * nx + x0..j * nx + x0 + w].iter().copied())
-                    .collect()
-            };
-            (rows(u), rows(v), h, w)
-        })
-        .collect();
-    choose_from(&tiles, xi)
+    let rows = |r: Range<usize>| Ok::<_, Infallible>((u[r.clone()].to_vec(), v[r].to_vec()));
+    let Ok(plan) = choose_by(ny, nx, xi, rows);
+    plan
+}
+
+/// The plan for an ny x nx field wherever it is: its [`sample_tiles`] read
+/// row by row, `row(range)` giving u and v at the field's elements `range`
+/// (row-major), then [`choose_from`] them. The CPU and the GPU (which reads
+/// the rows back from the device) both choose through here.
+pub fn choose_by<T: Real, E>(
+    ny: usize,
+    nx: usize,
+    xi: f64,
+    mut row: impl FnMut(Range<usize>) -> Result<(Vec<T>, Vec<T>), E>,
+) -> Result<LevelPlan, E> {
+    let mut tiles: Vec<Tile<T>> = Vec::new();
+    for (y0, x0, h, w) in sample_tiles(ny, nx) {
+        let (mut tu, mut tv) = (Vec::with_capacity(h * w), Vec::with_capacity(h * w));
+        for j in y0..y0 + h {
+            let (a, b) = row(j * nx + x0..j * nx + x0 + w)?;
+            tu.extend(a);
+            tv.extend(b);
+        }
+        tiles.push((tu, tv, h, w));
+    }
+    Ok(choose_from(&tiles, xi))
 }
 
 /// The plan whose estimate over `tiles` is smallest, if it saves [`MARGIN`]
 /// against none; none where a tile holds a value that is not finite (the
 /// estimate predicts as the finite path does) or `xi` is not positive. Only
 /// the tiles decide, so the GPU, reading the same tiles, chooses the same.
-pub fn choose_from<T: Real>(tiles: &[Tile<T>], xi: f64) -> LevelPlan {
+fn choose_from<T: Real>(tiles: &[Tile<T>], xi: f64) -> LevelPlan {
     let finite = tiles
         .iter()
         .all(|(u, v, _, _)| u.iter().chain(v).all(|x| x.is_finite()));
