@@ -44,6 +44,7 @@ impl Grid {
     pub fn build<T: Real>(pos: &[T], space: Space, r: f64) -> Grid {
         let n = pos.len() / 3;
         let finite: Vec<u32> = (0..n as u32)
+            .into_par_iter()
             .filter(|&k| {
                 pos[3 * k as usize..3 * k as usize + 3]
                     .iter()
@@ -84,26 +85,18 @@ impl Grid {
             keys: Vec::new(),
             start: Vec::new(),
         };
-        let mut keyed: Vec<(u64, u32)> = finite
-            .par_iter()
-            .map(|&k| {
-                (
-                    grid.cell_of(&pos[3 * k as usize..3 * k as usize + 3], space),
-                    k,
-                )
-            })
-            .collect();
-        keyed.par_sort_unstable();
+        let key = |k: u32| grid.cell_of(&pos[3 * k as usize..3 * k as usize + 3], space);
+        let (sorted_keys, order) = sort_by_key(&finite, key);
         let mut keys = Vec::new();
         let mut start = Vec::new();
-        for (at, &(key, _)) in keyed.iter().enumerate() {
+        for (at, &key) in sorted_keys.iter().enumerate() {
             if keys.last() != Some(&key) {
                 keys.push(key);
                 start.push(at);
             }
         }
-        start.push(keyed.len());
-        grid.order = keyed.into_iter().map(|(_, k)| k).collect();
+        start.push(sorted_keys.len());
+        grid.order = order;
         grid.keys = keys;
         grid.start = start;
         grid
@@ -341,13 +334,13 @@ impl Grid {
                 }
                 // (The hits found without a branch each: most candidates
                 // miss, unpredictably.)
-                near(d2, min2, self.reach2, hits);
-                if !hits.is_empty() {
+                let m = near(d2, min2, self.reach2, hits);
+                if m > 0 {
                     let row = Row {
                         fixed,
                         others,
                         d2,
-                        hits,
+                        hits: &hits[..m],
                         fixed_first,
                     };
                     visit(out, &row);
@@ -603,17 +596,20 @@ impl Wide {
 }
 
 /// The offsets in `row` of the distances the pair walk keeps (not beyond
-/// `reach2`, not short of `min2`; as the scalar test, NaN is kept), ascending.
+/// `reach2`, not short of `min2`; as the scalar test, NaN is kept), ascending:
+/// `hits[..m]`, m returned. `hits` is grown, never cleared: a fill per row
+/// cost as much as the test.
 #[inline]
-fn near(row: &[f64], min2: f64, reach2: f64, hits: &mut Vec<u32>) {
-    hits.clear();
-    hits.resize(row.len(), 0);
+fn near(row: &[f64], min2: f64, reach2: f64, hits: &mut Vec<u32>) -> usize {
+    if hits.len() < row.len() {
+        hits.resize(row.len(), 0);
+    }
     let mut m = 0;
     for (o, &d) in row.iter().enumerate() {
         hits[m] = o as u32;
         m += !(d > reach2 || d < min2) as usize;
     }
-    hits.truncate(m);
+    m
 }
 
 impl Wide {
@@ -654,6 +650,30 @@ impl Wide {
             out.extend(range.map(|q| space.dist2(at(sorted, p), at(sorted, q))));
         }
     }
+}
+
+/// The particles `ks` (ascending) with their keys, sorted by key, ties kept
+/// in index order: the order of sorting the pairs. Sorted as one u64 each
+/// where key and index fit (always but for grids of over 2^32 / n cells):
+/// half the bytes to move and fault in, and one comparison.
+fn sort_by_key(ks: &[u32], key: impl Fn(u32) -> u64 + Sync) -> (Vec<u64>, Vec<u32>) {
+    let index_bits = 64 - (ks.last().copied().unwrap_or(0) as u64).leading_zeros();
+    let mut packed: Vec<u64> = ks.par_iter().map(|&k| key(k)).collect();
+    let top = packed.par_iter().copied().max().unwrap_or(0);
+    if (64 - top.leading_zeros()) + index_bits > 64 {
+        let mut keyed: Vec<(u64, u32)> = packed.into_iter().zip(ks.iter().copied()).collect();
+        keyed.par_sort_unstable();
+        return keyed.into_iter().unzip();
+    }
+    packed
+        .par_iter_mut()
+        .zip(ks)
+        .for_each(|(p, &k)| *p = (*p << index_bits) | k as u64);
+    packed.par_sort_unstable();
+    let mask = (1u64 << index_bits) - 1;
+    let order = packed.par_iter().map(|&p| (p & mask) as u32).collect();
+    packed.par_iter_mut().for_each(|p| *p >>= index_bits);
+    (packed, order)
 }
 
 /// AoS `pos` gathered into `order` (`out[a]`: particle `order[a]`), in
