@@ -16,7 +16,7 @@ use super::geometry::{self, linked, Space};
 use super::grid::{self, Grid, Wide};
 use super::safe::{
     apply_secured, error_norm, grid_order, in_particle_order, kept_edits, no_radii, radii_of,
-    secure, LiveRow,
+    secure, LiveRow, Move,
 };
 use super::vulnerable;
 use crate::real::Real;
@@ -90,7 +90,7 @@ pub fn correct<T: Real>(
     // Every particle with a radius, secured.
     let t = Instant::now();
     let step = edit_step(xi, opts.edit_bits);
-    let moves: Vec<Option<Option<[Option<i32>; 3]>>> = (0..n)
+    let moves: Vec<Option<Move>> = (0..n)
         .into_par_iter()
         .map(|a| {
             (!es[a] && radius[a].is_finite()).then(|| {

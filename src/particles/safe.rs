@@ -32,7 +32,7 @@ use super::correct::{
 };
 use super::geometry::{self, linked, Space};
 use super::grid::{self, Grid};
-use super::vulnerable::{self, Pair, PairList};
+use super::vulnerable::{self, Pair, PairList, Parts};
 use crate::bound::within;
 use crate::real::Real;
 use rayon::prelude::*;
@@ -133,16 +133,6 @@ pub(super) fn grid_order(grid: &Grid, n: usize) -> Vec<u32> {
     o
 }
 
-/// The inverse of [`grid::gather`].
-fn scatter3<T: Real>(sorted: &[T], order: &[u32]) -> Vec<T> {
-    let mut out = vec![T::default(); sorted.len()];
-    for (a, &k) in order.iter().enumerate() {
-        let k = k as usize;
-        out[3 * k..3 * k + 3].copy_from_slice(&sorted[3 * a..3 * a + 3]);
-    }
-    out
-}
-
 impl<T: Real> Survey<T> {
     /// From the vulnerable pairs of any [`Corrector`] (the GPU's).
     pub fn of(pairs: &[Pair], orig: &[T], recon: &[T], space: Space, b: f64, xi: f64) -> Self {
@@ -201,7 +191,7 @@ impl<T: Real> Survey<T> {
         let radius = no_radii(n);
         // Per task: live pairs, changed pairs, all pairs (with `full`); a
         // row's live hits.
-        type Sink = (Vec<Pair>, Vec<Pair>, Vec<Pair>, LiveRow);
+        type Sink = (Parts, Vec<Pair>, Vec<Pair>, LiveRow);
         // Oriented by particle index (see `Survey`).
         let oriented = |a: usize, c: usize| {
             let (a, c) = (a as u32, c as u32);
@@ -228,17 +218,23 @@ impl<T: Real> Survey<T> {
                     }
                 }
             }
-            for &o in scratch.of(row, (lo2, hi2), b, slack, &e, &radius) {
+            let hits = scratch.of(row, (lo2, hi2), b, slack, &e, &radius);
+            let of = order[f];
+            let rf = geometry::at(&rs, f);
+            for &o in hits {
                 let c = row.others.start + o as usize;
                 let d2 = row.d2[o as usize];
-                let (x, y) = oriented(f, c);
+                // (Selects, not a branch: which of the two has the lower
+                // particle index is a coin toss in a shuffled set.)
+                let swap = order[c] < of;
+                let (x, y) = (if swap { c } else { f }, if swap { f } else { c });
                 let pair = Pair {
-                    i: x,
-                    j: y,
+                    i: x as u32,
+                    j: y as u32,
                     linked: geometry::linked(d2, b2),
                 };
                 live.push(pair);
-                let now = space.dist2(geometry::at(&rs, f), geometry::at(&rs, c));
+                let now = space.dist2(rf, geometry::at(&rs, c));
                 if geometry::linked(now, b2) != pair.linked {
                     bad.push(pair);
                 }
@@ -250,7 +246,7 @@ impl<T: Real> Survey<T> {
         let mut bad = Vec::with_capacity(sinks.iter().map(|s| s.1.len()).sum());
         let mut all = full.then(|| Vec::with_capacity(sinks.iter().map(|s| s.2.len()).sum()));
         for (l, c, f, _) in sinks {
-            live.push(l);
+            live.extend(l.into_parts());
             bad.extend(c);
             if let Some(all) = &mut all {
                 all.extend(f);
@@ -516,11 +512,7 @@ fn coarsest_edit<T: Real>(from: T, x: T, s: f64, step: f64, m: u32) -> Option<(i
     } else {
         return Some(near);
     };
-    let pick = (0..31)
-        .rev()
-        .map(|k| (hi >> k) << k)
-        .find(|&c| c >= lo)
-        .unwrap_or(lo);
+    let pick = most_trailing_zeros(lo, hi);
     let code = if neg { -pick } else { pick } as i32;
     let v = apply_edit(from, code, step);
     if v.is_finite() && within(v, x, s) {
@@ -530,17 +522,28 @@ fn coarsest_edit<T: Real>(from: T, x: T, s: f64, step: f64, m: u32) -> Option<(i
     }
 }
 
+/// Of the magnitudes in `[lo, hi]` (`0 <= lo <= hi < 2^31`), the one with the
+/// most trailing zero bits, capped at 2^30: `hi` cut below the highest bit
+/// where it differs from `lo - 1` (that multiple is >= lo, the next coarser
+/// one is not).
+#[inline]
+fn most_trailing_zeros(lo: i64, hi: i64) -> i64 {
+    let k = if lo == 0 {
+        30
+    } else {
+        (63 - ((lo - 1) ^ hi).leading_zeros() as i64).min(30)
+    };
+    (hi >> k) << k
+}
+
+/// How securing moves a particle: its edit codes per axis (None: kept), or
+/// None: stored exactly.
+pub(super) type Move = Option<[Option<i32>; 3]>;
+
 /// The edit codes (per axis, None: kept) that bring particle k's error within
 /// radius `r` and every coordinate within `xi`, editing as few coordinates as
 /// will do, largest error first; None when no code lands (store it exactly).
-pub(super) fn secure<T: Real>(
-    orig: &[T],
-    from: &[T],
-    r: f64,
-    xi: f64,
-    step: f64,
-    m: u32,
-) -> Option<[Option<i32>; 3]> {
+pub(super) fn secure<T: Real>(orig: &[T], from: &[T], r: f64, xi: f64, step: f64, m: u32) -> Move {
     let err = |v: &[T; 3]| -> [f64; 3] { [0, 1, 2].map(|a| v[a].to_f64() - orig[a].to_f64()) };
     let norm2 = |e: &[f64; 3]| e[0] * e[0] + e[1] * e[1] + e[2] * e[2];
     let start = [from[0], from[1], from[2]];
@@ -641,27 +644,52 @@ pub fn correct_on<T: Real>(
 }
 
 /// An outcome computed in `order` (`order[a]`: the particle at index a), in
-/// the particles' own order.
-pub(super) fn in_particle_order<T: Real>(mut out: Outcome<T>, order: &[u32]) -> Outcome<T> {
-    out.recon = scatter3(&out.recon, order);
-    let mut exact = vec![false; order.len()];
+/// the particles' own order: gathered through the inverse permutation, in
+/// parallel, and the edits taken particle by particle (already ascending, no
+/// sort).
+pub(super) fn in_particle_order<T: Real>(out: Outcome<T>, order: &[u32]) -> Outcome<T> {
+    let n = order.len();
+    let mut at = vec![0u32; n];
     for (a, &k) in order.iter().enumerate() {
-        exact[k as usize] = out.exact[a];
+        at[k as usize] = a as u32;
     }
-    out.exact = exact;
-    for e in &mut out.edits {
-        let (a, axis) = (e.0 / 3, e.0 % 3);
-        e.0 = 3 * order[a as usize] as u64 + axis;
+    // `out.edits[first[a]..first[a + 1]]`: those of the particle at index a.
+    debug_assert!(out.edits.windows(2).all(|w| w[0].0 < w[1].0));
+    let mut first = vec![0usize; n + 1];
+    for e in &out.edits {
+        first[(e.0 / 3) as usize + 1] += 1;
     }
-    out.edits.par_sort_unstable_by_key(|e| e.0);
-    out
+    for a in 0..n {
+        first[a + 1] += first[a];
+    }
+    let recon = at
+        .par_iter()
+        .flat_map_iter(|&a| geometry::at(&out.recon, a as usize).iter().copied())
+        .collect();
+    let exact = at.par_iter().map(|&a| out.exact[a as usize]).collect();
+    let edits = at
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(k, &a)| {
+            let a = a as usize;
+            out.edits[first[a]..first[a + 1]]
+                .iter()
+                .map(move |&(c, code)| (3 * k as u64 + c % 3, code))
+        })
+        .collect();
+    Outcome {
+        recon,
+        exact,
+        edits,
+        stats: out.stats,
+    }
 }
 
 /// Particle k moved as securing decided (`m`: its edit codes, or None:
 /// stored exactly), the codes kept in `codes` (per coordinate).
 pub(super) fn apply_secured<T: Real>(
     k: usize,
-    m: Option<[Option<i32>; 3]>,
+    m: Move,
     step: f64,
     orig: &[T],
     recon: &mut [T],
@@ -711,7 +739,7 @@ fn secure_pairs<T: Real>(
     let t0 = Instant::now();
     let n = orig.len() / 3;
     let step = edit_step(xi, opts.edit_bits);
-    let secured_at = |k: usize, recon: &[T]| -> Option<[Option<i32>; 3]> {
+    let secured_at = |k: usize, recon: &[T]| -> Move {
         let at = 3 * k..3 * k + 3;
         secure(
             &orig[at.clone()],
@@ -725,20 +753,28 @@ fn secure_pairs<T: Real>(
     // Where each particle of a changed pair would go if secured now: the cover
     // asks twice per pair, and round 0 moves them there.
     let ends = distinct(n, bad.iter().flat_map(|p| [p.i as usize, p.j as usize]));
-    let ahead: Vec<Option<[Option<i32>; 3]>> =
-        ends.par_iter().map(|&k| secured_at(k, &recon)).collect();
+    // With the position each would take: the cover asks for it twice per
+    // changed pair.
+    let ahead: Vec<(Move, [T; 3])> = ends
+        .par_iter()
+        .map(|&k| {
+            let m = secured_at(k, &recon);
+            let at = |a: usize| match m {
+                Some(c) => match c[a] {
+                    Some(code) => apply_edit(recon[3 * k + a], code, step),
+                    None => recon[3 * k + a],
+                },
+                None => orig[3 * k + a],
+            };
+            (m, [at(0), at(1), at(2)])
+        })
+        .collect();
     let mut slot = vec![u32::MAX; n];
     for (at, &k) in ends.iter().enumerate() {
         slot[k] = at as u32;
     }
-    let planned = |k: usize| ahead[slot[k] as usize];
-    let mut frontier = first_frontier(n, &bad, &recon, space, b, |k| match planned(k) {
-        Some(c) => [0, 1, 2].map(|a| match c[a] {
-            Some(code) => apply_edit(recon[3 * k + a], code, step),
-            None => recon[3 * k + a],
-        }),
-        None => [0, 1, 2].map(|a| orig[3 * k + a]),
-    });
+    let planned = |k: usize| ahead[slot[k] as usize].0;
+    let mut frontier = first_frontier(n, &bad, &recon, space, b, |k| ahead[slot[k] as usize].1);
     let mut stats = Stats {
         vulnerable_pairs: pairs.len(),
         violated_before: bad.len(),
@@ -769,7 +805,7 @@ fn secure_pairs<T: Real>(
         // A particle of a changed pair has its codes from the cover, in any
         // round: they depend on its own position only, which stays the base's
         // until it is secured.
-        let moves: Vec<Option<[Option<i32>; 3]>> = frontier
+        let moves: Vec<Move> = frontier
             .par_iter()
             .map(|&k| {
                 if slot[k] != u32::MAX {
@@ -795,19 +831,31 @@ fn secure_pairs<T: Real>(
             let at = this.partition_point(|&k| k < lo as usize);
             at < this.len() && this[at] <= hi as usize
         };
-        frontier = pairs
-            .par_iter_spanning(holds)
-            .filter_map(|p| {
-                let (i, j) = (p.i as usize, p.j as usize);
-                let other = match (just[i], just[j]) {
-                    (true, false) => j,
-                    (false, true) => i,
-                    _ => return None,
-                };
-                let d2 = space.dist2(&recon[3 * i..3 * i + 3], &recon[3 * j..3 * j + 3]);
-                (linked(d2, b2) != p.linked && !secured[other]).then_some(other)
+        // (A plain loop per part: the pass visits every pair of the early
+        // rounds, and an iterator chain per pair cost twice the loop.)
+        let found: Vec<Vec<usize>> = pairs
+            .par_parts_spanning(holds)
+            .map(|part| {
+                let mut out = Vec::new();
+                for p in part {
+                    let (i, j) = (p.i as usize, p.j as usize);
+                    let other = match (just[i], just[j]) {
+                        (true, false) => j,
+                        (false, true) => i,
+                        _ => continue,
+                    };
+                    if secured[other] {
+                        continue;
+                    }
+                    let d2 = space.dist2(&recon[3 * i..3 * i + 3], &recon[3 * j..3 * j + 3]);
+                    if linked(d2, b2) != p.linked {
+                        out.push(other);
+                    }
+                }
+                out
             })
             .collect();
+        frontier = found.concat();
         this.iter().for_each(|&k| just[k] = false);
     }
     stats.iterations = rounds;
@@ -816,7 +864,12 @@ fn secure_pairs<T: Real>(
     let t = Instant::now();
     let mut first = true;
     loop {
-        let bad = vulnerable::violated(pairs, &recon, space, b);
+        // The exact check, on the pairs with a particle secured or stored
+        // exactly: of every pair the base output changed one particle was
+        // secured, and a pair of two others still holds the base's positions,
+        // whose status the survey took with the same rule.
+        let touched = |k: usize| secured[k] || exact[k];
+        let bad = changed_touching(pairs, &recon, space, b, touched);
         if first {
             stats.violated_after = bad.len();
             first = false;
@@ -841,6 +894,36 @@ fn secure_pairs<T: Real>(
         edits,
         stats,
     }
+}
+
+/// The pairs of `pairs` with a `touched` particle whose status differs in
+/// `recon` (in no particular order).
+fn changed_touching<T: Real>(
+    pairs: &PairList,
+    recon: &[T],
+    space: Space,
+    b: f64,
+    touched: impl Fn(usize) -> bool + Sync,
+) -> Vec<Pair> {
+    let b2 = b * b;
+    let found: Vec<Vec<Pair>> = pairs
+        .par_parts_spanning(|_, _| true)
+        .map(|part| {
+            let mut out = Vec::new();
+            for p in part {
+                let (i, j) = (p.i as usize, p.j as usize);
+                if !(touched(i) || touched(j)) {
+                    continue;
+                }
+                let d2 = space.dist2(&recon[3 * i..3 * i + 3], &recon[3 * j..3 * j + 3]);
+                if linked(d2, b2) != p.linked {
+                    out.push(*p);
+                }
+            }
+            out
+        })
+        .collect();
+    found.concat()
 }
 
 #[cfg(test)]
@@ -890,6 +973,38 @@ mod tests {
         // Far below the edit lattice's resolution nothing lands (f32 spacing
         // near 0.0099 is 1e-9, the lattice's 6e-7: no code rounds onto x).
         assert!(smallest_edit(0.0, 0.0099, 1e-13, step, m).is_none());
+    }
+
+    #[test]
+    fn the_coarsest_magnitude_is_the_loops() {
+        // The search it replaces: from 2^30 down, the first multiple >= lo.
+        let by_loop = |lo: i64, hi: i64| {
+            (0..31)
+                .rev()
+                .map(|k| (hi >> k) << k)
+                .find(|&c| c >= lo)
+                .unwrap_or(lo)
+        };
+        let mut seed = 7u64;
+        let mut next = |m: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        let mut cases: Vec<(i64, i64)> = (0..64)
+            .flat_map(|lo| (lo..64).map(move |hi| (lo, hi)))
+            .collect();
+        for _ in 0..100_000 {
+            let lo = next(1 << 31) as i64 >> next(31);
+            let hi = (lo + (next(1 << 31) as i64 >> next(31))).min((1 << 31) - 1);
+            cases.push((lo, hi));
+        }
+        cases.push((0, (1 << 31) - 1));
+        cases.push(((1 << 30) + 1, (1 << 31) - 1));
+        for (lo, hi) in cases {
+            assert_eq!(most_trailing_zeros(lo, hi), by_loop(lo, hi), "[{lo}, {hi}]");
+        }
     }
 
     #[test]

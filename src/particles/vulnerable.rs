@@ -78,6 +78,40 @@ pub struct PairList {
 /// Pairs per part when a [`PairList`] is made from one array.
 const PART: usize = 1 << 16;
 
+/// Pairs per part as a search pushes them ([`Parts`]).
+const PUSHED_PART: usize = 1 << 13;
+
+/// Pairs pushed one at a time into parts of a fixed capacity, never grown:
+/// a growing array copied itself into fresh memory at each doubling, and
+/// those copies and page faults were a third of a search's faults.
+#[derive(Debug, Default)]
+pub struct Parts {
+    full: Vec<Vec<Pair>>,
+    open: Vec<Pair>,
+}
+
+impl Parts {
+    #[inline]
+    pub fn push(&mut self, p: Pair) {
+        if self.open.len() == self.open.capacity() {
+            let next = Vec::with_capacity(PUSHED_PART);
+            let done = std::mem::replace(&mut self.open, next);
+            if !done.is_empty() {
+                self.full.push(done);
+            }
+        }
+        self.open.push(p);
+    }
+
+    /// The parts, in push order.
+    pub fn into_parts(mut self) -> Vec<Vec<Pair>> {
+        if !self.open.is_empty() {
+            self.full.push(self.open);
+        }
+        self.full
+    }
+}
+
 impl PairList {
     /// The parts' pairs in order.
     pub fn from_parts(parts: Vec<Vec<Pair>>) -> PairList {
@@ -105,19 +139,20 @@ impl PairList {
     pub fn par_iter(&self) -> PairsPar<'_> {
         self.into_par_iter()
     }
-    /// [`PairList::par_iter`] over the parts whose index span `[lo, hi]`
-    /// `hit(lo, hi)` accepts: a pass that wants only pairs with a particle in
-    /// a small set skips the parts that cannot hold one. Pairs found by a
-    /// spatial search in cell order have narrow spans.
-    pub fn par_iter_spanning<'a>(
+    /// The parts whose index span `[lo, hi]` `hit(lo, hi)` accepts, in
+    /// parallel: a pass that wants only pairs with a particle in a small set
+    /// skips the parts that cannot hold one (pairs found by a spatial search
+    /// in cell order have narrow spans), and loops over each part's pairs
+    /// itself.
+    pub fn par_parts_spanning<'a>(
         &'a self,
         hit: impl Fn(u32, u32) -> bool + Sync + Send + 'a,
-    ) -> impl ParallelIterator<Item = &'a Pair> + 'a {
+    ) -> impl ParallelIterator<Item = &'a [Pair]> + 'a {
         self.parts
             .par_iter()
             .zip(&self.spans)
             .filter(move |(_, &(lo, hi))| lo <= hi && hit(lo, hi))
-            .flat_map_iter(|(p, _)| p.iter())
+            .map(|(p, _)| &p[..])
     }
     pub fn to_vec(&self) -> Vec<Pair> {
         self.iter().copied().collect()
