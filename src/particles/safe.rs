@@ -470,7 +470,8 @@ fn edge_code<T: Real>(
         y = next_toward(y, dir);
     }
     let c = (y.to_f64() - from.to_f64()) / step - 0.5;
-    let mut code = c.round().clamp(lo as f64, hi as f64) as i32;
+    // (Not `f64::round`: a libm call on baseline x86-64, same bits.)
+    let mut code = geometry::round_half_away(c).clamp(lo as f64, hi as f64) as i32;
     let toward = if dir > 0.0 { 1 } else { -1 };
     // One code back first: rounding may have stepped past the edge.
     let back = (code - toward).clamp(lo, hi);
@@ -868,8 +869,10 @@ fn secure_pairs<T: Real>(
         // exactly: of every pair the base output changed one particle was
         // secured, and a pair of two others still holds the base's positions,
         // whose status the survey took with the same rule.
-        let touched = |k: usize| secured[k] || exact[k];
-        let bad = changed_touching(pairs, &recon, space, b, touched);
+        let touched: Vec<bool> = (secured.par_iter().zip(&exact))
+            .map(|(&s, &e)| s | e)
+            .collect();
+        let bad = changed_touching(pairs, &recon, space, b, &touched);
         if first {
             stats.violated_after = bad.len();
             first = false;
@@ -903,7 +906,7 @@ fn changed_touching<T: Real>(
     recon: &[T],
     space: Space,
     b: f64,
-    touched: impl Fn(usize) -> bool + Sync,
+    touched: &[bool],
 ) -> Vec<Pair> {
     let b2 = b * b;
     let found: Vec<Vec<Pair>> = pairs
@@ -912,7 +915,7 @@ fn changed_touching<T: Real>(
             let mut out = Vec::new();
             for p in part {
                 let (i, j) = (p.i as usize, p.j as usize);
-                if !(touched(i) || touched(j)) {
+                if !(touched[i] | touched[j]) {
                     continue;
                 }
                 let d2 = space.dist2(&recon[3 * i..3 * i + 3], &recon[3 * j..3 * j + 3]);
