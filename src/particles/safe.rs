@@ -865,14 +865,7 @@ fn secure_pairs<T: Real>(
     let t = Instant::now();
     let mut first = true;
     loop {
-        // The exact check, on the pairs with a particle secured or stored
-        // exactly: of every pair the base output changed one particle was
-        // secured, and a pair of two others still holds the base's positions,
-        // whose status the survey took with the same rule.
-        let touched: Vec<bool> = (secured.par_iter().zip(&exact))
-            .map(|(&s, &e)| s | e)
-            .collect();
-        let bad = changed_touching(pairs, &recon, space, b, &touched);
+        let bad = pairs.violated(&recon, space, b);
         if first {
             stats.violated_after = bad.len();
             first = false;
@@ -897,36 +890,6 @@ fn secure_pairs<T: Real>(
         edits,
         stats,
     }
-}
-
-/// The pairs of `pairs` with a `touched` particle whose status differs in
-/// `recon` (in no particular order).
-fn changed_touching<T: Real>(
-    pairs: &PairList,
-    recon: &[T],
-    space: Space,
-    b: f64,
-    touched: &[bool],
-) -> Vec<Pair> {
-    let b2 = b * b;
-    let found: Vec<Vec<Pair>> = pairs
-        .par_parts_spanning(|_, _| true)
-        .map(|part| {
-            let mut out = Vec::new();
-            for p in part {
-                let (i, j) = (p.i as usize, p.j as usize);
-                if !(touched[i] | touched[j]) {
-                    continue;
-                }
-                let d2 = space.dist2(&recon[3 * i..3 * i + 3], &recon[3 * j..3 * j + 3]);
-                if linked(d2, b2) != p.linked {
-                    out.push(*p);
-                }
-            }
-            out
-        })
-        .collect();
-    found.concat()
 }
 
 #[cfg(test)]
