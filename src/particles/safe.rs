@@ -192,14 +192,12 @@ impl<T: Real> Survey<T> {
         // Per task: live pairs, changed pairs, all pairs (with `full`); a
         // row's live hits.
         type Sink = (Parts, Vec<Pair>, Vec<Pair>, LiveRow);
-        // Oriented by particle index (see `Survey`).
+        // Oriented by particle index (see `Survey`); selects, not a branch:
+        // which of the two comes first is a coin toss in a shuffled set.
         let oriented = |a: usize, c: usize| {
-            let (a, c) = (a as u32, c as u32);
-            if order[a as usize] < order[c as usize] {
-                (a, c)
-            } else {
-                (c, a)
-            }
+            let swap = order[c] < order[a];
+            let (x, y) = (if swap { c } else { a }, if swap { a } else { c });
+            (x as u32, y as u32)
         };
         let visit = |s: &mut Sink, row: &grid::Row| {
             let (live, bad, all, scratch) = s;
@@ -218,19 +216,14 @@ impl<T: Real> Survey<T> {
                     }
                 }
             }
-            let hits = scratch.of(row, (lo2, hi2), b, slack, &e, &radius);
-            let of = order[f];
             let rf = geometry::at(&rs, f);
-            for &o in hits {
+            for &o in scratch.of(row, (lo2, hi2), b, slack, &e, &radius) {
                 let c = row.others.start + o as usize;
                 let d2 = row.d2[o as usize];
-                // (Selects, not a branch: which of the two has the lower
-                // particle index is a coin toss in a shuffled set.)
-                let swap = order[c] < of;
-                let (x, y) = (if swap { c } else { f }, if swap { f } else { c });
+                let (x, y) = oriented(f, c);
                 let pair = Pair {
-                    i: x as u32,
-                    j: y as u32,
+                    i: x,
+                    j: y,
                     linked: geometry::linked(d2, b2),
                 };
                 live.push(pair);
@@ -751,11 +744,10 @@ fn secure_pairs<T: Real>(
             opts.edit_bits,
         )
     };
-    // Where each particle of a changed pair would go if secured now: the cover
-    // asks twice per pair, and round 0 moves them there.
+    // How each particle of a changed pair would move if secured now, and the
+    // position it would take: the cover asks for that twice per pair, and
+    // round 0 moves them there.
     let ends = distinct(n, bad.iter().flat_map(|p| [p.i as usize, p.j as usize]));
-    // With the position each would take: the cover asks for it twice per
-    // changed pair.
     let ahead: Vec<(Move, [T; 3])> = ends
         .par_iter()
         .map(|&k| {

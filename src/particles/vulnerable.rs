@@ -44,25 +44,27 @@ pub fn pairs<T: Real>(pos: &[T], space: Space, b: f64, xi: f64) -> Vec<Pair> {
 }
 
 /// The pairs whose link status differs in `recon` (AoS, same order), in pair
-/// order, found in parallel (`pairs`: a slice or a [`PairList`]).
-pub fn violated<'a, T: Real>(
-    pairs: impl IntoParallelIterator<Item = &'a Pair>,
-    recon: &[T],
-    space: Space,
-    b: f64,
-) -> Vec<Pair> {
-    let b2 = b * b;
-    pairs
-        .into_par_iter()
-        .filter(|p| {
-            let (i, j) = (p.i as usize, p.j as usize);
-            linked(
-                space.dist2(&recon[3 * i..3 * i + 3], &recon[3 * j..3 * j + 3]),
-                b2,
-            ) != p.linked
-        })
-        .copied()
-        .collect()
+/// order, found in parallel.
+pub fn violated<T: Real>(pairs: &[Pair], recon: &[T], space: Space, b: f64) -> Vec<Pair> {
+    let found: Vec<Vec<Pair>> = pairs
+        .par_chunks(PART)
+        .map(|part| changed_in(part, recon, space, b * b))
+        .collect();
+    found.concat()
+}
+
+/// [`violated`] of one run of pairs, a plain loop (an iterator chain per pair
+/// cost a sixth more).
+fn changed_in<T: Real>(part: &[Pair], recon: &[T], space: Space, b2: f64) -> Vec<Pair> {
+    let mut out = Vec::new();
+    for p in part {
+        let (i, j) = (p.i as usize, p.j as usize);
+        let d2 = space.dist2(&recon[3 * i..3 * i + 3], &recon[3 * j..3 * j + 3]);
+        if linked(d2, b2) != p.linked {
+            out.push(*p);
+        }
+    }
+    out
 }
 
 /// Pairs in search order, kept as the parallel search's tasks left them, one
@@ -154,24 +156,12 @@ impl PairList {
             .filter(move |(_, &(lo, hi))| lo <= hi && hit(lo, hi))
             .map(|(p, _)| &p[..])
     }
-    /// [`violated`] part by part, each a plain loop (the iterator chain per
-    /// pair cost a sixth more), in pair order.
+    /// [`violated`] part by part, in pair order.
     pub fn violated<T: Real>(&self, recon: &[T], space: Space, b: f64) -> Vec<Pair> {
-        let b2 = b * b;
         let found: Vec<Vec<Pair>> = self
             .parts
             .par_iter()
-            .map(|part| {
-                let mut out = Vec::new();
-                for p in part {
-                    let (i, j) = (p.i as usize, p.j as usize);
-                    let d2 = space.dist2(&recon[3 * i..3 * i + 3], &recon[3 * j..3 * j + 3]);
-                    if linked(d2, b2) != p.linked {
-                        out.push(*p);
-                    }
-                }
-                out
-            })
+            .map(|part| changed_in(part, recon, space, b * b))
             .collect();
         found.concat()
     }
