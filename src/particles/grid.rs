@@ -12,6 +12,8 @@ use super::geometry::{at, bounding_box, Space};
 use crate::real::Real;
 use rayon::prelude::*;
 
+mod lanes;
+
 /// Cells are this much wider than the radius, so rounding in the cell index can
 /// never put two particles within the radius two cells apart.
 const SIDE_MARGIN: f64 = 1.0 + 1e-6;
@@ -316,14 +318,15 @@ impl Grid {
         fast: bool,
     ) -> Vec<S> {
         let wide = Wide::of(sorted);
+        let plain_row = lanes::row_fn();
         // Per task: the caller's sink, a row's distances and its hits.
         let spans = self.spans_via(
             sorted,
             space,
             || (sink(), Vec::new(), Vec::new()),
             |(out, d2, hits): &mut (S, Vec<f64>, Vec<u32>), fixed, others, fixed_first, plain| {
-                if plain {
-                    wide.dist2s(fixed, others.clone(), d2);
+                let m = if plain {
+                    plain_row(&wide, fixed, others.clone(), min2, self.reach2, d2, hits)
                 } else {
                     d2.clear();
                     d2.extend(
@@ -331,15 +334,13 @@ impl Grid {
                             .clone()
                             .map(|q| space.dist2(at(sorted, fixed), at(sorted, q))),
                     );
-                }
-                // (The hits found without a branch each: most candidates
-                // miss, unpredictably.)
-                let m = near(d2, min2, self.reach2, hits);
+                    near(d2, min2, self.reach2, hits)
+                };
                 if m > 0 {
                     let row = Row {
                         fixed,
+                        d2: &d2[..others.len()],
                         others,
-                        d2,
                         hits: &hits[..m],
                         fixed_first,
                     };
@@ -517,8 +518,13 @@ pub struct Wide {
 }
 
 impl Wide {
+    /// Each axis padded with [`lanes::PAD`] zeros past the last position.
     pub fn of<T: Real>(sorted: &[T]) -> Wide {
-        let axis = |k: usize| sorted.par_chunks_exact(3).map(|p| p[k].to_f64()).collect();
+        let axis = |k: usize| {
+            let mut v: Vec<f64> = sorted.par_chunks_exact(3).map(|p| p[k].to_f64()).collect();
+            v.extend([0.0; lanes::PAD]);
+            v
+        };
         Wide {
             x: axis(0),
             y: axis(1),
