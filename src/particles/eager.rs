@@ -15,8 +15,8 @@ use super::correct::{edit_step, reset_exact, store_exact, Options, Outcome, Stat
 use super::geometry::{self, linked, Space};
 use super::grid::{self, Grid, Wide};
 use super::safe::{
-    apply_secured, error_norm, grid_order, in_particle_order, kept_edits, no_radii, radii_of,
-    secure, LiveRow, Move,
+    apply_secured, grid_order, in_particle_order, kept_edits, no_radii, padded_norms, radii_of,
+    secure, LiveHits, LiveTest, Move,
 };
 use super::vulnerable;
 use crate::real::Real;
@@ -57,10 +57,7 @@ pub fn correct<T: Real>(
     drop((recon, exact));
     let at = |v: &[T], a: usize| [v[3 * a], v[3 * a + 1], v[3 * a + 2]];
     // The base's error of each particle: every final error is at most it.
-    let e: Vec<f64> = (0..n)
-        .into_par_iter()
-        .map(|a| error_norm(&at(&os, a), &at(&rs, a)))
-        .collect();
+    let e = padded_norms(&os, &rs);
     // The grid's particles lead `order`.
     let held = &os[..3 * grid.order().len()];
     let live = Live {
@@ -158,6 +155,7 @@ struct Live<'a, T> {
     b: f64,
     /// [`geometry::rounding_slack`] of the originals.
     slack: f64,
+    /// The base's error norms ([`padded_norms`]).
     e: &'a [f64],
 }
 
@@ -166,31 +164,30 @@ impl<T: Real> Live<'_, T> {
     /// status `recon` (the grid's particles, in grid order) changed.
     fn radii(&self, recon: &[T], radius: &[AtomicU64]) -> (usize, usize) {
         let b2 = self.b * self.b;
-        // Per task: live and changed counts; a row's live hits. The changed
+        // Per task: live and changed counts; a block's live hits. The changed
         // count (a report figure) takes the reconstruction's distance of the
         // live pairs only: a third of the walk's.
-        type Sink = (usize, usize, LiveRow);
-        let sinks = self.grid.fold_rows(
-            self.held,
-            self.space,
-            self.window.0,
-            Sink::default,
-            |s, row| {
+        type Sink = (usize, usize, LiveHits);
+        let test = LiveTest {
+            window: self.window,
+            b: self.b,
+            slack: self.slack,
+        };
+        let sinks = self
+            .grid
+            .fold_blocks(self.held, self.space, Sink::default, |s, block| {
                 let (live, changed, scratch) = s;
-                let hits = scratch.of(row, self.window, self.b, self.slack, self.e, radius);
-                *live += hits.len();
-                let f = geometry::at(recon, row.fixed);
-                *changed += hits
-                    .iter()
-                    .filter(|&&o| {
-                        let now = self
-                            .space
-                            .dist2(f, geometry::at(recon, row.others.start + o as usize));
-                        linked(now, b2) != linked(row.d2[o as usize], b2)
-                    })
-                    .count();
-            },
-        );
+                let hits = scratch.of(
+                    &self.wide, self.held, self.space, self.e, block, &test, radius,
+                );
+                for (f, c, d2) in hits {
+                    *live += 1;
+                    let now = self
+                        .space
+                        .dist2(geometry::at(recon, f), geometry::at(recon, c));
+                    *changed += usize::from(linked(now, b2) != linked(d2, b2));
+                }
+            });
         sinks.iter().fold((0, 0), |(l, c), s| (l + s.0, c + s.1))
     }
 

@@ -224,25 +224,6 @@ impl Grid {
         all
     }
 
-    /// The pair walk of [`Grid::pairs_beyond`] in grid order, on positions
-    /// already gathered into it (`sorted`: AoS, particle `order()[a]` at
-    /// position a; [`Grid::gather`]). `visit(sink, a, b, dist2)` gets
-    /// positions `a`, `b` (not particle indices), in the same sequence
-    /// `pairs` visits them, and each parallel task's sink comes back, in task
-    /// order. Arrays gathered in grid order make the visits cache-local
-    /// whatever the particles' own order.
-    pub fn fold_sorted<T: Real, S: Send>(
-        &self,
-        sorted: &[T],
-        space: Space,
-        min2: f64,
-        sink: impl Fn() -> S + Sync,
-        visit: impl Fn(&mut S, u32, u32, f64) + Sync,
-    ) -> Vec<S> {
-        self.check_sorted(sorted);
-        self.fold_via(sorted, space, min2, sink, visit, true)
-    }
-
     fn check_sorted<T: Real>(&self, sorted: &[T]) {
         debug_assert_eq!(
             sorted.len(),
@@ -292,22 +273,10 @@ impl Grid {
         )
     }
 
-    /// The pair walk of [`Grid::fold_sorted`] a row at a time: each [`Row`]
+    /// The pair walk of [`Grid::pairs_beyond`] a row at a time: each [`Row`]
     /// holds one particle's distances to a run of consecutive positions, so
-    /// a pass can work on whole rows (vectorised, one reduction per row)
-    /// instead of a call per pair. Same pairs, same sequence.
-    pub fn fold_rows<T: Real, S: Send>(
-        &self,
-        sorted: &[T],
-        space: Space,
-        min2: f64,
-        sink: impl Fn() -> S + Sync,
-        visit: impl Fn(&mut S, &Row) + Sync,
-    ) -> Vec<S> {
-        self.check_sorted(sorted);
-        self.rows_via(sorted, space, min2, sink, visit, true)
-    }
-
+    /// a pass can work on whole rows (vectorised) instead of a call per pair.
+    /// Same pairs, same sequence.
     fn rows_via<T: Real, S: Send>(
         &self,
         sorted: &[T],
@@ -352,7 +321,9 @@ impl Grid {
         spans.into_iter().map(|s| s.0).collect()
     }
 
-    /// The walk of [`Grid::fold_rows`] before any distance is taken: `span(sink,
+    /// The walk of [`Grid::pairs_beyond`] before any distance is taken, on
+    /// positions already gathered into grid order (`sorted`: AoS, particle
+    /// `order()[a]` at position a; [`Grid::gather`]): `span(sink,
     /// fixed, others, fixed_first, plain)` for each of its rows, in its
     /// sequence (positions as there; an empty row is skipped). `plain`: the plain
     /// differences of the row are the minimum image ([`Wide::dist2s`] gives
@@ -376,6 +347,37 @@ impl Grid {
         space: Space,
         sink: impl Fn() -> S + Sync,
         span: impl Fn(&mut S, usize, std::ops::Range<usize>, bool, bool) + Sync,
+        fast: bool,
+    ) -> Vec<S> {
+        let rows = |s: &mut S, block: &Block| {
+            for (a, others) in block.rows() {
+                span(s, a, others, block.triangular, block.plain);
+            }
+        };
+        self.blocks_via(sorted, space, sink, rows, fast)
+    }
+
+    /// The walk of [`Grid::fold_spans`] a block of rows at a time: `block(sink,
+    /// b)` for each [`Block`], in the walk's sequence (its rows are the walk's
+    /// rows in order). For passes that take a block in one call (whose per-row
+    /// overhead was as much as a short row's work).
+    pub fn fold_blocks<T: Real, S: Send>(
+        &self,
+        sorted: &[T],
+        space: Space,
+        sink: impl Fn() -> S + Sync,
+        block: impl Fn(&mut S, &Block) + Sync,
+    ) -> Vec<S> {
+        self.check_sorted(sorted);
+        self.blocks_via(sorted, space, sink, block, true)
+    }
+
+    fn blocks_via<T: Real, S: Send>(
+        &self,
+        sorted: &[T],
+        space: Space,
+        sink: impl Fn() -> S + Sync,
+        block: impl Fn(&mut S, &Block) + Sync,
         fast: bool,
     ) -> Vec<S> {
         let ncell = self.keys.len();
@@ -403,12 +405,9 @@ impl Grid {
                     self.keys
                         .partition_point(|&k| k < self.keys[cells.start] + lo)
                 });
-                let mut emit = |fixed: usize,
-                                others: std::ops::Range<usize>,
-                                fixed_first: bool,
-                                plain: bool| {
-                    if !others.is_empty() {
-                        span(&mut out, fixed, others, fixed_first, plain);
+                let mut emit = |b: Block| {
+                    if b.has_rows() {
+                        block(&mut out, &b);
                     }
                 };
                 for c in cells {
@@ -434,25 +433,19 @@ impl Grid {
                         }
                         if found.iter().all(|&(f, l)| clean(f..l)) {
                             // The same rows in the same order as below.
-                            for a in here.clone() {
-                                emit(a, a + 1..here.end, true, true);
-                            }
+                            emit(Block::within(here.clone(), true));
                             for &(first, last) in &found {
-                                for b in self.start[first]..self.start[last] {
-                                    emit(b, here.clone(), false, true);
-                                }
+                                let fixed = self.start[first]..self.start[last];
+                                emit(Block::across(fixed, here.clone(), true));
                             }
                             continue;
                         }
                     }
-                    for a in here.clone() {
-                        emit(a, a + 1..here.end, true, false);
-                    }
+                    emit(Block::within(here.clone(), false));
                     self.forward_neighbours(key, &mut nb);
                     for d in nb.iter().filter_map(|&key| self.occupied(key)) {
-                        for b in self.start[d]..self.start[d + 1] {
-                            emit(b, here.clone(), false, false);
-                        }
+                        let fixed = self.start[d]..self.start[d + 1];
+                        emit(Block::across(fixed, here.clone(), false));
                     }
                 }
                 out
@@ -495,7 +488,66 @@ impl Grid {
     }
 }
 
-/// One row of the pair walk ([`Grid::fold_rows`]): `fixed` paired with each
+/// A block of rows of the pair walk ([`Grid::fold_blocks`]): each position
+/// of `fixed` paired with each of `others`, or (`triangular`: one cell's
+/// own pairs, `fixed` and `others` the cell) with each of `others` after it.
+/// `plain` as [`Grid::fold_spans`]'s. Every block's `others` are the cell the
+/// walk is at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    pub fixed: std::ops::Range<usize>,
+    pub others: std::ops::Range<usize>,
+    pub triangular: bool,
+    pub plain: bool,
+}
+
+impl Block {
+    /// A cell's own pairs.
+    fn within(cell: std::ops::Range<usize>, plain: bool) -> Block {
+        Block {
+            fixed: cell.clone(),
+            others: cell,
+            triangular: true,
+            plain,
+        }
+    }
+
+    /// Each of `fixed` (a neighbour's) with each of `cell`.
+    fn across(fixed: std::ops::Range<usize>, cell: std::ops::Range<usize>, plain: bool) -> Block {
+        Block {
+            fixed,
+            others: cell,
+            triangular: false,
+            plain,
+        }
+    }
+
+    fn has_rows(&self) -> bool {
+        if self.triangular {
+            self.fixed.len() >= 2
+        } else {
+            !self.fixed.is_empty() && !self.others.is_empty()
+        }
+    }
+
+    /// Its rows in the walk's sequence, none empty: each fixed position and
+    /// its others.
+    pub fn rows(&self) -> impl Iterator<Item = (usize, std::ops::Range<usize>)> + '_ {
+        self.fixed
+            .clone()
+            .map(move |a| {
+                let from = if self.triangular {
+                    a + 1
+                } else {
+                    self.others.start
+                };
+                (a, from..self.others.end)
+            })
+            .filter(|(_, r)| !r.is_empty())
+    }
+}
+
+/// One row of the pair walk ([`Grid::rows_via`]): `fixed` paired with each
 /// of `others` (grid positions), `d2[o]` the squared distance (minimum image)
 /// to `others.start + o`, and `hits` the offsets within the walk's reach,
 /// ascending (never empty). `fixed_first`: in [`Grid::pairs`]' convention
@@ -509,6 +561,11 @@ pub struct Row<'r> {
     pub fixed_first: bool,
 }
 
+/// Values past the last that [`Wide`] pads each axis with (and a per-particle
+/// array read in lanes beside it), so that a row's last group of four lanes
+/// loads in bounds.
+pub const PAD: usize = 3;
+
 /// Positions in f64, one array per axis, for rows of plain distances that
 /// the compiler vectorises.
 pub struct Wide {
@@ -518,11 +575,11 @@ pub struct Wide {
 }
 
 impl Wide {
-    /// Each axis padded with [`lanes::PAD`] zeros past the last position.
+    /// Each axis padded with [`PAD`] zeros past the last position.
     pub fn of<T: Real>(sorted: &[T]) -> Wide {
         let axis = |k: usize| {
             let mut v: Vec<f64> = sorted.par_chunks_exact(3).map(|p| p[k].to_f64()).collect();
-            v.extend([0.0; lanes::PAD]);
+            v.extend([0.0; PAD]);
             v
         };
         Wide {
@@ -530,6 +587,11 @@ impl Wide {
             y: axis(1),
             z: axis(2),
         }
+    }
+
+    /// The x, y and z axes (each [`PAD`] longer than the positions).
+    pub fn axes(&self) -> [&[f64]; 3] {
+        [&self.x, &self.y, &self.z]
     }
 
     /// `out[o]`: the squared plain distance between `p` and `range.start + o`,

@@ -31,13 +31,16 @@ use super::correct::{
     apply_edit, code_range, edit_step, reset_exact, store_exact, Corrector, Options, Outcome, Stats,
 };
 use super::geometry::{self, linked, Space};
-use super::grid::{self, Grid};
+use super::grid::{self, Grid, Wide};
 use super::vulnerable::{self, Pair, PairList, Parts};
 use crate::bound::within;
 use crate::real::Real;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
+
+mod live;
+pub(super) use live::{LiveHits, LiveTest};
 
 /// Each particle's share of a pair's `|d - b|`, shrunk so that a radius met
 /// exactly still leaves the f64 distance on the right side of b (the exact
@@ -114,14 +117,31 @@ pub(super) fn error_norm<T: Real>(o: &[T], r: &[T]) -> f64 {
     }
 }
 
+/// [`error_norm`] of each particle of `orig` and `recon` (AoS, same order),
+/// with [`grid::PAD`] zeros past the last for [`LiveHits`]' lanes.
+pub(super) fn padded_norms<T: Real>(orig: &[T], recon: &[T]) -> Vec<f64> {
+    let mut e: Vec<f64> = orig
+        .par_chunks_exact(3)
+        .zip(recon.par_chunks_exact(3))
+        .map(|(o, r)| error_norm(o, r))
+        .collect();
+    e.extend([0.0; grid::PAD]);
+    e
+}
+
 /// Whether errors of norms `ei`, `ej` can change the status of a pair at
 /// original distance `d` (widened as [`super::geometry::vulnerable_halfwidth`],
 /// and by `slack`, [`geometry::rounding_slack`]: 0 for f32 in ordinary boxes,
 /// which leaves the sum's bits as they were).
 #[inline]
 pub(super) fn can_change(d: f64, b: f64, ei: f64, ej: f64, slack: f64) -> bool {
-    (d - b).abs() <= (ei + ej) * (1.0 + 1e-6) + b * 1e-12 + slack
+    (d - b).abs() <= (ei + ej) * MARGIN_REL + b * MARGIN_B + slack
 }
+
+/// [`can_change`]'s relative widening of the errors' sum, and its widening
+/// relative to b.
+const MARGIN_REL: f64 = 1.0 + 1e-6;
+const MARGIN_B: f64 = 1e-12;
 
 /// Every particle in `grid`'s cell order: the grid holds the finite ones,
 /// and the rest, pairless, follow.
@@ -183,15 +203,18 @@ impl<T: Real> Survey<T> {
             || grid::gather(orig, &order),
             || grid::gather(recon, &order),
         );
-        let e: Vec<f64> = os
-            .par_chunks_exact(3)
-            .zip(rs.par_chunks_exact(3))
-            .map(|(o, r)| error_norm(o, r))
-            .collect();
+        let e = padded_norms(&os, &rs);
         let radius = no_radii(n);
+        let held = &os[..3 * grid.order().len()];
+        let wide = Wide::of(held);
+        let test = LiveTest {
+            window: (lo2, hi2),
+            b,
+            slack,
+        };
         // Per task: live pairs, changed pairs, all pairs (with `full`); a
-        // row's live hits.
-        type Sink = (Parts, Vec<Pair>, Vec<Pair>, LiveRow);
+        // block's live hits.
+        type Sink = (Parts, Vec<Pair>, Vec<Pair>, LiveHits);
         // Oriented by particle index (see `Survey`); selects, not a branch:
         // which of the two comes first is a coin toss in a shuffled set.
         let oriented = |a: usize, c: usize| {
@@ -199,27 +222,9 @@ impl<T: Real> Survey<T> {
             let (x, y) = (if swap { c } else { a }, if swap { a } else { c });
             (x as u32, y as u32)
         };
-        let visit = |s: &mut Sink, row: &grid::Row| {
+        let block = |s: &mut Sink, block: &grid::Block| {
             let (live, bad, all, scratch) = s;
-            let f = row.fixed;
-            if full {
-                for &o in row.hits {
-                    let d2 = row.d2[o as usize];
-                    if d2 >= lo2 && d2 <= hi2 {
-                        let (x, y) = oriented(f, row.others.start + o as usize);
-                        let (i, j) = (order[x as usize], order[y as usize]);
-                        all.push(Pair {
-                            i,
-                            j,
-                            linked: geometry::linked(d2, b2),
-                        });
-                    }
-                }
-            }
-            let rf = geometry::at(&rs, f);
-            for &o in scratch.of(row, (lo2, hi2), b, slack, &e, &radius) {
-                let c = row.others.start + o as usize;
-                let d2 = row.d2[o as usize];
+            for (f, c, d2) in scratch.of(&wide, held, space, &e, block, &test, &radius) {
                 let (x, y) = oriented(f, c);
                 let pair = Pair {
                     i: x,
@@ -227,14 +232,29 @@ impl<T: Real> Survey<T> {
                     linked: geometry::linked(d2, b2),
                 };
                 live.push(pair);
-                let now = space.dist2(rf, geometry::at(&rs, c));
+                let now = space.dist2(geometry::at(&rs, f), geometry::at(&rs, c));
                 if geometry::linked(now, b2) != pair.linked {
                     bad.push(pair);
                 }
             }
+            if full {
+                for (f, others) in block.rows() {
+                    for c in others {
+                        let d2 = space.dist2(geometry::at(held, f), geometry::at(held, c));
+                        if d2 >= lo2 && d2 <= hi2 {
+                            let (x, y) = oriented(f, c);
+                            let (i, j) = (order[x as usize], order[y as usize]);
+                            all.push(Pair {
+                                i,
+                                j,
+                                linked: geometry::linked(d2, b2),
+                            });
+                        }
+                    }
+                }
+            }
         };
-        let held = 3 * grid.order().len();
-        let sinks: Vec<Sink> = grid.fold_rows(&os[..held], space, lo2, Sink::default, visit);
+        let sinks: Vec<Sink> = grid.fold_blocks(held, space, Sink::default, block);
         let mut live = Vec::with_capacity(sinks.len());
         let mut bad = Vec::with_capacity(sinks.iter().map(|s| s.1.len()).sum());
         let mut all = full.then(|| Vec::with_capacity(sinks.iter().map(|s| s.2.len()).sum()));
@@ -253,55 +273,6 @@ impl<T: Real> Survey<T> {
             gathered: Some((os, rs)),
         };
         (survey, all)
-    }
-}
-
-/// The live hits of one row of the pair walk (in the window, and
-/// [`can_change`] under the base's errors `e`), with the radii they allow;
-/// scratch reused row after row.
-#[derive(Default)]
-pub(super) struct LiveRow {
-    at: Vec<u32>,
-    radius: Vec<f64>,
-}
-
-impl LiveRow {
-    /// The row's live offsets (ascending), found without a branch each,
-    /// square roots and all; `radius` lowered over them: each partner per
-    /// pair, the row's own particle once (its least).
-    pub(super) fn of(
-        &mut self,
-        row: &grid::Row,
-        (lo2, hi2): (f64, f64),
-        b: f64,
-        slack: f64,
-        e: &[f64],
-        radius: &[AtomicU64],
-    ) -> &[u32] {
-        let (ef, eo) = (e[row.fixed], &e[row.others.clone()]);
-        // Grown, never cleared: most rows hold a few hits, and a fill per
-        // row cost more than the row's own work.
-        let n = row.hits.len();
-        if self.at.len() < n {
-            self.at.resize(n, 0);
-            self.radius.resize(n, 0.0);
-        }
-        let mut m = 0;
-        for &o in row.hits {
-            let (d2, d) = (row.d2[o as usize], row.d2[o as usize].sqrt());
-            self.at[m] = o;
-            self.radius[m] = pair_radius(d, b);
-            m += ((d2 >= lo2) & (d2 <= hi2) & can_change(d, b, ef, eo[o as usize], slack)) as usize;
-        }
-        let mut least = f64::INFINITY;
-        for (&o, &g) in self.at[..m].iter().zip(&self.radius) {
-            least = if g < least { g } else { least };
-            lower(radius, row.others.start + o as usize, g.to_bits());
-        }
-        if least < f64::INFINITY {
-            lower(radius, row.fixed, least.to_bits());
-        }
-        &self.at[..m]
     }
 }
 

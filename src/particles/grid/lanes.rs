@@ -43,10 +43,6 @@ pub(super) fn scalar(
     near(d2, min2, reach2, hits)
 }
 
-/// Positions past the last that [`Wide`] pads each axis with, so that a row's
-/// last group of lanes loads in bounds.
-pub(super) const PAD: usize = 3;
-
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use super::{Range, Wide};
