@@ -53,8 +53,8 @@ pub fn correct<T: Real>(
     let order = grid_order(&grid, n);
     let os = grid::gather(orig, &order);
     let mut rs = grid::gather(&recon, &order);
-    let mut es: Vec<bool> = order.iter().map(|&k| exact[k as usize]).collect();
-    drop((recon, exact));
+    let mut es: Vec<bool> = order.par_iter().map(|&k| exact[k as usize]).collect();
+    drop(exact);
     let at = |v: &[T], a: usize| [v[3 * a], v[3 * a + 1], v[3 * a + 2]];
     // The base's error of each particle: every final error is at most it.
     let e = padded_norms(&os, &rs);
@@ -139,7 +139,7 @@ pub fn correct<T: Real>(
         edits,
         stats,
     };
-    in_particle_order(out, &order)
+    in_particle_order(out, &order, orig, recon, step)
 }
 
 /// The pairs the base's errors `e` can change (`safe::Survey::live`), found

@@ -643,32 +643,39 @@ pub fn correct_on<T: Real>(
     };
     // In the survey's order, and back.
     let t = Instant::now();
-    let es: Vec<bool> = order.iter().map(|&k| exact[k as usize]).collect();
+    let es: Vec<bool> = order.par_iter().map(|&k| exact[k as usize]).collect();
     let (os, mut rs) =
         gathered.unwrap_or_else(|| (grid::gather(orig, &order), grid::gather(&recon, &order)));
     // Exact particles at their originals, as in `recon`.
     for a in (0..es.len()).filter(|&a| es[a]) {
         rs[3 * a..3 * a + 3].copy_from_slice(&os[3 * a..3 * a + 3]);
     }
-    drop((recon, exact));
+    drop(exact);
     let moved = t.elapsed().as_secs_f64();
     let mut out = secure_pairs(&live, bad, &radius, &os, rs, es, space, b, xi, opts);
     let t = Instant::now();
-    out = in_particle_order(out, &order);
+    out = in_particle_order(out, &order, orig, recon, edit_step(xi, opts.edit_bits));
     out.stats.setup_s += moved + t.elapsed().as_secs_f64();
     out
 }
 
 /// An outcome computed in `order` (`order[a]`: the particle at index a), in
-/// the particles' own order: gathered through the inverse permutation, in
-/// parallel, and the edits taken particle by particle (already ascending, no
+/// the particles' own order. `base` is the base output in particle order
+/// (exact particles at their originals, as the outcome started from): the
+/// positions are rebuilt from it as the decoder does (exact particles from
+/// `orig`, the rest edited by `step`), in order, instead of gathered from
+/// the outcome's at random. Each array is filled in parallel at its final
+/// size; the edits are taken particle by particle (already ascending, no
 /// sort).
-pub(super) fn in_particle_order<T: Real>(out: Outcome<T>, order: &[u32]) -> Outcome<T> {
+pub(super) fn in_particle_order<T: Real>(
+    out: Outcome<T>,
+    order: &[u32],
+    orig: &[T],
+    base: Vec<T>,
+    step: f64,
+) -> Outcome<T> {
     let n = order.len();
-    let mut at = vec![0u32; n];
-    for (a, &k) in order.iter().enumerate() {
-        at[k as usize] = a as u32;
-    }
+    let at = inverse(order);
     // `out.edits[first[a]..first[a + 1]]`: those of the particle at index a.
     debug_assert!(out.edits.windows(2).all(|w| w[0].0 < w[1].0));
     let mut first = vec![0usize; n + 1];
@@ -678,27 +685,70 @@ pub(super) fn in_particle_order<T: Real>(out: Outcome<T>, order: &[u32]) -> Outc
     for a in 0..n {
         first[a + 1] += first[a];
     }
-    let recon = at
+    let exact: Vec<bool> = at.par_iter().map(|&a| out.exact[a as usize]).collect();
+    // Where particle k's edits start in the output, and the outputs cut into
+    // pieces of PIECE particles each, filled in parallel.
+    let mut start: Vec<usize> = at
         .par_iter()
-        .flat_map_iter(|&a| geometry::at(&out.recon, a as usize).iter().copied())
+        .map(|&a| first[a as usize + 1] - first[a as usize])
         .collect();
-    let exact = at.par_iter().map(|&a| out.exact[a as usize]).collect();
-    let edits = at
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(k, &a)| {
-            let a = a as usize;
-            out.edits[first[a]..first[a + 1]]
-                .iter()
-                .map(move |&(c, code)| (3 * k as u64 + c % 3, code))
-        })
-        .collect();
+    let mut sum = 0;
+    for s in start.iter_mut() {
+        (*s, sum) = (sum, sum + *s);
+    }
+    start.push(sum);
+    let mut edits = vec![(0u64, 0i32); out.edits.len()];
+    let mut recon = base;
+    let mut pieces = Vec::with_capacity(n.div_ceil(PIECE));
+    let (mut rest, mut left) = (&mut edits[..], &mut recon[..]);
+    for k0 in (0..n).step_by(PIECE) {
+        let k1 = (k0 + PIECE).min(n);
+        let (piece, tail) = rest.split_at_mut(start[k1] - start[k0]);
+        let (pos, more) = left.split_at_mut(3 * (k1 - k0));
+        pieces.push((k0..k1, piece, pos));
+        (rest, left) = (tail, more);
+    }
+    pieces.into_par_iter().for_each(|(ks, piece, pos)| {
+        let mut w = 0;
+        let k0 = ks.start;
+        for k in ks {
+            let a = at[k] as usize;
+            let p = &mut pos[3 * (k - k0)..3 * (k - k0) + 3];
+            if exact[k] {
+                p.copy_from_slice(&orig[3 * k..3 * k + 3]);
+            }
+            for &(c, code) in &out.edits[first[a]..first[a + 1]] {
+                let axis = (c % 3) as usize;
+                piece[w] = (3 * k as u64 + axis as u64, code);
+                p[axis] = apply_edit(p[axis], code, step);
+                w += 1;
+            }
+        }
+    });
     Outcome {
         recon,
         exact,
         edits,
         stats: out.stats,
     }
+}
+
+/// Particles per parallel piece of [`in_particle_order`]'s edits.
+const PIECE: usize = 1 << 14;
+
+/// The inverse of the permutation `order` (`at[order[a]] == a`), scattered
+/// in parallel (relaxed atomic stores: plain stores on common hardware).
+fn inverse(order: &[u32]) -> Vec<u32> {
+    use std::sync::atomic::AtomicU32;
+    let at: Vec<AtomicU32> = (0..order.len())
+        .into_par_iter()
+        .map(|_| AtomicU32::new(0))
+        .collect();
+    order
+        .par_iter()
+        .enumerate()
+        .for_each(|(a, &k)| at[k as usize].store(a as u32, Relaxed));
+    at.into_par_iter().map(AtomicU32::into_inner).collect()
 }
 
 /// Particle k moved as securing decided (`m`: its edit codes, or None:
@@ -731,11 +781,22 @@ pub(super) fn apply_secured<T: Real>(
 /// The edits a stream keeps: every coded coordinate of a particle not
 /// stored exactly, ascending.
 pub(super) fn kept_edits(codes: &[Option<i32>], exact: &[bool]) -> Vec<(u64, i32)> {
-    codes
-        .iter()
+    let pieces: Vec<Vec<(u64, i32)>> = codes
+        .par_chunks(3 * PIECE)
         .enumerate()
-        .filter_map(|(c, &q)| q.filter(|_| !exact[c / 3]).map(|q| (c as u64, q)))
-        .collect()
+        .map(|(p, piece)| {
+            let c0 = 3 * PIECE * p;
+            piece
+                .iter()
+                .enumerate()
+                .filter_map(|(c, &q)| {
+                    let c = c0 + c;
+                    q.filter(|_| !exact[c / 3]).map(|q| (c as u64, q))
+                })
+                .collect()
+        })
+        .collect();
+    pieces.concat()
 }
 
 /// [`correct_on`] in the pairs' own particle order.

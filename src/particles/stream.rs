@@ -104,20 +104,36 @@ impl Correction {
         self.exact.iter().filter(|&&e| e).count()
     }
 
+    /// The four sections, coded side by side (each coder is serial).
     pub fn sections(&self, n: usize, coder: Coder) -> Vec<(u32, Vec<u8>)> {
-        let mut mask = vec![false; 3 * n];
-        for &(c, _) in &self.edits {
-            mask[c as usize] = true;
-        }
-        let codes: Vec<i32> = self.edits.iter().map(|&(_, q)| q).collect();
+        let ((exact, values), (mask, codes)) = rayon::join(
+            || {
+                rayon::join(
+                    || encode_bytes(coder, &pack_bits(&self.exact)),
+                    || encode_bytes(coder, &to_planes(&self.exact_values)),
+                )
+            },
+            || {
+                rayon::join(
+                    || {
+                        let mut mask = vec![false; 3 * n];
+                        for &(c, _) in &self.edits {
+                            mask[c as usize] = true;
+                        }
+                        encode_bytes(coder, &pack_bits(&mask))
+                    },
+                    || {
+                        let codes: Vec<i32> = self.edits.iter().map(|&(_, q)| q).collect();
+                        edit_codes::encode(coder, &codes)
+                    },
+                )
+            },
+        );
         vec![
-            (SEC_EXACT, encode_bytes(coder, &pack_bits(&self.exact))),
-            (
-                SEC_EXACT_VALUES,
-                encode_bytes(coder, &to_planes(&self.exact_values)),
-            ),
-            (SEC_EDIT_MASK, encode_bytes(coder, &pack_bits(&mask))),
-            (SEC_EDIT_CODES, edit_codes::encode(coder, &codes)),
+            (SEC_EXACT, exact),
+            (SEC_EXACT_VALUES, values),
+            (SEC_EDIT_MASK, mask),
+            (SEC_EDIT_CODES, codes),
         ]
     }
 }
