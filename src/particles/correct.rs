@@ -280,9 +280,12 @@ pub fn correct_on<T: Real>(
 
 /// Decoded positions of the particles already stored exactly: their originals.
 pub(crate) fn reset_exact<T: Real>(orig: &[T], recon: &mut [T], exact: &[bool]) {
-    for k in (0..exact.len()).filter(|&k| exact[k]) {
-        recon[3 * k..3 * k + 3].copy_from_slice(&orig[3 * k..3 * k + 3]);
-    }
+    recon
+        .par_chunks_mut(3)
+        .zip(orig.par_chunks(3))
+        .zip(exact)
+        .filter(|(_, &e)| e)
+        .for_each(|((r, o), _)| r.copy_from_slice(o));
 }
 
 /// Store particle k exactly (its decoded position becomes its original);

@@ -89,14 +89,12 @@ impl Grid {
         };
         let key = |k: u32| grid.cell_of(&pos[3 * k as usize..3 * k as usize + 3], space);
         let (sorted_keys, order) = sort_by_key(&finite, key);
-        let mut keys = Vec::new();
-        let mut start = Vec::new();
-        for (at, &key) in sorted_keys.iter().enumerate() {
-            if keys.last() != Some(&key) {
-                keys.push(key);
-                start.push(at);
-            }
-        }
+        // Where each cell's run of keys starts, found in parallel.
+        let mut start: Vec<usize> = (0..sorted_keys.len())
+            .into_par_iter()
+            .filter(|&at| at == 0 || sorted_keys[at] != sorted_keys[at - 1])
+            .collect();
+        let keys = start.par_iter().map(|&at| sorted_keys[at]).collect();
         start.push(sorted_keys.len());
         grid.order = order;
         grid.keys = keys;

@@ -147,6 +147,9 @@ const MARGIN_B: f64 = 1e-12;
 /// and the rest, pairless, follow.
 pub(super) fn grid_order(grid: &Grid, n: usize) -> Vec<u32> {
     let mut o = grid.order().to_vec();
+    if o.len() == n {
+        return o;
+    }
     let mut held = vec![false; n];
     o.iter().for_each(|&k| held[k as usize] = true);
     o.extend((0..n as u32).filter(|&k| !held[k as usize]));
@@ -377,11 +380,23 @@ fn first_frontier<T: Real>(
 }
 
 /// The distinct particles of `ks`, ascending (a mark each: the lists run to
-/// millions with many repeats, where a sort is the slowest step).
-fn distinct(n: usize, ks: impl IntoIterator<Item = usize>) -> Vec<usize> {
-    let mut mark = vec![false; n];
-    ks.into_iter().for_each(|k| mark[k] = true);
-    (0..n).filter(|&k| mark[k]).collect()
+/// millions with many repeats, where a sort is the slowest step). Marked and
+/// read in parallel (relaxed atomic stores, plain stores on common hardware).
+fn distinct<I>(n: usize, ks: I) -> Vec<usize>
+where
+    I: IntoParallelIterator<Item = usize>,
+{
+    use std::sync::atomic::AtomicBool;
+    let mark: Vec<AtomicBool> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicBool::new(false))
+        .collect();
+    ks.into_par_iter()
+        .for_each(|k| mark[k].store(true, Relaxed));
+    (0..n)
+        .into_par_iter()
+        .filter(|&k| mark[k].load(Relaxed))
+        .collect()
 }
 
 /// [`distinct`] of a list that may be short (a late round's), sorted where a
@@ -830,7 +845,11 @@ fn secure_pairs<T: Real>(
     // How each particle of a changed pair would move if secured now, and the
     // position it would take: the cover asks for that twice per pair, and
     // round 0 moves them there.
-    let ends = distinct(n, bad.iter().flat_map(|p| [p.i as usize, p.j as usize]));
+    let ends = distinct(
+        n,
+        bad.par_iter()
+            .flat_map_iter(|p| [p.i as usize, p.j as usize]),
+    );
     let ahead: Vec<(Move, [T; 3])> = ends
         .par_iter()
         .map(|&k| {
@@ -862,11 +881,15 @@ fn secure_pairs<T: Real>(
     let t = Instant::now();
     let b2 = b * b;
     let mut codes: Vec<Option<i32>> = vec![None; 3 * n];
-    let mut secured = vec![false; n];
-    let mut just = vec![false; n];
+    // Per particle: UNSECURED, SECURED (in an earlier round) or JUST (this
+    // round; JUST ^ UNSECURED is the only pair of states that xors to JUST).
+    const UNSECURED: u8 = 0;
+    const SECURED: u8 = 1;
+    const JUST: u8 = 3;
+    let mut state = vec![UNSECURED; n];
     let mut rounds = 0;
     loop {
-        frontier.retain(|&k| !secured[k] && !exact[k]);
+        frontier.retain(|&k| state[k] == UNSECURED && !exact[k]);
         frontier = distinct_of(n, frontier);
         if frontier.is_empty() {
             break;
@@ -875,7 +898,7 @@ fn secure_pairs<T: Real>(
         if rounds == MAX_ROUNDS || (rounds >= LAZY_ROUNDS && broad) {
             // A long cascade: secure every particle with a radius at once.
             frontier = (0..n)
-                .filter(|&k| !secured[k] && !exact[k] && radius[k].is_finite())
+                .filter(|&k| state[k] == UNSECURED && !exact[k] && radius[k].is_finite())
                 .collect();
         }
         // A particle of a changed pair has its codes from the cover, in any
@@ -892,8 +915,7 @@ fn secure_pairs<T: Real>(
             })
             .collect();
         for (&k, m) in frontier.iter().zip(&moves) {
-            secured[k] = true;
-            just[k] = true;
+            state[k] = JUST;
             stats.active_particles += 1;
             apply_secured(k, *m, step, orig, &mut recon, &mut exact, &mut codes);
         }
@@ -915,14 +937,11 @@ fn secure_pairs<T: Real>(
                 let mut out = Vec::new();
                 for p in part {
                     let (i, j) = (p.i as usize, p.j as usize);
-                    let other = match (just[i], just[j]) {
-                        (true, false) => j,
-                        (false, true) => i,
-                        _ => continue,
-                    };
-                    if secured[other] {
+                    // One test: one end secured this round, the other never.
+                    if state[i] ^ state[j] != JUST {
                         continue;
                     }
+                    let other = if state[i] == UNSECURED { i } else { j };
                     let d2 = space.dist2(&recon[3 * i..3 * i + 3], &recon[3 * j..3 * j + 3]);
                     if linked(d2, b2) != p.linked {
                         out.push(other);
@@ -932,7 +951,7 @@ fn secure_pairs<T: Real>(
             })
             .collect();
         frontier = found.concat();
-        this.iter().for_each(|&k| just[k] = false);
+        this.iter().for_each(|&k| state[k] = SECURED);
     }
     stats.iterations = rounds;
     stats.optimise_s = t.elapsed().as_secs_f64();
