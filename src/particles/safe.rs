@@ -525,15 +525,17 @@ fn coarsest_searched<T: Real>(from: T, x: T, s: f64, step: f64, m: u32) -> Optio
 fn coarsest_known<T: Real>(from: T, x: T, s: f64, step: f64, m: u32) -> Option<(i32, T)> {
     let (f, xf) = (from.to_f64(), x.to_f64());
     let t = xf - f;
-    let u = T::half_ulp(f.abs().max(xf.abs()) + s) / step;
-    let (lo, hi) = ((t - s) / step - 0.5, (t + s) / step - 0.5);
+    // (A product, not a division: the margins dwarf its rounding.)
+    let per_code = 1.0 / step;
+    let u = T::half_ulp(f.abs().max(xf.abs()) + s) * per_code;
+    let (lo, hi) = ((t - s) * per_code - 0.5, (t + s) * per_code - 0.5);
     let (cl, ch) = code_range(m);
-    let code = |v: f64| v.clamp(cl as f64, ch as f64) as i64;
-    let outer = (code((lo - u - 2.0).floor()), code((hi + u + 2.0).ceil()));
-    let inner = (
-        code((lo + 5.0 * u + 4.0).ceil()),
-        code((hi - 5.0 * u - 4.0).floor()),
-    );
+    // A code at most v and one at least v, each within 2 of it, clamped:
+    // truncations, not floor and ceil (libm calls on baseline x86-64).
+    let below = |v: f64| (v - 1.0).clamp(cl as f64, ch as f64) as i64;
+    let above = |v: f64| (v + 1.0).clamp(cl as f64, ch as f64) as i64;
+    let outer = (below(lo - u - 2.0), above(hi + u + 2.0));
+    let inner = (above(lo + 5.0 * u + 4.0), below(hi - 5.0 * u - 4.0));
     if inner.0 > inner.1 {
         return None;
     }
