@@ -2,7 +2,9 @@
 
 /// Whether this CPU runs AVX2 code: the vector rANS coder (`codec::rans_simd`)
 /// and the loops compiled twice, for AVX2 and for any CPU (`bound`,
-/// `field::safe_bound`, `field::speculative`, `field::diagonals`).
+/// `field::safe_bound`, `field::speculative`, `field::diagonals`), and the
+/// particle pair walk's lanes (`particles::grid::lanes`,
+/// `particles::safe::live`).
 #[inline]
 pub fn has_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]

@@ -22,7 +22,7 @@ pub(super) type RowFn =
 /// The fastest [`RowFn`] this CPU runs.
 pub(super) fn row_fn() -> RowFn {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if crate::cpu::has_avx2() {
         // SAFETY: the CPU has AVX2.
         return |w, p, r, lo, hi, d2, hits| unsafe { avx2::row(w, p, r, lo, hi, d2, hits) };
     }

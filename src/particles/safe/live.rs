@@ -40,15 +40,11 @@ pub(crate) struct LiveHits {
 
 impl Default for LiveHits {
     fn default() -> LiveHits {
-        #[cfg(target_arch = "x86_64")]
-        let lanes = std::arch::is_x86_feature_detected!("avx2");
-        #[cfg(not(target_arch = "x86_64"))]
-        let lanes = false;
         LiveHits {
             rows: Vec::new(),
             other: Vec::new(),
             d2: Vec::new(),
-            lanes,
+            lanes: crate::cpu::has_avx2(),
         }
     }
 }
