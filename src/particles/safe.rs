@@ -225,35 +225,43 @@ impl<T: Real> Survey<T> {
             let (x, y) = (if swap { c } else { a }, if swap { a } else { c });
             (x as u32, y as u32)
         };
+        let visit = |live: &mut Parts, bad: &mut Vec<Pair>, f: usize, c: usize, d2: f64| {
+            let (x, y) = oriented(f, c);
+            let pair = Pair {
+                i: x,
+                j: y,
+                linked: geometry::linked(d2, b2),
+            };
+            live.push(pair);
+            let now = space.dist2(geometry::at(&rs, f), geometry::at(&rs, c));
+            if geometry::linked(now, b2) != pair.linked {
+                bad.push(pair);
+            }
+        };
         let block = |s: &mut Sink, block: &grid::Block| {
             let (live, bad, all, scratch) = s;
-            for (f, c, d2) in scratch.of(&wide, held, space, &e, block, &test, &radius) {
-                let (x, y) = oriented(f, c);
-                let pair = Pair {
-                    i: x,
-                    j: y,
-                    linked: geometry::linked(d2, b2),
-                };
-                live.push(pair);
-                let now = space.dist2(geometry::at(&rs, f), geometry::at(&rs, c));
-                if geometry::linked(now, b2) != pair.linked {
-                    bad.push(pair);
+            if !full {
+                for (f, c, d2) in scratch.of(&wide, held, space, &e, block, &test, &radius) {
+                    visit(live, bad, f, c, d2);
                 }
+                return;
             }
-            if full {
-                for (f, others) in block.rows() {
-                    for c in others {
-                        let d2 = space.dist2(geometry::at(held, f), geometry::at(held, c));
-                        if d2 >= lo2 && d2 <= hi2 {
-                            let (x, y) = oriented(f, c);
-                            let (i, j) = (order[x as usize], order[y as usize]);
-                            all.push(Pair {
-                                i,
-                                j,
-                                linked: geometry::linked(d2, b2),
-                            });
-                        }
-                    }
+            // Every pair in the window, and the live ones among them (with
+            // their radii: least over a particle's pairs in any order).
+            for (f, c, d2) in scratch.in_window(&wide, held, space, &e, block, &test) {
+                let (x, y) = oriented(f, c);
+                let (i, j) = (order[x as usize], order[y as usize]);
+                all.push(Pair {
+                    i,
+                    j,
+                    linked: geometry::linked(d2, b2),
+                });
+                let d = d2.sqrt();
+                if can_change(d, b, e[f], e[c], slack) {
+                    let g = pair_radius(d, b).to_bits();
+                    lower(&radius, f, g);
+                    lower(&radius, c, g);
+                    visit(live, bad, f, c, d2);
                 }
             }
         };

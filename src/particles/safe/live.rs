@@ -66,15 +66,7 @@ impl LiveHits {
         test: &LiveTest,
         radius: &[AtomicU64],
     ) -> impl Iterator<Item = (usize, usize, f64)> + '_ {
-        self.rows.clear();
-        self.other.clear();
-        self.d2.clear();
-        match (block.plain, self.lanes) {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: the CPU has AVX2 (`self.lanes`).
-            (true, true) => unsafe { avx2::live(wide, e, block, test, self) },
-            (plain, _) => self.scalar(wide, sorted, space, e, block, plain, test),
-        }
+        self.find(wide, sorted, space, e, block, test, true);
         let mut from = 0;
         for &(f, end) in &self.rows {
             let mut least = f64::INFINITY;
@@ -86,6 +78,53 @@ impl LiveHits {
             lower(radius, f as usize, least.to_bits());
             from = end as usize;
         }
+        self.found()
+    }
+
+    /// The pairs of `block` in the window, live or not (`e` unused but for
+    /// its length), in the walk's order; no radius lowered. For a caller
+    /// that wants every vulnerable pair too: the live ones among them are
+    /// those [`can_change`] passes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn in_window<T: Real>(
+        &mut self,
+        wide: &Wide,
+        sorted: &[T],
+        space: Space,
+        e: &[f64],
+        block: &Block,
+        test: &LiveTest,
+    ) -> impl Iterator<Item = (usize, usize, f64)> + '_ {
+        self.find(wide, sorted, space, e, block, test, false);
+        self.found()
+    }
+
+    /// The block's pairs into `rows`, `other` and `d2`: those in the window,
+    /// and (`live_only`) that can change.
+    #[allow(clippy::too_many_arguments)]
+    fn find<T: Real>(
+        &mut self,
+        wide: &Wide,
+        sorted: &[T],
+        space: Space,
+        e: &[f64],
+        block: &Block,
+        test: &LiveTest,
+        live_only: bool,
+    ) {
+        self.rows.clear();
+        self.other.clear();
+        self.d2.clear();
+        match (block.plain, self.lanes) {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the CPU has AVX2 (`self.lanes`).
+            (true, true) => unsafe { avx2::live(wide, e, block, test, live_only, self) },
+            (plain, _) => self.scalar(wide, sorted, space, e, block, plain, test, live_only),
+        }
+    }
+
+    /// What [`LiveHits::find`] found, as `(fixed, other, d2)`.
+    fn found(&self) -> impl Iterator<Item = (usize, usize, f64)> + '_ {
         let mut row = 0;
         (0..self.other.len()).map(move |q| {
             while q as u32 >= self.rows[row].1 {
@@ -111,6 +150,7 @@ impl LiveHits {
         block: &Block,
         plain: bool,
         test: &LiveTest,
+        live_only: bool,
     ) {
         let (lo2, hi2) = test.window;
         let mut row = Vec::new();
@@ -126,7 +166,8 @@ impl LiveHits {
                 );
             }
             for (c, &d2) in others.zip(&row) {
-                if d2 >= lo2 && d2 <= hi2 && can_change(d2.sqrt(), test.b, e[f], e[c], test.slack) {
+                let live = || can_change(d2.sqrt(), test.b, e[f], e[c], test.slack);
+                if d2 >= lo2 && d2 <= hi2 && (!live_only || live()) {
                     self.other.push(c as u32);
                     self.d2.push(d2);
                 }
@@ -178,7 +219,7 @@ mod avx2 {
         t
     };
 
-    /// [`LiveHits::of`]'s pairs of a plain block, into `out` (empty).
+    /// [`LiveHits::find`]'s pairs of a plain block, into `out` (empty).
     ///
     /// # Safety
     /// The CPU must have AVX2.
@@ -188,6 +229,7 @@ mod avx2 {
         e: &[f64],
         block: &Block,
         test: &LiveTest,
+        live_only: bool,
         out: &mut LiveHits,
     ) {
         let [x, y, z] = w.axes();
@@ -202,6 +244,8 @@ mod avx2 {
             _mm256_set1_pd(test.slack),
         );
         let sign = _mm256_set1_pd(-0.0);
+        // All lanes set where the window alone decides.
+        let any = _mm256_castsi256_pd(_mm256_set1_epi64x(if live_only { 0 } else { -1 }));
         let mut m = 0;
         for f in block.fixed.clone() {
             let from = if block.triangular {
@@ -248,13 +292,12 @@ mod avx2 {
                     ),
                     slack,
                 );
-                let live = _mm256_and_pd(
-                    _mm256_and_pd(
-                        _mm256_cmp_pd::<_CMP_GE_OQ>(d, lo),
-                        _mm256_cmp_pd::<_CMP_LE_OQ>(d, hi),
-                    ),
-                    _mm256_cmp_pd::<_CMP_LE_OQ>(margin, allowed),
+                let window = _mm256_and_pd(
+                    _mm256_cmp_pd::<_CMP_GE_OQ>(d, lo),
+                    _mm256_cmp_pd::<_CMP_LE_OQ>(d, hi),
                 );
+                let can = _mm256_or_pd(_mm256_cmp_pd::<_CMP_LE_OQ>(margin, allowed), any);
+                let live = _mm256_and_pd(window, can);
                 let tail = (1 << (n - k).min(4)) - 1;
                 let pack = &PACK[_mm256_movemask_pd(live) as usize & tail];
                 let at = _mm_add_epi32(
@@ -315,7 +358,7 @@ mod tests {
         let (mut lanes, mut reference) = (LiveHits::default(), LiveHits::default());
         reference.lanes = false;
         let space = Space::open();
-        let mut live = 0;
+        let (mut live, mut windowed) = (0, 0);
         let tests = [
             (0.04, 0.25, 0.3, 0.0),
             (-1.0, 0.5, 0.5, 1e-3),
@@ -355,10 +398,19 @@ mod tests {
                             |v: &[AtomicU64]| v.iter().map(|a| a.load(Relaxed)).collect::<Vec<_>>();
                         assert_eq!(radii(&ra), radii(&rb));
                         live += a.len();
+                        // Every pair in the window, too.
+                        let a: Vec<_> = lanes
+                            .in_window(&w, &pos, space, &e, &block, &test)
+                            .collect();
+                        let b: Vec<_> = reference
+                            .in_window(&w, &pos, space, &e, &block, &test)
+                            .collect();
+                        assert_eq!(bits(&a), bits(&b), "{block:?} {test:?}");
+                        windowed += a.len();
                     }
                 }
             }
         }
-        assert!(live > 20_000, "{live}");
+        assert!(live > 20_000 && windowed > live, "{live} {windowed}");
     }
 }
