@@ -14,6 +14,9 @@ use rayon::prelude::*;
 
 mod lanes;
 
+#[cfg(target_arch = "x86_64")]
+pub(super) use lanes::PACK;
+
 /// Cells are this much wider than the radius, so rounding in the cell index can
 /// never put two particles within the radius two cells apart.
 const SIDE_MARGIN: f64 = 1.0 + 1e-6;

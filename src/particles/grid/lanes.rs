@@ -43,30 +43,49 @@ pub(super) fn scalar(
     near(d2, min2, reach2, hits)
 }
 
+/// Per 4-bit lane mask (a `movemask` of four f64 lanes): the lanes set in
+/// it, first, as 32-bit lane indices and as pairs of them (a 64-bit lane's
+/// halves, for a permute of 32-bit lanes), and how many. The lane kernels
+/// (here and `safe::live`) write what a mask keeps with one store from it.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub struct Pack {
+    pub lanes: [u32; 4],
+    pub halves: [u32; 8],
+    pub count: usize,
+}
+
+/// [`Pack`] of each 4-bit mask.
+#[cfg(target_arch = "x86_64")]
+pub const PACK: [Pack; 16] = {
+    let mut t = [Pack {
+        lanes: [0; 4],
+        halves: [0; 8],
+        count: 0,
+    }; 16];
+    let mut mask = 0;
+    while mask < 16 {
+        let mut n = 0;
+        let mut lane = 0;
+        while lane < 4 {
+            if mask >> lane & 1 == 1 {
+                t[mask].lanes[n] = lane as u32;
+                t[mask].halves[2 * n] = 2 * lane as u32;
+                t[mask].halves[2 * n + 1] = 2 * lane as u32 + 1;
+                n += 1;
+            }
+            lane += 1;
+        }
+        t[mask].count = n;
+        mask += 1;
+    }
+    t
+};
+
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{Range, Wide};
+    use super::{Range, Wide, PACK};
     use std::arch::x86_64::*;
-
-    /// Per 4-bit hit mask: the offsets of its set lanes, first, and how many.
-    const PACK: [([u32; 4], u8); 16] = {
-        let mut t = [([0u32; 4], 0u8); 16];
-        let mut mask = 0;
-        while mask < 16 {
-            let mut n = 0;
-            let mut lane = 0;
-            while lane < 4 {
-                if mask >> lane & 1 == 1 {
-                    t[mask].0[n] = lane as u32;
-                    n += 1;
-                }
-                lane += 1;
-            }
-            t[mask].1 = n as u8;
-            mask += 1;
-        }
-        t
-    };
 
     /// [`super::RowFn`] in 4-lane f64 AVX2.
     ///
@@ -121,14 +140,14 @@ mod avx2 {
                 _mm256_cmp_pd::<_CMP_NLT_UQ>(d, lo),
             );
             let live = (1 << (n - k).min(4)) - 1;
-            let (at, count) = PACK[_mm256_movemask_pd(keep) as usize & live];
+            let pack = &PACK[_mm256_movemask_pd(keep) as usize & live];
             let at = _mm_add_epi32(
-                _mm_loadu_si128(at.as_ptr().cast()),
+                _mm_loadu_si128(pack.lanes.as_ptr().cast()),
                 _mm_set1_epi32(k as i32),
             );
             // SAFETY: m <= k, so m + 4 <= lanes <= hits.len().
             _mm_storeu_si128(hits.as_mut_ptr().add(m).cast(), at);
-            m += count as usize;
+            m += pack.count;
         }
         m
     }

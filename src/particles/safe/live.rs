@@ -182,42 +182,8 @@ impl LiveHits {
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use super::{Block, LiveHits, LiveTest, Wide, MARGIN_B, MARGIN_REL, PAD};
+    use crate::particles::grid::PACK;
     use std::arch::x86_64::*;
-
-    /// Per 4-bit mask: the lanes set in it, first, as 32-bit lane indices,
-    /// as pairs of them (a 64-bit lane's halves, for a permute of 32-bit
-    /// lanes), and how many.
-    #[derive(Clone, Copy)]
-    struct Pack {
-        lanes: [u32; 4],
-        halves: [u32; 8],
-        count: usize,
-    }
-
-    const PACK: [Pack; 16] = {
-        let mut t = [Pack {
-            lanes: [0; 4],
-            halves: [0; 8],
-            count: 0,
-        }; 16];
-        let mut mask = 0;
-        while mask < 16 {
-            let mut n = 0;
-            let mut lane = 0;
-            while lane < 4 {
-                if mask >> lane & 1 == 1 {
-                    t[mask].lanes[n] = lane as u32;
-                    t[mask].halves[2 * n] = 2 * lane as u32;
-                    t[mask].halves[2 * n + 1] = 2 * lane as u32 + 1;
-                    n += 1;
-                }
-                lane += 1;
-            }
-            t[mask].count = n;
-            mask += 1;
-        }
-        t
-    };
 
     /// [`LiveHits::find`]'s pairs of a plain block, into `out` (empty).
     ///
